@@ -1,0 +1,149 @@
+"""Argument normalisation: user values -> validated Python values or `[N, ...]` host arrays.
+
+Per-sample arguments (schema `per_sample=True`) accept a constant, a Tensor (one value for every
+sample) or a Batch (one value per sample); they always come out as arrays with a leading batch
+dimension so kernels index them the same way whatever the user passed.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from ndd_triton._batch import Batch
+from ndd_triton._dtype import to_dtype_arg
+from ndd_triton._tensor import Tensor
+from ndd_triton.schema import Arg
+
+_NP_KIND = {"int": np.int64, "float": np.float64, "bool": np.bool_, "enum": np.int64}
+
+
+def _type_error(op: str, arg: Arg, value: Any, expected: str) -> TypeError:
+    return TypeError(f"{op}: argument '{arg.name}' expects {expected}; got "
+                     f"{type(value).__name__} {value!r:.80}")
+
+
+def _expected(arg: Arg) -> str:
+    base = {"int": "an int", "float": "a float", "bool": "a bool", "str": "a str",
+            "dtype": "a dtype", "layout": "a layout string", "enum": "an enum member or int",
+            "rng": "an ndd.random.RNG", "any": "a value"}.get(arg.kind, arg.kind)  # fmt: skip
+    if arg.vector:
+        base = f"{base} or a list of them"
+    if arg.per_sample:
+        base = f"{base}, a Tensor or a Batch"
+    return base
+
+
+def convert_scalar(op: str, arg: Arg, value: Any) -> Any:
+    """One scalar value converted to the argument's kind."""
+    kind = arg.kind
+    if kind in ("int", "enum", "float", "bool"):
+        if isinstance(value, str | bytes):
+            raise ValueError(f"{op}: argument '{arg.name}' expects {_expected(arg)}; got str "
+                             f"{value!r}")
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            value = value.item()
+        if not isinstance(value, numbers.Real | np.bool_):
+            raise _type_error(op, arg, value, _expected(arg))
+        if kind == "float":
+            return float(value)
+        if kind == "bool":
+            return bool(value)
+        return int(value)  # floats are truncated, as in DALI
+    if kind in ("str", "layout"):
+        if not isinstance(value, str):
+            raise _type_error(op, arg, value, _expected(arg))
+        return value
+    if kind == "dtype":
+        return to_dtype_arg(value, f"{op}: argument '{arg.name}'")
+    if kind == "rng":
+        from ndd_triton.random._rng import RNG
+
+        if not isinstance(value, RNG):
+            raise _type_error(op, arg, value, _expected(arg))
+        return value
+    return value
+
+
+def _constant_array(op: str, arg: Arg, value: Any) -> np.ndarray:
+    """A constant (scalar or list) as a NumPy array of the argument's kind."""
+    if isinstance(value, list | tuple | np.ndarray):
+        if not arg.vector:
+            raise _type_error(op, arg, value, _expected(arg))
+        items = [convert_scalar(op, arg, v) for v in np.asarray(value, dtype=object).reshape(-1)]
+        arr = np.array(items, dtype=_NP_KIND.get(arg.kind, object))
+        return arr.reshape(np.shape(value))
+    return np.asarray(convert_scalar(op, arg, value), dtype=_NP_KIND.get(arg.kind, object))
+
+
+def _sample_array(op: str, arg: Arg, value: Any, index: int | None) -> np.ndarray:
+    where = f" sample {index}" if index is not None else ""
+    arr = np.asarray(value.cpu() if isinstance(value, Tensor) else value)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{op}: argument '{arg.name}'{where} must be numeric; got {arr.dtype}")
+    if not arg.vector and arr.size != 1:
+        raise ValueError(f"{op}: argument '{arg.name}'{where} expects a scalar per sample; got "
+                         f"shape {arr.shape}")
+    if arg.kind in ("int", "enum"):
+        arr = np.trunc(arr).astype(np.int64) if arr.dtype.kind == "f" else arr.astype(np.int64)
+    elif arg.kind == "float":
+        arr = arr.astype(np.float64)
+    elif arg.kind == "bool":
+        arr = arr.astype(np.bool_)
+    return arr.reshape(()) if not arg.vector else arr
+
+
+def per_sample_value(op: str, arg: Arg, value: Any, batch_size: int) -> Any:
+    """`[N, ...]` array (or list of arrays when vector lengths differ) for a per-sample arg."""
+    if isinstance(value, Batch):
+        if value.batch_size != batch_size:
+            raise ValueError(f"{op}: Inconsistent batch size: argument '{arg.name}' has "
+                             f"{value.batch_size} samples, expected {batch_size}")
+        samples = [_sample_array(op, arg, s, i) for i, s in enumerate(value)]
+    elif isinstance(value, Tensor):
+        samples = [_sample_array(op, arg, value, None)] * batch_size
+    else:
+        samples = [_constant_array(op, arg, value)] * batch_size
+    if arg.vector and arg.length is not None:
+        samples = [np.broadcast_to(s.reshape(-1), (arg.length,)) if s.size == 1 else s.reshape(-1)
+                   for s in samples]  # fmt: skip
+        for i, s in enumerate(samples):
+            if s.size != arg.length:
+                raise ValueError(f"{op}: argument '{arg.name}' sample {i}: expected "
+                                 f"{arg.length} values; got {s.size}")
+    if not samples:
+        return np.zeros((0,), dtype=_NP_KIND.get(arg.kind, np.float64))
+    if all(s.shape == samples[0].shape for s in samples):
+        return np.stack(samples)
+    return samples
+
+
+def constant_value(op: str, arg: Arg, value: Any) -> Any:
+    """A non-per-sample argument converted (lists stay lists of converted scalars)."""
+    if isinstance(value, Tensor | Batch):
+        raise TypeError(f"{op}: argument '{arg.name}' does not accept a Tensor or Batch (it is "
+                        "not a per-sample argument); pass a constant")
+    if isinstance(value, list | tuple | np.ndarray):
+        if not arg.vector:
+            raise _type_error(op, arg, value, _expected(arg))
+        return [convert_scalar(op, arg, v) for v in np.asarray(value, dtype=object).reshape(-1)]
+    value = convert_scalar(op, arg, value)
+    if arg.vector and arg.kind not in ("str", "layout"):
+        return [value] if arg.length is None else [value] * arg.length
+    return value
+
+
+def validate(op: str, arg: Arg, value: Any) -> None:
+    """Run `choices` and `check` on a converted value."""
+    if arg.choices is not None:
+        flat = value if isinstance(value, list) else np.asarray(value, dtype=object).reshape(-1)
+        for v in flat:
+            if v not in arg.choices:
+                raise ValueError(f"{op}: argument '{arg.name}' must be one of "
+                                 f"{', '.join(map(repr, arg.choices))}; got {v!r}")
+    if arg.check is not None:
+        problem = arg.check(value)
+        if problem:
+            raise ValueError(f"{op}: argument '{arg.name}' {problem}")

@@ -1,0 +1,211 @@
+"""The prepare phase of an op call: inputs, batch size, device, arguments, output specs.
+
+Runs on the caller's thread and raises every user error synchronously, naming the op and the
+argument. It ends by handing a frozen run closure (`_dispatch.make_run`) to the executor and
+returning pending Tensor/Batch results that already know their dtype, layout and shapes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ndd_triton import _device, _profiling
+from ndd_triton._args import constant_value, per_sample_value, validate
+from ndd_triton._batch import Batch
+from ndd_triton._construct import as_tensor, move_storage
+from ndd_triton._device import Device
+from ndd_triton._eval_context import EvalContext
+from ndd_triton._eval_mode import EvalMode
+from ndd_triton._executor import Invocation, execute, user_callsite
+from ndd_triton._layout import default_layout
+from ndd_triton._storage import BatchStorage
+from ndd_triton._tensor import Tensor
+from ndd_triton.kernels import lookup
+from ndd_triton.schema import REQUIRED, Call, InputMeta, OpSchema, OutputSpec
+
+
+class OutputRef:
+    """Producer handle of one output of an invocation (what a pending Batch waits on)."""
+
+    __slots__ = ("index", "inv")
+
+    def __init__(self, inv: Invocation, index: int) -> None:
+        self.inv = inv
+        self.index = index
+
+    def storage(self) -> BatchStorage:
+        """The output storage (waits; raises the run's error)."""
+        return self.inv.storage(self.index)  # type: ignore[no-any-return]
+
+
+class _Broadcast:
+    """Producer that repeats one (possibly pending) Tensor as N samples on a device."""
+
+    __slots__ = ("device", "n", "tensor")
+
+    def __init__(self, tensor: Tensor, n: int, device: Device) -> None:
+        self.tensor, self.n, self.device = tensor, n, device
+
+    def storage(self) -> BatchStorage:
+        data = self.tensor._torch()
+        storage = BatchStorage([data] * self.n, self.tensor.device)
+        return storage if self.tensor.device == self.device else move_storage(storage, self.device)
+
+
+class _Moved:
+    """Producer that copies a (possibly pending) batch to another device on first use."""
+
+    __slots__ = ("batch", "device")
+
+    def __init__(self, batch: Batch, device: Device) -> None:
+        self.batch, self.device = batch, device
+
+    def storage(self) -> BatchStorage:
+        return move_storage(self.batch._storage_or_raise(), self.device)
+
+
+def _shapes_of(b: Batch) -> np.ndarray:
+    if b._shapes is not None:
+        return b._shapes
+    shapes = b._storage_or_raise().shapes
+    ndim = len(shapes[0]) if shapes else 0
+    return np.array(shapes, dtype=np.int64).reshape(len(shapes), ndim)
+
+
+def _resolve_device(schema: OpSchema, device: Any, data: list[Any]) -> Device:
+    if device is not None:
+        if isinstance(device, str) and device == "mixed":
+            raise ValueError(f"{schema.name}: Invalid device 'mixed'; dynamic mode uses "
+                             "device='gpu' for hybrid decoding")
+        dev = _device.device(device)
+        assert dev is not None
+    else:
+        gpu = [x.device for x in data if isinstance(x, Tensor | Batch) and
+               x.device.device_type == "gpu"]  # fmt: skip
+        dev = gpu[0] if gpu else Device.CPU
+    if dev.device_type not in schema.devices:
+        raise ValueError(f"{schema.name}: device='{dev.device_type}' is not supported; this "
+                         f"operator runs on {' or '.join(schema.devices)}")
+    if dev.device_type == "gpu":
+        _device.require_gpu(f"{schema.name}: device='gpu'")
+    return dev
+
+
+def _input_layout(schema: OpSchema, k: int, layout: str | None, ndim: int) -> str | None:
+    spec = schema.inputs[min(k, len(schema.inputs) - 1)]
+    if spec.layouts is None:
+        return layout
+    if layout is None:
+        layout = default_layout(ndim, spec.layouts)
+        if layout is None:
+            raise ValueError(f"{schema.name}: input {k} has {ndim} dimensions and no layout; "
+                             f"expected one of {', '.join(spec.layouts)}")
+        return layout
+    if layout not in spec.layouts:
+        raise ValueError(f"{schema.name}: input {k} has layout '{layout}'; expected one of "
+                         f"{', '.join(spec.layouts)}")
+    return layout
+
+
+def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
+            batch_size: Any, device: Any) -> Any:  # fmt: skip
+    """Prepare one call of `schema` and schedule its run; returns Tensor/Batch result(s)."""
+    start = time.perf_counter() if _profiling.ACTIVE else 0.0
+    op = schema.name
+    external = False
+    data: list[Any] = []
+    for k, x in enumerate(inputs):
+        if not isinstance(x, Tensor | Batch):
+            try:
+                x = as_tensor(x)
+            except (TypeError, ValueError, RuntimeError) as e:
+                raise type(e)(f"{op}: input {k} cannot be converted to a tensor: {e}") from e
+            external = True
+        data.append(x)
+    is_batch = batch_size is not None
+    sizes: list[tuple[str, int]] = []
+    for k, x in enumerate(data):
+        if isinstance(x, Batch):
+            is_batch = True
+            sizes.append((f"input {k}", x.batch_size))
+    args = schema.args
+    for arg, value in zip(args, arg_values):
+        if isinstance(value, Batch):
+            is_batch = True
+            sizes.append((f"argument '{arg.name}'", value.batch_size))
+    if sizes:
+        n = sizes[0][1]
+        for what, size in sizes[1:]:
+            if size != n:
+                raise ValueError(f"{op}: Inconsistent batch size: {size} != {n} ({what} vs "
+                                 f"{sizes[0][0]})")
+    elif batch_size is not None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer):
+            raise TypeError(f"{op}: batch_size must be an int; got {type(batch_size).__name__}")
+        n = int(batch_size)
+        if n < 1:
+            raise ValueError(f"{op}: batch_size must be positive; got {n}")
+    else:
+        n = 1
+    dev = _resolve_device(schema, device, data)
+    batches: list[Batch] = []
+    metas: list[InputMeta] = []
+    for k, x in enumerate(data):
+        if x.device.device_type == "gpu" and dev.device_type == "cpu":
+            raise ValueError(f"{op}: device='cpu' but input {k} is on the gpu; copy it with "
+                             ".cpu() first or use device='gpu'")
+        if isinstance(x, Tensor):
+            shapes = np.array([x.shape] * n, dtype=np.int64).reshape(n, len(x.shape))
+            b = Batch._pending(_Broadcast(x, n, dev), x.dtype, x.layout, dev, n, shapes)
+        elif x.device != dev:
+            b = Batch._pending(_Moved(x, dev), x.dtype, x.layout, dev, x.batch_size,
+                               _shapes_of(x))  # fmt: skip
+        else:
+            b = x
+        shapes = _shapes_of(b)
+        layout = _input_layout(schema, k, b.layout, shapes.shape[1])
+        spec = schema.inputs[min(k, len(schema.inputs) - 1)] if schema.inputs else None
+        if spec is not None and spec.dtypes is not None and b.dtype not in spec.dtypes:
+            raise TypeError(f"{op}: input {k} has dtype {b.dtype}; expected one of "
+                            f"{', '.join(str(d) for d in spec.dtypes)}")
+        batches.append(b)
+        metas.append(InputMeta(b.dtype, layout, shapes))
+    call = Call(schema, n, dev.device_type, metas, {})
+    for arg, value in zip(args, arg_values):
+        if value is None:
+            value = arg.default
+            if value is None or value is REQUIRED:
+                call.values[arg.name] = None
+                continue
+        else:
+            call.given.add(arg.name)
+        if arg.per_sample:
+            converted = per_sample_value(op, arg, value, n)
+            call.per_sample.add(arg.name)
+        else:
+            converted = constant_value(op, arg, value)
+        validate(op, arg, converted)
+        call.values[arg.name] = converted
+    specs = schema.infer(call)
+    if isinstance(specs, OutputSpec):
+        specs = [specs]
+    kernel = lookup(schema, dev.device_type)
+    ctx = EvalContext.current()
+    from ndd_triton._dispatch import make_run
+
+    inv = Invocation(op, make_run(call, kernel, batches, list(specs), dev, ctx), ctx,
+                     user_callsite())  # fmt: skip
+    if _profiling.ACTIVE:
+        inv.record = _profiling.new_record(op, str(dev), EvalMode.current().name, n)
+    results = []
+    for k, spec in enumerate(specs):
+        out = Batch._pending(OutputRef(inv, k), spec.dtype, spec.layout, dev, n, spec.shapes)
+        results.append(out if is_batch else Tensor._pending(out, 0))
+    if inv.record is not None:
+        inv.record.prepare_s = time.perf_counter() - start
+    execute(inv, force_sync=external)
+    return results[0] if len(results) == 1 else tuple(results)

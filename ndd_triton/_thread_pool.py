@@ -1,0 +1,126 @@
+"""CPU worker pools and the process-wide thread count (`set_num_threads`/`get_num_threads`)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+_lock = threading.Lock()
+_explicit_threads: int | None = None
+_default_pool: ThreadPool | None = None
+
+
+def _affinity_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def get_num_threads() -> int:
+    """The explicit value, else DALI_NUM_THREADS, else the number of CPUs this process may use."""
+    if _explicit_threads is not None:
+        return _explicit_threads
+    env = os.environ.get("DALI_NUM_THREADS")
+    if env:
+        try:
+            value = int(env)
+        except ValueError:
+            raise ValueError(f"DALI_NUM_THREADS must be a positive integer; got {env!r}") from None
+        if value > 0:
+            return value
+    return _affinity_count()
+
+
+def set_num_threads(num_threads: int | None) -> None:
+    """Set the default thread count (None resets); rebuilds the shared default pool."""
+    global _explicit_threads, _default_pool
+    if num_threads is not None:
+        if isinstance(num_threads, bool) or not isinstance(num_threads, int):
+            raise TypeError(f"The number of threads must be an integer; got "
+                            f"{type(num_threads).__name__}")
+        if num_threads <= 0:
+            raise ValueError(f"The number of threads must be positive; got {num_threads}.")
+        if num_threads > 100 * _affinity_count():
+            raise ValueError("The number of threads per CPU core must not exceed 100; got "
+                             f"{num_threads} for {_affinity_count()} CPUs")
+    with _lock:
+        _explicit_threads = num_threads
+        old, _default_pool = _default_pool, None
+    if old is not None:
+        old.shutdown()
+
+
+def default_pool() -> ThreadPool:
+    """The shared pool used by contexts without an explicit thread count."""
+    global _default_pool
+    pool = _default_pool
+    if pool is None:
+        with _lock:
+            if _default_pool is None:
+                _default_pool = ThreadPool(get_num_threads())
+            pool = _default_pool
+    return pool
+
+
+class ThreadPool:
+    """A pool of CPU worker threads that runs one callable per sample."""
+
+    def __init__(self, num_threads: int | None = None, *, device_id: int | None = -1) -> None:
+        if num_threads is None:
+            num_threads = get_num_threads()
+        if isinstance(num_threads, bool) or not isinstance(num_threads, int):
+            raise TypeError("ThreadPool: num_threads must be an integer")
+        if num_threads < 0:
+            raise ValueError(f"ThreadPool: num_threads must be >= 0; got {num_threads}")
+        self.num_threads = num_threads
+        self._device_id = device_id
+        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def device_id(self) -> int | None:
+        """The GPU this pool is associated with (None for none)."""
+        if self._device_id == -1:
+            from ndd_triton._device import current_cuda_device, gpu_backend
+
+            return current_cuda_device() if gpu_backend() else None
+        return self._device_id
+
+    def run(self, fn: Callable[[int], None], count: int, work_bytes: int = 1 << 30) -> None:
+        """Call fn(i) for i in range(count), in parallel when it is worth a thread hop.
+
+        Small jobs (under 64 KiB in total, or one sample, or one thread) run on the calling
+        thread: a hop to the pool costs tens of microseconds, more than the work itself.
+        """
+        if count <= 1 or self.num_threads <= 1 or work_bytes < (1 << 16):
+            for i in range(count):
+                fn(i)
+            return
+        executor = self._executor
+        if executor is None:
+            with self._lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(self.num_threads,
+                                                        thread_name_prefix="ndd-cpu")  # fmt: skip
+                executor = self._executor
+        futures = [executor.submit(fn, i) for i in range(1, count)]
+        first_error: BaseException | None = None
+        try:
+            fn(0)
+        except BaseException as e:  # noqa: BLE001 (re-raised after the others finish)
+            first_error = e
+        for f in futures:
+            err = f.exception()
+            if err is not None and first_error is None:
+                first_error = err
+        if first_error is not None:
+            raise first_error
+
+    def shutdown(self) -> None:
+        """Stop the worker threads (pending work finishes first)."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=False)
+            self._executor = None

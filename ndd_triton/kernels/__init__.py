@@ -1,0 +1,6 @@
+"""Kernels: `cpu/<op>.py` (NumPy, one sample per call) and `gpu/<op>.py` (Triton, one launch
+per batch), registered against op schemas and imported lazily on first dispatch."""
+
+from ndd_triton.kernels._registry import KernelEntry, lookup, register
+
+__all__ = ["KernelEntry", "lookup", "register"]

@@ -1,0 +1,60 @@
+"""Kernel registry: `@register(schema, "cpu"|"gpu")` and lazy lookup by the op's module name.
+
+GPU modules are imported on the first GPU dispatch only, because Triton reads TRITON_INTERPRET
+when `@triton.jit` runs and CPU-only installs may lack Triton.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+_KERNELS: dict[tuple[str, str], KernelEntry] = {}
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True, slots=True)
+class KernelEntry:
+    """A registered kernel: `batched` kernels get whole batches instead of one sample."""
+
+    fn: Callable[..., Any]
+    backend: str
+    batched: bool = False
+
+
+def register(schema: Any, backend: str, *, batched: bool = False
+             ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # fmt: skip
+    """Register `fn` as the `backend` kernel of `schema` (an OpSchema)."""
+    if backend not in ("cpu", "gpu"):
+        raise ValueError(f"unknown backend {backend!r}")
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        _KERNELS[(schema.name, backend)] = KernelEntry(fn, backend, batched)
+        return fn
+
+    return decorate
+
+
+def lookup(schema: Any, backend: str) -> KernelEntry:
+    """The kernel of `schema` for `backend`, importing `kernels.<backend>.<module>` if needed."""
+    key = (schema.name, backend)
+    entry = _KERNELS.get(key)
+    if entry is None:
+        with _lock:
+            try:
+                importlib.import_module(f"ndd_triton.kernels.{backend}.{schema.module}")
+            except ModuleNotFoundError as e:
+                if e.name != f"ndd_triton.kernels.{backend}.{schema.module}":
+                    raise
+        entry = _KERNELS.get(key)
+        if entry is None:
+            raise NotImplementedError(f"{schema.name}: no {backend} kernel is available")
+    return entry
+
+
+def registered() -> dict[tuple[str, str], KernelEntry]:
+    """All kernels registered so far (tests import every kernel module first)."""
+    return dict(_KERNELS)

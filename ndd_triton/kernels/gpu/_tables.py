@@ -1,0 +1,114 @@
+"""What GPU kernels see: `GpuBatch` (packed buffer + tables) and `GpuRun` (launch helper).
+
+A ragged batch is one flat buffer plus per-sample int64 offsets and shapes; a kernel gets a
+sample table (one row per sample) and a tile table (`(sample, first_element)` rows), so the
+whole batch is one launch. All host tables of a launch travel in one host-to-device copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+_ALIGN = 16
+
+
+class GpuBatch:
+    """One input or output batch as a flat device buffer plus per-sample offsets and shapes."""
+
+    __slots__ = ("data", "dtype", "layout", "offsets", "shapes")
+
+    def __init__(self, data: torch.Tensor, offsets: np.ndarray, shapes: np.ndarray,
+                 layout: str | None, dtype: Any) -> None:  # fmt: skip
+        self.data = data
+        self.offsets = offsets
+        self.shapes = shapes
+        self.layout = layout
+        self.dtype = dtype
+
+    @property
+    def batch_size(self) -> int:
+        """Number of samples."""
+        return len(self.offsets)
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Elements per sample."""
+        if self.shapes.shape[1] == 0:
+            return np.ones(len(self.shapes), dtype=np.int64)
+        return np.prod(self.shapes, axis=1, dtype=np.int64)
+
+    def extents(self, letters: str, layout: str | None = None) -> np.ndarray:
+        """`[N, len(letters)]` extents of the named axes (1 where the layout lacks the letter)."""
+        layout = layout or self.layout or ""
+        cols = [self.shapes[:, layout.index(c)] if c in layout else
+                np.ones(len(self.shapes), dtype=np.int64) for c in letters]  # fmt: skip
+        return np.stack(cols, axis=1) if cols else np.zeros((len(self.shapes), 0), np.int64)
+
+
+def tile_table(sizes: np.ndarray, tile: int) -> np.ndarray:
+    """`[T, 2]` int64 rows `(sample, first_element)` covering every sample in `tile` chunks."""
+    counts = (np.asarray(sizes, dtype=np.int64) + tile - 1) // tile
+    samples = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    starts = np.concatenate([np.arange(c, dtype=np.int64) for c in counts]) * tile \
+        if len(counts) else np.zeros(0, np.int64)  # fmt: skip
+    return np.stack([samples, starts], axis=1) if len(samples) else np.zeros((0, 2), np.int64)
+
+
+class GpuRun:
+    """Launch context of one invocation: device, launch counting, host-table upload."""
+
+    __slots__ = ("device", "launches", "record")
+
+    def __init__(self, device: torch.device, record: Any = None) -> None:
+        self.device = device
+        self.launches = 0
+        self.record = record
+
+    def upload(self, *tables: np.ndarray) -> list[torch.Tensor]:
+        """Copy host tables to the device in one transfer; returns device views."""
+        blobs, spans = [], []
+        offset = 0
+        for table in tables:
+            arr = np.ascontiguousarray(table)
+            raw = arr.view(np.uint8).reshape(-1)
+            pad = (-offset) % _ALIGN
+            if pad:
+                blobs.append(np.zeros(pad, np.uint8))
+                offset += pad
+            spans.append((offset, raw.size, arr.dtype, arr.shape))
+            blobs.append(raw)
+            offset += raw.size
+        host = np.concatenate(blobs) if blobs else np.zeros(0, np.uint8)
+        dev = torch.from_numpy(host)
+        if self.device.type != "cpu":
+            dev = dev.pin_memory().to(self.device, non_blocking=True)
+        views = []
+        for start, nbytes, dtype, shape in spans:
+            tdtype = torch.from_numpy(np.zeros(0, dtype)).dtype
+            views.append(dev[start:start + nbytes].view(tdtype).view(shape))
+        return views
+
+    def launch(self, kernel: Any, grid: tuple[int, ...], *args: Any, **meta: Any) -> None:
+        """Launch a Triton kernel; NumPy array arguments are uploaded together first."""
+        if any(g == 0 for g in grid):
+            return
+        host_positions = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+        converted = list(args)
+        if host_positions:
+            for i, view in zip(host_positions, self.upload(*(args[i] for i in host_positions))):
+                converted[i] = view
+        kernel[grid](*converted, **meta)
+        self.launches += 1
+        if self.record is not None:
+            self.record.gpu_launches += 1
+
+    def empty(self, numel: int, dtype: torch.dtype) -> torch.Tensor:
+        """Scratch device memory."""
+        return torch.empty(numel, dtype=dtype, device=self.device)
+
+
+LaunchFn = Callable[..., None]

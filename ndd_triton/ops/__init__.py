@@ -1,0 +1,1 @@
+"""Operator schemas, one op (or one small family) per module; see ops/README.md."""

@@ -1,0 +1,184 @@
+"""Operator schemas: the one declarative definition every op is generated from.
+
+A schema names the op, its positional inputs (accepted layouts/dtypes), its keyword arguments
+(type, default, per-sample support, checks) and a pure `infer` function that maps input
+metadata and argument values to output specs. The public function, its docstring, argument
+validation and the docs page all derive from it; kernels register against it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ndd_triton._dtype import DType
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
+
+
+@dataclass(frozen=True, slots=True)
+class Input:
+    """A positional data input."""
+
+    name: str
+    layouts: tuple[str, ...] | None = None
+    dtypes: tuple[DType, ...] | None = None
+    optional: bool = False
+    variadic: bool = False
+    doc: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Arg:
+    """A keyword argument.
+
+    `kind` is one of int, float, bool, str, dtype, layout, enum, rng, any. `per_sample` marks
+    arguments that accept a Tensor (one value for all) or a Batch (one value per sample); prepare
+    turns those into a host array `[batch_size, *shape]`. `vector` marks list-valued arguments
+    (`length` fixes their size; a scalar is broadcast to it). `check` gets the converted value
+    (array for per-sample args) and returns an error text or None.
+    """
+
+    name: str
+    kind: str
+    default: Any = None
+    per_sample: bool = False
+    vector: bool = False
+    length: int | None = None
+    choices: tuple[Any, ...] | None = None
+    check: Callable[[Any], str | None] | None = None
+    doc: str = ""
+
+
+@dataclass(slots=True)
+class OutputSpec:
+    """Inferred metadata of one output: dtype, per-sample shapes `[N, ndim]`, layout.
+
+    `shapes=None` means the shapes depend on the data (decoders, readers): the kernel returns
+    its outputs instead of writing into preallocated ones; `ndim` then says their rank if known.
+    """
+
+    dtype: DType
+    shapes: np.ndarray | None
+    layout: str | None
+    ndim: int | None = None
+
+
+@dataclass(slots=True)
+class InputMeta:
+    """What prepare knows about one input batch without waiting for its data."""
+
+    dtype: DType
+    layout: str | None
+    shapes: np.ndarray  # [N, ndim] int64
+
+    @property
+    def ndim(self) -> int:
+        """Per-sample ndim."""
+        return int(self.shapes.shape[1])
+
+
+@dataclass(slots=True)
+class Call:
+    """Everything infer and the kernels see of one op call (plain data, no runtime objects).
+
+    `values` holds argument values by name (per-sample ones as `[N, ...]` arrays, listed in
+    `per_sample`) plus anything infer derives for the kernels (e.g. per-sample crop windows).
+    """
+
+    schema: OpSchema
+    batch_size: int
+    device: str
+    inputs: list[InputMeta]
+    values: dict[str, Any]
+    per_sample: set[str] = field(default_factory=set)
+    given: set[str] = field(default_factory=set)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.values[name]
+        except KeyError:
+            raise AttributeError(f"{self.schema.name}: no argument {name!r}") from None
+
+    def derive(self, name: str, value: Any, per_sample: bool = False) -> None:
+        """Store a value computed by infer for the kernels (per-sample: `[N, ...]` array)."""
+        self.values[name] = value
+        if per_sample:
+            self.per_sample.add(name)
+
+    def error(self, message: str, exc: type[Exception] = ValueError) -> Exception:
+        """An exception whose message starts with the op name."""
+        return exc(f"{self.schema.name}: {message}")
+
+
+class SampleArgs:
+    """Argument values of one sample, for CPU kernels (`arg.horizontal`, `arg.layout`, ...)."""
+
+    __slots__ = ("_call", "index", "layout")
+
+    def __init__(self, call: Call, index: int, layout: str | None) -> None:
+        self._call = call
+        self.index = index
+        self.layout = layout
+
+    def __getattr__(self, name: str) -> Any:
+        call = self._call
+        value = call.values.get(name, _MISSING)
+        if value is _MISSING:
+            raise AttributeError(f"{call.schema.name}: no argument {name!r}")
+        if name in call.per_sample:
+            return value[self.index]
+        return value
+
+
+_MISSING = object()
+
+InferFn = Callable[[Call], "OutputSpec | Sequence[OutputSpec]"]
+
+
+@dataclass(frozen=True)
+class OpSchema:
+    """One operator: name (dotted for namespaces), inputs, arguments, inference."""
+
+    name: str
+    doc: str
+    inputs: tuple[Input, ...]
+    args: tuple[Arg, ...]
+    infer: InferFn
+    num_outputs: int = 1
+    random: bool = False
+    devices: tuple[str, ...] = ("cpu", "gpu")
+    module: str = ""
+    public: bool = True
+    examples: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.module:
+            object.__setattr__(self, "module", self.name.replace(".", "_"))
+        object.__setattr__(self, "_arg_map", {a.name: a for a in self.args})
+
+    @property
+    def arg_map(self) -> dict[str, Arg]:
+        """Arguments by name."""
+        return self._arg_map  # type: ignore[attr-defined,no-any-return]
+
+    @property
+    def short_name(self) -> str:
+        """The last component of the dotted name."""
+        return self.name.rsplit(".", 1)[-1]
+
+
+# ---- common inference helpers ---------------------------------------------------------------
+def same_as_input(call: Call) -> OutputSpec:
+    """Output has the dtype, shapes and layout of input 0."""
+    first = call.inputs[0]
+    return OutputSpec(first.dtype, first.shapes.copy(), first.layout)
