@@ -32,11 +32,11 @@ def make_run(call: Call, kernel: KernelEntry, batches: list[Batch], specs: list[
     """The run closure of one invocation."""
     if device.device_type == "cpu":
         def run(inv: Any) -> list[BatchStorage]:
-            ins = [b._storage_or_raise() for b in batches]
+            ins = [b._storage_or_raise() if b is not None else None for b in batches]
             return _run_cpu(call, kernel, ins, specs, device, ctx)
     else:
         def run(inv: Any) -> list[BatchStorage]:
-            ins = [b._storage_or_raise() for b in batches]
+            ins = [b._storage_or_raise() if b is not None else None for b in batches]
             return _run_gpu(call, kernel, ins, specs, device, ctx, inv.record)
     return run
 
@@ -48,14 +48,15 @@ def _run_cpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: li
     known = all(spec.shapes is not None for spec in specs)
     outs = [BatchStorage.allocate(spec.shapes, spec.dtype.torch_dtype, device)  # type: ignore[arg-type]
             for spec in specs] if known else []  # fmt: skip
-    in_np = [[to_numpy(s, op) for s in storage.samples] for storage in ins]
+    in_np = [[to_numpy(s, op) for s in storage.samples] if storage is not None else [None] * n
+             for storage in ins]  # fmt: skip
     out_np = [[to_numpy(s, op) for s in storage.samples] for storage in outs]
     if kernel.batched:
         produced = kernel.fn(call, out_np if known else None, in_np)
         if not known:
             return _wrap_produced(produced, specs, device)
         return outs
-    layout = call.inputs[0].layout if call.inputs else None
+    layout = call.inputs[0].layout if call.inputs and call.inputs[0] is not None else None
     single = len(specs) == 1
     produced_samples: list[Any] = [None] * n
 
@@ -69,7 +70,8 @@ def _run_cpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: li
             produced_samples[i] = kernel.fn(*sample_ins, arg)
 
     work = sum(int(s.buffer.numel() * s.buffer.element_size()) if s.buffer is not None
-               else sum(t.numel() * t.element_size() for t in s.samples) for s in ins + outs)
+               else sum(t.numel() * t.element_size() for t in s.samples)
+               for s in ins + outs if s is not None)  # fmt: skip
     ctx.thread_pool.run(one, n, work_bytes=work if known else 1 << 30)
     if known:
         return outs
@@ -99,9 +101,10 @@ def _run_gpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: li
     torch_stream = stream.torch_stream if stream is not None else None
     with torch.cuda.stream(torch_stream) if torch_stream is not None else _nullcontext():
         for storage in ins:
-            if storage.event is not None and torch_stream is not None:
+            if storage is not None and storage.event is not None and torch_stream is not None:
                 storage.event.wait_stream(torch_stream)
         gpu_ins = [GpuBatch(*storage.packed(), meta.shapes, meta.layout, meta.dtype)
+                   if storage is not None and meta is not None else None
                    for storage, meta in zip(ins, call.inputs)]  # fmt: skip
         outs = [BatchStorage.allocate(spec.shapes, spec.dtype.torch_dtype, device)  # type: ignore[arg-type]
                 for spec in specs]  # fmt: skip

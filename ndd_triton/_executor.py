@@ -9,10 +9,12 @@ with the original exception as `__cause__`; the worker itself never dies.
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from queue import SimpleQueue
 from typing import Any
@@ -149,15 +151,19 @@ def execute(inv: Invocation, force_sync: bool = False) -> None:
             raise inv._error
 
 
+_workers: weakref.WeakSet[Worker] = weakref.WeakSet()
+
+
 class Worker:
     """A single thread that runs submitted invocations in order."""
 
-    __slots__ = ("_lock", "_queue", "_thread")
+    __slots__ = ("__weakref__", "_lock", "_queue", "_thread")
 
     def __init__(self) -> None:
         self._queue: SimpleQueue[Any] = SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        _workers.add(self)
 
     def submit(self, inv: Invocation) -> None:
         """Queue an invocation, starting the thread on first use."""
@@ -179,10 +185,21 @@ class Worker:
         marker.acquire()
 
     @staticmethod
-    def stop(worker: Worker) -> None:
+    def stop(worker: Worker, join: bool = False) -> None:
         """Ask the thread to exit after the queued work (called when the context dies)."""
-        if worker._thread is not None:
+        thread = worker._thread
+        if thread is not None and thread.is_alive():
             worker._queue.put(None)
+            if join and thread is not threading.current_thread():
+                thread.join(timeout=10)
+
+
+@atexit.register
+def _stop_all_workers() -> None:
+    # Executor threads must end before interpreter teardown: a thread that used torch and is
+    # killed during finalisation aborts the process ("terminate called without an exception").
+    for worker in list(_workers):
+        Worker.stop(worker, join=True)
 
 
 def _loop(queue: SimpleQueue[Any]) -> None:

@@ -84,7 +84,7 @@ def _resolve_device(schema: OpSchema, device: Any, data: list[Any]) -> Device:
         dev = _device.device(device)
         assert dev is not None
     else:
-        gpu = [x.device for x in data if isinstance(x, Tensor | Batch) and
+        gpu = [x.device for x in data if x is not None and
                x.device.device_type == "gpu"]  # fmt: skip
         dev = gpu[0] if gpu else Device.CPU
     if dev.device_type not in schema.devices:
@@ -119,6 +119,9 @@ def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
     external = False
     data: list[Any] = []
     for k, x in enumerate(inputs):
+        if x is None:  # an optional positional input that was not given
+            data.append(None)
+            continue
         if not isinstance(x, Tensor | Batch):
             try:
                 x = as_tensor(x)
@@ -152,9 +155,13 @@ def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
     else:
         n = 1
     dev = _resolve_device(schema, device, data)
-    batches: list[Batch] = []
-    metas: list[InputMeta] = []
+    batches: list[Batch | None] = []
+    metas: list[InputMeta | None] = []
     for k, x in enumerate(data):
+        if x is None:
+            batches.append(None)
+            metas.append(None)
+            continue
         if x.device.device_type == "gpu" and dev.device_type == "cpu":
             raise ValueError(f"{op}: device='cpu' but input {k} is on the gpu; copy it with "
                              ".cpu() first or use device='gpu'")

@@ -1,0 +1,71 @@
+"""flip: reference is np.flip over the layout's W/H/D axes."""
+
+import numpy as np
+import pytest
+from _check import check_op
+
+import ndd_triton as ndd
+
+
+def ref_flip(sample, layout="HWC", horizontal=1, vertical=0, depthwise=0):
+    wanted = {"W": horizontal, "H": vertical, "D": depthwise}
+    axes = [i for i, c in enumerate(layout) if wanted.get(c)]
+    return np.flip(sample, axis=axes).copy() if axes else sample.copy()
+
+
+def _images(shapes, dtype=np.uint8, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.integers(0, 255, size=s).astype(dtype) for s in shapes]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.int16])
+def test_flip_ragged_hwc(dtype):
+    samples = _images([(5, 7, 3), (1, 1, 3), (13, 40, 3)], dtype)
+    check_op(ndd.flip, samples, lambda s, **a: ref_flip(s, "HWC", **a),
+             args={"horizontal": 1, "vertical": 1}, layout="HWC")
+
+
+def test_flip_per_sample_args_and_several_tiles():
+    samples = _images([(30, 41, 3), (7, 13, 3), (2, 3, 3)])  # 3690 elements: several tiles
+    check_op(ndd.flip, samples, lambda s, **a: ref_flip(s, "HWC", **a),
+             per_sample={"horizontal": [0, 1, 1], "vertical": [1, 0, 1]}, layout="HWC")
+
+
+@pytest.mark.parametrize(("layout", "shapes"), [
+    ("CHW", [(3, 4, 5), (1, 2, 9)]),
+    ("DHWC", [(2, 3, 4, 1), (3, 1, 2, 2)]),
+    ("FHWC", [(2, 3, 4, 3)]),
+])
+def test_flip_layouts(layout, shapes):
+    samples = _images(shapes)
+    args = {"horizontal": 1, "vertical": 1, "depthwise": 1}
+    check_op(ndd.flip, samples, lambda s, **a: ref_flip(s, layout, **a), args=args, layout=layout,
+             all_modes=False)
+
+
+def test_flip_layoutless_3d_defaults_to_hwc():
+    x = np.arange(24, dtype=np.uint8).reshape(2, 4, 3)
+    out = ndd.flip(x)
+    assert out.layout == "HWC"
+    np.testing.assert_array_equal(np.asarray(out), x[:, ::-1])
+
+
+def test_flip_errors():
+    with pytest.raises(ValueError, match="flip: input 0 has 2 dimensions and no layout"):
+        ndd.flip(np.zeros((2, 2), np.uint8))
+    with pytest.raises(ValueError, match="flip: input 0 has layout 'HW'"):
+        ndd.flip(ndd.as_tensor(np.zeros((2, 2), np.uint8), layout="HW"))
+    with pytest.raises(TypeError, match="flip: argument 'horizontal' expects an int"):
+        ndd.flip(np.zeros((2, 2, 3), np.uint8), horizontal=[0, 1])
+    with pytest.raises(ValueError, match="flip: argument 'horizontal' expects"):
+        ndd.flip(np.zeros((2, 2, 3), np.uint8), horizontal="yes")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'foo'"):
+        ndd.flip(np.zeros((2, 2, 3), np.uint8), foo=1)
+
+
+def test_flip_one_launch_per_ragged_batch():
+    batch = ndd.as_batch(_images([(3, 5, 3), (9, 2, 3), (4, 4, 3), (1, 1, 3)]), layout="HWC").gpu()
+    with ndd.profile() as prof:
+        ndd.flip(batch, vertical=1).evaluate()
+    (record,) = prof.records
+    assert record.gpu_launches == 1
