@@ -50,7 +50,7 @@ from ndd_triton._stream import (
 )
 from ndd_triton._tensor import Tensor
 from ndd_triton._thread_pool import ThreadPool, get_num_threads, set_num_threads
-from ndd_triton import random  # noqa: E402,I001 (after the core types it builds on)
+from ndd_triton import decoders, random, readers  # noqa: E402,I001 (after the core types)
 from ndd_triton._opgen import install as _install
 
 _OPS = _install(_sys.modules[__name__])
@@ -61,7 +61,7 @@ __all__ = [
     "Profile", "Stream", "Tensor", "ThreadPool", "as_batch", "as_tensor", "batch", "bfloat16",
     "bool", "device", "dtype", "float16", "float32", "float64", "get_current_stream",
     "get_default_stream", "get_num_threads", "int16", "int32", "int64", "int8", "profile",
-    "random", "set_current_stream", "set_default_stream", "set_num_threads", "stream", "tensor",
+    "decoders", "random", "readers", "set_current_stream", "set_default_stream", "set_num_threads", "stream", "tensor",
     "type_id", "types", "uint16", "uint32", "uint64", "uint8",
     *_OPS,
 ]  # fmt: skip

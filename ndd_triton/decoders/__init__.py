@@ -1,0 +1,1 @@
+"""Decoders (`ndd.decoders.image`, ...): operator functions are installed here from schemas."""

@@ -1,0 +1,1 @@
+"""Readers: stateful, PascalCase dataset readers (`ndd.readers.File`, ...)."""
