@@ -52,8 +52,7 @@ def _numpy_to_torch(arr: np.ndarray, what: str) -> torch.Tensor:
     if not arr.dtype.isnative:
         arr = arr.astype(arr.dtype.newbyteorder("="))
     if not arr.flags.writeable or not arr.flags.c_contiguous:
-        arr = np.ascontiguousarray(arr).copy() if not arr.flags.writeable else \
-            np.ascontiguousarray(arr)  # fmt: skip
+        arr = arr.copy(order="C")  # (np.ascontiguousarray would turn 0-D into 1-D)
     return torch.from_numpy(arr)
 
 
@@ -102,7 +101,7 @@ def to_torch(data: Any, dtype: Any = None, device: Any = None, copy: bool = Fals
                 arr = np.asarray(data, dtype=target.numpy_dtype)
             except OverflowError as e:
                 raise OverflowError(f"{what}: value out of range for {target}: {e}") from e
-        t, dev, copied = torch.from_numpy(np.ascontiguousarray(arr)), Device.CPU, True
+        t, dev, copied = torch.from_numpy(arr.copy(order="C")), Device.CPU, True
     elif hasattr(data, "__cuda_array_interface__") and not hasattr(data, "__dlpack__"):
         t = torch.as_tensor(data, device="cuda")
         dev = _device.device_of_torch(t)

@@ -90,46 +90,30 @@ def apply_index(data: Any, torch_key: tuple[Any, ...]) -> Any:
 
     plain: list[Any] = []
     flips: list[int] = []
-    dim = 0
+    in_dim = out_dim = 0
     ellipsis_dims = data.dim() - sum(1 for k in torch_key if k is not None and k is not Ellipsis)
     for k in torch_key:
         if k is Ellipsis:
             plain.append(k)
-            dim += ellipsis_dims
+            in_dim += ellipsis_dims
+            out_dim += ellipsis_dims
         elif k is None:
             plain.append(k)
-        elif isinstance(k, slice) and k.step is not None and k.step < 0:
-            start, stop, step = k.indices(data.shape[dim])
-            count = len(range(start, stop, step))
-            if count == 0:
-                plain.append(slice(0, 0))
-            else:
-                last = start + (count - 1) * step
-                plain.append(slice(last, start + 1, -step))
-                flips.append(dim)
-            dim += 1
-        else:
+            out_dim += 1
+        elif isinstance(k, int):
             plain.append(k)
-            if not isinstance(k, int):
-                dim += 1
+            in_dim += 1
+        else:
+            if k.step is not None and k.step < 0:
+                start, stop, step = k.indices(data.shape[in_dim])
+                count = len(range(start, stop, step))
+                last = start + (count - 1) * step
+                k = slice(last, start + 1, -step) if count else slice(0, 0)
+                flips.append(out_dim)
+            plain.append(k)
+            in_dim += 1
+            out_dim += 1
     result = data[tuple(plain)]
     if flips:
-        # Map the flipped input axes to output axes (integer indices before them vanish).
-        out_axes = []
-        out_dim = 0
-        in_dim = 0
-        for k in plain:
-            if k is Ellipsis:
-                out_dim += ellipsis_dims
-                in_dim += ellipsis_dims
-            elif k is None:
-                out_dim += 1
-            elif isinstance(k, int):
-                in_dim += 1
-            else:
-                if in_dim in flips:
-                    out_axes.append(out_dim)
-                out_dim += 1
-                in_dim += 1
-        result = torch.flip(result, out_axes)
+        result = torch.flip(result, flips)
     return result.contiguous()
