@@ -95,6 +95,13 @@ def _resolve_device(schema: OpSchema, device: Any, data: list[Any]) -> Device:
     return dev
 
 
+def _host_values(x: Tensor | Batch, n: int) -> list[np.ndarray]:
+    """Per-sample host copies of an argument-like input (waits for it, like DALI's CPU args)."""
+    if isinstance(x, Tensor):
+        return [np.asarray(x.cpu())] * n
+    return [np.asarray(t) for t in x.cpu()]
+
+
 def _input_layout(schema: OpSchema, k: int, layout: str | None, ndim: int) -> str | None:
     spec = schema.inputs[min(k, len(schema.inputs) - 1)]
     if spec.layouts is None:
@@ -180,7 +187,8 @@ def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
             raise TypeError(f"{op}: input {k} has dtype {b.dtype}; expected one of "
                             f"{', '.join(str(d) for d in spec.dtypes)}")
         batches.append(b)
-        metas.append(InputMeta(b.dtype, layout, shapes))
+        metas.append(InputMeta(b.dtype, layout, shapes, _host_values(x, n) if spec is not None
+                               and spec.host_values else None))  # fmt: skip
     call = Call(schema, n, dev.device_type, metas, {})
     for arg, value in zip(args, arg_values):
         if value is None:

@@ -35,6 +35,7 @@ class Input:
     optional: bool = False
     variadic: bool = False
     doc: str = ""
+    host_values: bool = False  # argument-like input: prepare reads its (small) values for infer
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +81,7 @@ class InputMeta:
     dtype: DType
     layout: str | None
     shapes: np.ndarray  # [N, ndim] int64
+    values: list[np.ndarray] | None = None  # per-sample host values (Input.host_values only)
 
     @property
     def ndim(self) -> int:
