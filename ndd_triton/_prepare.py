@@ -125,6 +125,10 @@ def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
     op = schema.name
     external = False
     data: list[Any] = []
+    if schema.inputs and schema.inputs[-1].variadic and inputs and \
+            isinstance(inputs[0], list | tuple):  # fmt: skip
+        raise ValueError(f"{op}: inputs must be passed as separate positional arguments "
+                         f"(op(a, b, ...)); got a {type(inputs[0]).__name__} as input 0")
     for k, x in enumerate(inputs):
         if x is None:  # an optional positional input that was not given
             data.append(None)
