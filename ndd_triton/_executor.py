@@ -29,7 +29,7 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 def user_callsite() -> tuple[str, int] | None:
     """(file, line) of the innermost frame outside ndd_triton: the user's call."""
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    while frame is not None and frame.f_code.co_filename.startswith((_PACKAGE_DIR, "<ndd op")):
         frame = frame.f_back  # type: ignore[assignment]
     return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else None
 

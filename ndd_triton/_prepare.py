@@ -81,6 +81,8 @@ def _resolve_device(schema: OpSchema, device: Any, data: list[Any]) -> Device:
         if isinstance(device, str) and device == "mixed":
             raise ValueError(f"{schema.name}: Invalid device 'mixed'; dynamic mode uses "
                              "device='gpu' for hybrid decoding")
+        if isinstance(device, str) and device.startswith(("gpu", "cuda")):
+            _device.require_gpu(f"{schema.name}: device='gpu'")
         dev = _device.device(device)
         assert dev is not None
     else:
