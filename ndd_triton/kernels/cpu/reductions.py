@@ -1,0 +1,94 @@
+"""reductions.* on the CPU: one sample per call, NumPy reductions with DALI's result types.
+
+Float results accumulate in float64 (more accurate than DALI's float32 sums, well inside the
+golden tolerances); integer `dtype` overrides accumulate exactly and wrap into the output type.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ndd_triton.kernels import register
+from ndd_triton.ops import reductions as red
+from ndd_triton.schema import SampleArgs
+
+
+def _identity(dtype: np.dtype[Any], op: int) -> Any:
+    """Result of min/max over nothing: the type's maximum / lowest value (DALI: -3.4028e38)."""
+    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+    return info.max if op == red.MIN else info.min
+
+
+def _int_mean(total: np.ndarray, count: int) -> np.ndarray:
+    """Integer mean truncated toward zero (DALI: mean of [1, 2] with dtype=int32 -> 1)."""
+    if count == 0:
+        return np.zeros_like(total)
+    return np.sign(total) * (np.abs(total) // count)
+
+
+def _moment(x: np.ndarray, axes: tuple[int, ...], op: int, out_dtype: np.dtype[Any]
+            ) -> np.ndarray:  # fmt: skip
+    """sum / mean / mean_square / rms with keepdims=True."""
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    squared = op in (red.MEAN_SQUARE, red.RMS)
+    if out_dtype.kind in "iu":
+        acc = np.uint64 if x.dtype.kind == "u" and op == red.SUM else np.int64
+        wide = x.astype(acc)
+        total = np.sum(wide * wide if squared else wide, axis=axes, keepdims=True, dtype=acc)
+        if op == red.SUM:
+            return total
+        total = _int_mean(total.astype(np.int64), count)
+        return np.floor(np.sqrt(total)).astype(np.int64) if op == red.RMS else total
+    wide = x.astype(np.float64)
+    total = np.sum(wide * wide if squared else wide, axis=axes, keepdims=True)
+    if op == red.SUM:
+        return total
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = total / count if count else np.full_like(total, np.nan)
+        return np.sqrt(mean) if op == red.RMS else mean
+
+
+def _spread(x: np.ndarray, mean: np.ndarray, axes: tuple[int, ...], op: int, ddof: int
+            ) -> np.ndarray:  # fmt: skip
+    """variance / std_dev around the given mean, divisor N - ddof (NaN when that is <= 0)."""
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    keep_shape = tuple(1 if i in axes else e for i, e in enumerate(x.shape))
+    m = np.asarray(mean, dtype=np.float64)
+    m = m.reshape(()) if m.size == 1 else m.reshape(keep_shape)
+    diff = x.astype(np.float64) - m
+    ssd = np.sum(diff * diff, axis=axes, keepdims=True)
+    if count - ddof <= 0:
+        return np.full(ssd.shape, np.nan)
+    var = ssd / (count - ddof)
+    return np.sqrt(var) if op == red.STD_DEV else var
+
+
+def reduce_sample(out: np.ndarray, x: np.ndarray, mean: np.ndarray | None, arg: SampleArgs
+                  ) -> None:  # fmt: skip
+    """Reduce one sample into `out` (whose shape has the reduced axes kept or dropped)."""
+    axes: tuple[int, ...] = arg.reduce_axes
+    op: int = arg.op_code
+    if op in (red.MIN, red.MAX):
+        fn = np.min if op == red.MIN else np.max
+        result = fn(x, axis=axes, keepdims=True, initial=_identity(x.dtype, op))
+    elif op >= red.VARIANCE:
+        assert mean is not None
+        result = _spread(x, mean, axes, op, int(arg.ddof))
+    else:
+        result = _moment(x, axes, op, out.dtype)
+    out[...] = result.reshape(out.shape).astype(out.dtype)
+
+
+def _moment_cpu(out: np.ndarray, x: np.ndarray, arg: SampleArgs) -> None:
+    reduce_sample(out, x, None, arg)
+
+
+def _spread_cpu(out: np.ndarray, x: np.ndarray, mean: np.ndarray, arg: SampleArgs) -> None:
+    reduce_sample(out, x, mean, arg)
+
+
+for _schema in red.schemas:
+    register(_schema, "cpu")(_spread_cpu if _schema.short_name in ("std_dev", "variance")
+                             else _moment_cpu)  # fmt: skip
