@@ -175,14 +175,16 @@ def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
             batches.append(None)
             metas.append(None)
             continue
-        if x.device.device_type == "gpu" and dev.device_type == "cpu":
+        # cpu_inputs ops (decoders, file reading) take host data whatever device they run on.
+        in_dev = Device.CPU if schema.cpu_inputs else dev
+        if x.device.device_type == "gpu" and dev.device_type == "cpu" and not schema.cpu_inputs:
             raise ValueError(f"{op}: device='cpu' but input {k} is on the gpu; copy it with "
                              ".cpu() first or use device='gpu'")
         if isinstance(x, Tensor):
             shapes = np.array([x.shape] * n, dtype=np.int64).reshape(n, len(x.shape))
-            b = Batch._pending(_Broadcast(x, n, dev), x.dtype, x.layout, dev, n, shapes)
-        elif x.device != dev:
-            b = Batch._pending(_Moved(x, dev), x.dtype, x.layout, dev, x.batch_size,
+            b = Batch._pending(_Broadcast(x, n, in_dev), x.dtype, x.layout, in_dev, n, shapes)
+        elif x.device != in_dev:
+            b = Batch._pending(_Moved(x, in_dev), x.dtype, x.layout, in_dev, x.batch_size,
                                _shapes_of(x))  # fmt: skip
         else:
             b = x

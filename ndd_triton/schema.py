@@ -162,6 +162,7 @@ class OpSchema:
     module: str = ""
     public: bool = True
     examples: str = ""
+    cpu_inputs: bool = False  # inputs stay on the host even for device="gpu" (decoders)
 
     def __post_init__(self) -> None:
         if not self.module:
