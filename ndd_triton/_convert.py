@@ -24,12 +24,15 @@ def convert_numpy(src: np.ndarray, dst_dtype: np.dtype[Any], out: np.ndarray | N
     """Convert with DALI semantics: float->int rounds half away and saturates, int->int clamps.
 
     NaN becomes 0 for integer types narrower than 32 bits and the type's minimum otherwise
-    (matching DALI's observed behaviour); float->bool and int->bool mean `!= 0`.
+    (matching DALI's observed behaviour); int->bool means `!= 0`, float->bool rounds first
+    (`|x| >= 0.5` or NaN is True, as in DALI's golden `cast` data).
     """
     dst_dtype = np.dtype(dst_dtype)
     if out is None:
         out = np.empty(src.shape, dst_dtype)
-    if dst_dtype.kind == "b":
+    if dst_dtype.kind == "b" and src.dtype.kind in _FLOAT_KINDS:
+        np.not_equal(round_half_away(src), 0, out=out)  # DALI rounds first: 0.4 -> False
+    elif dst_dtype.kind == "b":
         np.not_equal(src, 0, out=out)
     elif dst_dtype.kind in _FLOAT_KINDS or src.dtype == dst_dtype:
         out[...] = src
@@ -72,6 +75,8 @@ def convert_torch(src: torch.Tensor, dst: torch.dtype) -> torch.Tensor:
         arr = convert_numpy(src.numpy(), torch.empty(0, dtype=dst).numpy().dtype)
         return torch.from_numpy(arr)
     if dst == torch.bool:
+        if src.dtype.is_floating_point:
+            return (src.abs() >= 0.5) | torch.isnan(src)
         return src != 0
     if dst.is_floating_point:
         return src.to(dst)
