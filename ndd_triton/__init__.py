@@ -8,6 +8,8 @@ from __future__ import annotations
 import os as _os
 import sys as _sys
 
+# Pin Triton's FP-fusion default (it changes in Triton 3.10 and warns until pinned).
+_os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 if _os.environ.get("NDD_TRITON_EMULATE_GPU") == "1" and "triton" not in _sys.modules:
     # The emulated gpu runs Triton kernels in the interpreter; Triton reads this at jit time.
     _os.environ.setdefault("TRITON_INTERPRET", "1")

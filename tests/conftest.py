@@ -10,3 +10,9 @@ os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "golden"))
 sys.path.insert(0, HERE)
+
+# Record every Triton launch of the session: tests/test_kernels_compile.py compiles each distinct
+# (kernel, signature, constexprs) for real CUDA targets.
+from ndd_triton.kernels.gpu import _tables  # noqa: E402
+
+_tables.LAUNCH_LOG = []

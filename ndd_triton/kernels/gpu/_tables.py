@@ -14,6 +14,36 @@ import numpy as np
 import torch
 
 _ALIGN = 16
+# When a list, every launch appends (kernel, argument types, constexprs): the compile check uses it.
+LAUNCH_LOG: list[tuple[Any, dict[str, str], dict[str, Any]]] | None = None
+_TRITON_TYPES = {torch.uint8: "u8", torch.int8: "i8", torch.int16: "i16", torch.int32: "i32",
+                 torch.int64: "i64", torch.uint16: "u16", torch.uint32: "u32", torch.uint64: "u64",
+                 torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32",
+                 torch.float64: "fp64", torch.bool: "i1"}  # fmt: skip
+
+
+def _log_launch(kernel: Any, args: list[Any], meta: dict[str, Any]) -> None:
+    """Record the compile signature of a launch (argument names from the kernel)."""
+    names = list(getattr(kernel, "arg_names", []))
+    signature: dict[str, str] = {}
+    constexprs: dict[str, Any] = {}
+    for name, value in zip(names, args):
+        if isinstance(value, torch.Tensor):
+            signature[name] = "*" + _TRITON_TYPES[value.dtype]
+        elif isinstance(value, bool):
+            signature[name] = "i1"
+        elif isinstance(value, int):
+            signature[name] = "i64"
+        elif isinstance(value, float):
+            signature[name] = "fp32"
+        else:
+            signature[name] = "constexpr"
+            constexprs[name] = value
+    for name, value in meta.items():
+        signature[name] = "constexpr"
+        constexprs[name] = value
+    assert LAUNCH_LOG is not None
+    LAUNCH_LOG.append((kernel, signature, constexprs))
 
 
 class GpuBatch:
@@ -101,6 +131,8 @@ class GpuRun:
         if host_positions:
             for i, view in zip(host_positions, self.upload(*(args[i] for i in host_positions))):
                 converted[i] = view
+        if LAUNCH_LOG is not None:
+            _log_launch(kernel, converted, meta)
         kernel[grid](*converted, **meta)
         self.launches += 1
         if self.record is not None:
