@@ -93,6 +93,17 @@ def make_function(schema: OpSchema) -> Callable[..., Any]:
     return fn  # type: ignore[no-any-return]
 
 
+def _adopt(schema: OpSchema) -> Callable[..., Any]:
+    """A schema's hand-written public function, documented and tagged like generated ones."""
+    fn = schema.function
+    assert fn is not None
+    fn.__doc__ = fn.__doc__ or _doc(schema)
+    fn.__module__ = "ndd_triton"
+    fn.__qualname__ = fn.__name__ = schema.short_name
+    fn._schema = schema  # type: ignore[attr-defined]
+    return fn
+
+
 def all_schemas() -> list[OpSchema]:
     """Every schema defined in `ndd_triton.ops` (modules expose `schema` or `schemas`)."""
     import ndd_triton.ops as ops_pkg
@@ -132,7 +143,7 @@ def install(root: types.ModuleType) -> list[str]:
     for schema in all_schemas():
         if not schema.public:
             continue
-        fn = make_function(schema)
+        fn = make_function(schema) if schema.function is None else _adopt(schema)
         space, _, short = schema.name.rpartition(".")
         target = namespace(root, space) if space else root
         setattr(target, short, fn)

@@ -162,6 +162,9 @@ class OpSchema:
     module: str = ""
     public: bool = True
     examples: str = ""
+    # A hand-written public function installed instead of the generated one, for ops whose
+    # operands are not plain inputs (math.pow/min/max/clamp take Python scalars as constants).
+    function: Callable[..., Any] | None = None
     cpu_inputs: bool = False  # inputs stay on the host even for device="gpu" (decoders)
 
     def __post_init__(self) -> None:
