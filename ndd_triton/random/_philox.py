@@ -59,3 +59,39 @@ def to_unit_float64(u_hi: np.ndarray, u_lo: np.ndarray) -> np.ndarray:
     a = (u_hi >> np.uint32(5)).astype(np.float64)
     b = (u_lo >> np.uint32(6)).astype(np.float64)
     return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0)
+
+
+def to_unit_open_float32(u: np.ndarray) -> np.ndarray:
+    """uint32 -> float32 in (0, 1] using the top 24 bits (safe for log)."""
+    return ((u >> np.uint32(8)).astype(np.float32) + np.float32(1)) * np.float32(1.0 / (1 << 24))
+
+
+def element_draws(key: int, base: int, count: int, per_element: int) -> np.ndarray:
+    """`[count, per_element]` uint32: element `e` gets draws `base + per_element*e + j`."""
+    flat = draws_u32(key, int(base), count * per_element)
+    return flat.reshape(count, per_element)
+
+
+def to_u64(u_hi: np.ndarray, u_lo: np.ndarray) -> np.ndarray:
+    """Two uint32 draws -> one uint64 (`u_hi` in the high half)."""
+    return (u_hi.astype(np.uint64) << np.uint64(32)) | u_lo.astype(np.uint64)
+
+
+def mulhi64(a: np.ndarray, b: np.ndarray | np.uint64) -> np.ndarray:
+    """High 64 bits of the 128-bit products `a * b` (uint64), as the Triton helper computes them."""
+    a = np.asarray(a, dtype=np.uint64)
+    b = np.asarray(b, dtype=np.uint64)
+    a_lo, a_hi = a & _LOW, a >> _SHIFT
+    b_lo, b_hi = b & _LOW, b >> _SHIFT
+    with np.errstate(over="ignore"):
+        ll, lh, hl, hh = a_lo * b_lo, a_lo * b_hi, a_hi * b_lo, a_hi * b_hi
+        mid = (ll >> _SHIFT) + (lh & _LOW) + (hl & _LOW)
+        return hh + (lh >> _SHIFT) + (hl >> _SHIFT) + (mid >> _SHIFT)
+
+
+def bounded_index(u: np.ndarray, span: np.ndarray | np.uint64) -> np.ndarray:
+    """Map uint64 draws to `[0, span]` (inclusive, uniform up to 2**-64 bias); span is uint64."""
+    span = np.asarray(span, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        n = span + np.uint64(1)  # wraps to 0 for the full 64-bit range
+    return np.where(n == 0, u, mulhi64(u, n))

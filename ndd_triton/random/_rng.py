@@ -8,6 +8,7 @@ and a checkpoint only needs `str(rng.state)`.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from typing import Any
 
@@ -16,8 +17,10 @@ import numpy as np
 from ndd_triton.random._philox import draws_u32, to_unit_float32, to_unit_float64
 
 _MASK64 = (1 << 64) - 1
+_DRAW_SPACE = 1 << 64  # draw indices (and the kernels' uint64 arithmetic) wrap modulo 2**64
 _PREFIX = "Philox_"
 _STATE_LEN = len("Philox_0000000000000000_0000000000000000:0000000000000000_0")
+_STATE_RE = re.compile(r"Philox_([0-9a-fA-F]{16})_([0-9a-fA-F]{16}):([0-9a-fA-F]{16})_([0-3])")
 _tls = threading.local()
 
 
@@ -50,19 +53,15 @@ class RNGState:
         if not isinstance(text, str):
             raise TypeError(f"RNG state must be an RNGState or its string form; got "
                             f"{type(text).__name__}")
-        if len(text) != _STATE_LEN or not text.startswith(_PREFIX):
+        if len(text) != _STATE_LEN:
             raise ValueError(f"Invalid Philox state string length: {len(text)}")
-        try:
-            key_text, rest = text[len(_PREFIX):].split("_", 1)
-            ctr_text, lane_text = rest.split("_")
-            hi_text, lo_text = ctr_text.split(":")
-            key = int(key_text, 16)
-            block = (int(hi_text, 16) << 64) | int(lo_text, 16)
-            lane = int(lane_text)
-        except ValueError:
-            raise ValueError(f"Invalid Philox state string: {text!r}") from None
-        if not 0 <= lane < 4:
-            raise ValueError(f"Invalid Philox state string: lane {lane} not in 0..3")
+        match = _STATE_RE.fullmatch(text)
+        if match is None:
+            raise ValueError(f"Invalid Philox state string: {text!r} (expected 'Philox_<key>_"
+                             "<counter high>:<counter low>_<lane>', 16 hex digits each, lane 0-3)")
+        key = int(match[1], 16)
+        block = (int(match[2], 16) << 64) | int(match[3], 16)
+        lane = int(match[4])
         return RNGState(key, block * 4 + lane)
 
 
@@ -125,7 +124,9 @@ class RNG:
         return RNG(state=self.state)
 
     def advance(self, n: int) -> None:
-        """Skip `n` draws."""
+        """Skip `n` draws (only the offset moves; nothing is computed)."""
+        if isinstance(n, bool) or not isinstance(n, int | np.integer):
+            raise TypeError(f"RNG.advance: n must be an int; got {type(n).__name__}")
         if n < 0:
             raise ValueError(f"RNG.advance: n must be non-negative; got {n}")
         with self._lock:
@@ -141,9 +142,9 @@ class RNG:
     def take_u32(self, count: int) -> np.ndarray:
         """`count` uint32 draws."""
         with self._lock:
-            offset = self._offset
+            key, offset = self._key, self._offset
             self._offset += int(count)
-        return draws_u32(self._key, offset, int(count))
+        return draws_u32(key, offset % _DRAW_SPACE, int(count))
 
     def take_uniform(self, count: int, dtype: Any = np.float32) -> np.ndarray:
         """`count` floats in [0, 1) (float64 uses two draws per value)."""
@@ -161,6 +162,28 @@ class RNG:
         angle = 2.0 * np.pi * u[:, 1]
         return np.stack([radius * np.cos(angle), radius * np.sin(angle)], axis=1).reshape(-1)[
             :count]
+
+    def reserve(self, counts: Any) -> tuple[int, np.ndarray]:
+        """Reserve `counts[i]` draws for sample i; returns `(key, bases)` and advances the RNG.
+
+        Each base is a multiple of 4 (the start of a Philox block), so a kernel reading draws
+        `base + k*e .. base + k*e + k-1` of element `e` with k in {2, 4, ...} touches one block per
+        pair. Draw `d` is lane `d % 4` of block `d // 4`: values are a pure function of
+        (key, draw index), hence identical on every backend and for any thread split. Bases are
+        uint64 (draw indices wrap modulo 2**64).
+        """
+        counts = np.asarray(counts, dtype=np.int64).reshape(-1)
+        if (counts < 0).any():
+            raise ValueError("RNG.reserve: counts must be non-negative")
+        padded = (counts + 3) // 4 * 4
+        starts = np.concatenate([[0], np.cumsum(padded)[:-1]]).astype(np.int64) if len(counts) \
+            else np.zeros(0, np.int64)  # fmt: skip
+        with self._lock:
+            start = (self._offset + 3) // 4 * 4
+            self._offset = start + int(padded.sum())
+            key = self._key
+        bases = (np.uint64(start % _DRAW_SPACE) + starts.astype(np.uint64)).astype(np.uint64)
+        return key, bases
 
     def noise_key(self) -> tuple[int, int]:
         """A fresh `(seed, offset)` pair for per-element noise kernels; reserves 2**40 draws."""

@@ -1,0 +1,223 @@
+"""random.* on the GPU: one launch per batch; values from Philox draws (key, base + index).
+
+Mirrors `kernels/cpu/random_ops.py` formula by formula (same draws, same precision), so both
+backends produce the same values (bit-exact for uniform and coin_flip; normal uses float32
+log/cos, whose last bit may differ on real hardware). `choice` and `beta` are CPU-only in DALI:
+their GPU path computes on the host with the CPU code and uploads the result in one copy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+from ndd_triton._convert import convert_numpy
+from ndd_triton.kernels import register
+from ndd_triton.kernels.cpu.random_ops import beta_sample, choice_sample
+from ndd_triton.kernels.gpu._philox import (
+    mulhi64,
+    philox_draw,
+    philox_draw2,
+    unit_f32,
+    unit_f64,
+    unit_open_f32,
+)
+from ndd_triton.kernels.gpu._saturate import int_limits, round_saturate
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
+from ndd_triton.ops import random_ops as ops
+from ndd_triton.schema import Call, SampleArgs
+
+OUT_OFF: tl.constexpr = tl.constexpr(0)
+SIZE: tl.constexpr = tl.constexpr(1)
+BASE: tl.constexpr = tl.constexpr(2)  # uint64 bits
+KEY_LO: tl.constexpr = tl.constexpr(3)
+KEY_HI: tl.constexpr = tl.constexpr(4)
+LO_BITS: tl.constexpr = tl.constexpr(5)  # uniform int: lo as uint64 bits
+SPAN: tl.constexpr = tl.constexpr(6)  # uniform int/values: hi - lo (uint64 bits)
+VSTART: tl.constexpr = tl.constexpr(7)  # uniform values: first entry in the value table
+NCOL: tl.constexpr = tl.constexpr(8)
+F_A: tl.constexpr = tl.constexpr(0)  # lo / mean / probability
+F_B: tl.constexpr = tl.constexpr(1)  # hi / stddev
+F_C: tl.constexpr = tl.constexpr(2)  # below_hi
+NFCOL: tl.constexpr = tl.constexpr(3)
+TWO_PI: tl.constexpr = tl.constexpr(2.0 * np.pi)
+TILE = 512
+
+
+@triton.jit
+def _tile(tiles, samples, fparams, BLOCK: tl.constexpr):
+    """This program's sample row, float row, element indices, mask, Philox key and base."""
+    sample = tl.load(tiles + 2 * tl.program_id(0))
+    first = tl.load(tiles + 2 * tl.program_id(0) + 1)
+    row = samples + sample * NCOL
+    frow = fparams + sample * NFCOL
+    idx = first + tl.arange(0, BLOCK).to(tl.int64)
+    mask = idx < tl.load(row + SIZE)
+    k0 = tl.load(row + KEY_LO).to(tl.uint32)
+    k1 = tl.load(row + KEY_HI).to(tl.uint32)
+    base = tl.load(row + BASE).to(tl.uint64, bitcast=True)
+    return row, frow, idx, mask, k0, k1, base
+
+
+@triton.jit
+def _uniform_kernel(dst, values, samples, fparams, tiles, BLOCK: tl.constexpr,
+                    MODE: tl.constexpr, F64: tl.constexpr, U64: tl.constexpr):  # fmt: skip
+    """MODE 0: lo + u (hi - lo) clamped below hi; 1: lo + index in [0, span]; 2: values[index]."""
+    row, frow, idx, mask, k0, k1, base = _tile(tiles, samples, fparams, BLOCK)
+    e = idx.to(tl.uint64)
+    out = dst + tl.load(row + OUT_OFF) + idx
+    if MODE == 0:
+        if F64:
+            d0, d1 = philox_draw2(k0, k1, base + 2 * e)
+            u = unit_f64(d0, d1)
+        else:
+            u = unit_f32(philox_draw(k0, k1, base + e)).to(tl.float64)
+        lo = tl.load(frow + F_A)
+        hi = tl.load(frow + F_B)
+        below = tl.load(frow + F_C).to(dst.dtype.element_ty)
+        value = (lo + u * (hi - lo)).to(dst.dtype.element_ty)
+        tl.store(out, tl.minimum(value, below), mask=mask)
+    else:
+        d0, d1 = philox_draw2(k0, k1, base + 2 * e)
+        u = (d0.to(tl.uint64) << 32) | d1.to(tl.uint64)
+        n = tl.load(row + SPAN).to(tl.uint64, bitcast=True) + 1  # 0: the full 64-bit range
+        pick = tl.where(n == 0, u, mulhi64(u, n))
+        if MODE == 1:
+            bits = tl.load(row + LO_BITS).to(tl.uint64, bitcast=True) + pick
+            if U64:
+                tl.store(out, bits, mask=mask)
+            else:
+                tl.store(out, bits.to(tl.int64, bitcast=True).to(dst.dtype.element_ty),
+                         mask=mask)  # fmt: skip
+        else:
+            where = tl.load(row + VSTART) + pick.to(tl.int64)
+            tl.store(out, tl.load(values + where, mask=mask), mask=mask)
+
+
+@triton.jit
+def standard_normal_f32(k0, k1, index):
+    """Box-Muller on draws `index`, `index + 1` (index even), in float32 like the CPU kernel."""
+    d0, d1 = philox_draw2(k0, k1, index)
+    radius = tl.sqrt_rn(-2.0 * tl.log(unit_open_f32(d0)))
+    return radius * tl.cos(unit_f32(d1) * TWO_PI)
+
+
+@triton.jit
+def _normal_kernel(dst, samples, fparams, tiles, BLOCK: tl.constexpr, OUT_INT: tl.constexpr,
+                   LO: tl.constexpr, HI: tl.constexpr, HI_INT: tl.constexpr,
+                   NAN_INT: tl.constexpr):  # fmt: skip
+    """mean + stddev * z in float64, converted to the output type."""
+    row, frow, idx, mask, k0, k1, base = _tile(tiles, samples, fparams, BLOCK)
+    z = standard_normal_f32(k0, k1, base + 2 * idx.to(tl.uint64))
+    value = tl.load(frow + F_A) + tl.load(frow + F_B) * z.to(tl.float64)
+    out = dst + tl.load(row + OUT_OFF) + idx
+    if OUT_INT:
+        tl.store(out, round_saturate(value, dst.dtype.element_ty, LO, HI, HI_INT, NAN_INT),
+                 mask=mask)  # fmt: skip
+    else:
+        tl.store(out, value.to(dst.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _coin_flip_kernel(dst, samples, fparams, tiles, BLOCK: tl.constexpr):
+    """1 where a [0, 1) float32 draw is below the probability."""
+    row, frow, idx, mask, k0, k1, base = _tile(tiles, samples, fparams, BLOCK)
+    u = unit_f32(philox_draw(k0, k1, base + idx.to(tl.uint64))).to(tl.float64)
+    hit = u < tl.load(frow + F_A)
+    tl.store(dst + tl.load(row + OUT_OFF) + idx, hit.to(dst.dtype.element_ty), mask=mask)
+
+
+def _tables(out: GpuBatch, call: Call, ints: dict[int, np.ndarray] | None = None,
+            floats: dict[int, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    n = out.batch_size
+    samples = np.zeros((n, int(NCOL)), dtype=np.int64)
+    samples[:, int(OUT_OFF)] = out.offsets
+    samples[:, int(SIZE)] = out.sizes
+    samples[:, int(BASE)] = np.asarray(call.rng_base, dtype=np.uint64).view(np.int64)
+    samples[:, int(KEY_LO)] = call.rng_key & 0xFFFFFFFF
+    samples[:, int(KEY_HI)] = call.rng_key >> 32
+    for col, values in (ints or {}).items():
+        samples[:, col] = values
+    fparams = np.zeros((n, int(NFCOL)), dtype=np.float64)
+    for col, values in (floats or {}).items():
+        fparams[:, col] = values
+    return samples, fparams
+
+
+@register(ops.uniform, "gpu")
+def uniform_gpu(run: GpuRun, out: GpuBatch, _like: GpuBatch | None, call: Call) -> None:
+    """One launch; discrete values are converted to the output type on the host first."""
+    np_type = out.dtype.numpy_dtype
+    values = np.zeros(1, np_type)
+    ints: dict[int, np.ndarray] = {}
+    floats: dict[int, np.ndarray] = {}
+    if call.mode == ops.MODE_FLOAT:
+        floats = {int(F_A): call.lo, int(F_B): call.hi, int(F_C): call.below_hi}
+    else:
+        ints[int(SPAN)] = np.asarray(call.span, dtype=np.uint64).view(np.int64)
+        if call.mode == ops.MODE_INT:
+            ints[int(LO_BITS)] = np.asarray(call.lo_bits, dtype=np.uint64).view(np.int64)
+        else:
+            values = convert_numpy(call.value_table, np_type)
+            ints[int(VSTART)] = call.value_start
+    samples, fparams = _tables(out, call, ints, floats)
+    tiles = tile_table(out.sizes, TILE)
+    run.launch(_uniform_kernel, (len(tiles),), out.data, values, samples, fparams, tiles,
+               BLOCK=TILE, MODE=int(call.mode), F64=np_type == np.float64,
+               U64=np_type == np.uint64)  # fmt: skip
+
+
+@register(ops.normal, "gpu")
+def normal_gpu(run: GpuRun, out: GpuBatch, _like: GpuBatch | None, call: Call) -> None:
+    """One launch."""
+    np_type = out.dtype.numpy_dtype
+    limits = int_limits(np_type) if np_type.kind in "iu" else \
+        {"LO": 0.0, "HI": 0.0, "HI_INT": 0, "NAN_INT": 0}  # fmt: skip
+    samples, fparams = _tables(out, call, floats={int(F_A): call.mean, int(F_B): call.stddev})
+    tiles = tile_table(out.sizes, TILE)
+    run.launch(_normal_kernel, (len(tiles),), out.data, samples, fparams, tiles, BLOCK=TILE,
+               OUT_INT=np_type.kind in "iu", **limits)  # fmt: skip
+
+
+@register(ops.coin_flip, "gpu")
+def coin_flip_gpu(run: GpuRun, out: GpuBatch, _like: GpuBatch | None, call: Call) -> None:
+    """One launch."""
+    samples, fparams = _tables(out, call, floats={int(F_A): call.probability})
+    tiles = tile_table(out.sizes, TILE)
+    run.launch(_coin_flip_kernel, (len(tiles),), out.data, samples, fparams, tiles, BLOCK=TILE)
+
+
+def _host_samples(batch: GpuBatch) -> list[np.ndarray]:
+    flat = batch.data.cpu().numpy()
+    return [flat[off:off + size].reshape(shape)
+            for off, size, shape in zip(batch.offsets, batch.sizes, batch.shapes)]  # fmt: skip
+
+
+def _upload(out: GpuBatch, host: np.ndarray) -> None:
+    out.data.copy_(torch.from_numpy(host), non_blocking=False)
+
+
+@register(ops.choice, "gpu")
+def choice_gpu(run: GpuRun, out: GpuBatch, a: GpuBatch, _like: GpuBatch | None,
+               call: Call) -> None:  # fmt: skip
+    """CPU-only in DALI: pick on the host (same draws as the CPU kernel), upload once."""
+    host = np.zeros(out.data.numel(), out.dtype.numpy_dtype)
+    for i, (sample, dst) in enumerate(zip(_host_samples(a), _host_samples_of(out, host))):
+        choice_sample(dst, sample, SampleArgs(call, i, None))
+    _upload(out, host)
+
+
+@register(ops.beta, "gpu")
+def beta_gpu(run: GpuRun, out: GpuBatch, _like: GpuBatch | None, call: Call) -> None:
+    """CPU-only in DALI: draw on the host (same generator as the CPU kernel), upload once."""
+    host = np.zeros(out.data.numel(), out.dtype.numpy_dtype)
+    for i, dst in enumerate(_host_samples_of(out, host)):
+        beta_sample(dst, SampleArgs(call, i, None))
+    _upload(out, host)
+
+
+def _host_samples_of(batch: GpuBatch, host: np.ndarray) -> list[np.ndarray]:
+    return [host[off:off + size].reshape(shape)
+            for off, size, shape in zip(batch.offsets, batch.sizes, batch.shapes)]  # fmt: skip
