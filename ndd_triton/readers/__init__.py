@@ -1,1 +1,13 @@
-"""Readers: stateful, PascalCase dataset readers (`ndd.readers.File`, ...)."""
+"""Readers: stateful, PascalCase dataset readers (`ndd.readers.File`, ...).
+
+Create a reader once and call `next_epoch(batch_size=N)` every epoch; see `Reader`.
+`shard_from_torch_distributed()` gives `(shard_id, num_shards)` for torch.distributed jobs.
+"""
+
+from ndd_triton.readers._base import Reader
+from ndd_triton.readers._file import File
+from ndd_triton.readers._sharding import shard_from_torch_distributed
+from ndd_triton.readers._source_info import source_info
+from ndd_triton.readers._state import ReaderState
+
+__all__ = ["File", "Reader", "ReaderState", "shard_from_torch_distributed", "source_info"]

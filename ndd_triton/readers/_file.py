@@ -1,0 +1,185 @@
+"""`readers.File`: raw file bytes and an integer label per sample (DALI `readers.File`)."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from typing import Any
+
+import numpy as np
+import torch
+
+from ndd_triton._device import Device
+from ndd_triton._dtype import DType, int32, uint8
+from ndd_triton._storage import BatchStorage
+from ndd_triton.readers import _args, _source_info
+from ndd_triton.readers._base import Reader, file_size
+
+DEFAULT_FILTERS = ["*.jpg", "*.jpeg", "*.png", "*.bmp", "*.tif", "*.tiff", "*.pnm", "*.ppm",
+                   "*.pgm", "*.pbm", "*.jp2", "*.webp", "*.flac", "*.ogg", "*.wav"]  # fmt: skip
+
+
+def matches(name: str, patterns: list[str], case_sensitive: bool) -> bool:
+    """Whether `name` matches any glob pattern."""
+    if case_sensitive:
+        return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+    return any(fnmatch.fnmatchcase(name.lower(), p.lower()) for p in patterns)
+
+
+def read_into(path: str, out: torch.Tensor) -> None:
+    """Read all of `path` into the u8 tensor `out` (sized from the file's size)."""
+    try:
+        with open(path, "rb") as f:
+            got = f.readinto(memoryview(out.numpy()))
+    except OSError as e:
+        raise RuntimeError(f"Cannot read file {path!r}: {e.strerror}") from e
+    if got != out.numel():
+        raise RuntimeError(f"File {path!r} changed while reading: expected {out.numel()} bytes, "
+                           f"read {got}")
+
+
+def read_bytes_batch(paths: list[str]) -> BatchStorage:
+    """One packed u8 storage with the contents of `paths` (read straight into the buffer)."""
+    sizes = [(file_size(p),) for p in paths]
+    storage = BatchStorage.allocate(sizes, torch.uint8, Device.CPU)
+    for path, sample in zip(paths, storage.samples):
+        read_into(path, sample)
+    return storage
+
+
+def scalar_batch(values: np.ndarray, dtype: torch.dtype) -> BatchStorage:
+    """One storage of shape-(1,) samples holding `values`."""
+    storage = BatchStorage.allocate([(1,)] * len(values), dtype, Device.CPU)
+    assert storage.buffer is not None
+    storage.buffer.copy_(torch.from_numpy(np.ascontiguousarray(values)).to(dtype))
+    return storage
+
+
+class FileSource:
+    """Index of (path, label) pairs built from `files`, `file_list` or a `file_root` tree."""
+
+    dtypes: tuple[DType, ...] = (uint8, int32)
+    layouts: tuple[str | None, ...] = (None, None)
+
+    def __init__(self, args: dict[str, Any]) -> None:
+        self._args = args
+        self._paths: list[str] = []
+        self._relative: list[str] = []
+        self._labels = np.zeros(0, np.int32)
+
+    def index(self) -> int:
+        """Scan the dataset; RuntimeError when the root or the list cannot be read."""
+        a = self._args
+        root = a["file_root"]
+        if a["files"] is not None:
+            relative = list(a["files"])
+            labels = list(a["labels"]) if a["labels"] is not None else list(range(len(relative)))
+        elif a["file_list"] is not None:
+            root = root if root is not None else os.path.dirname(a["file_list"])
+            relative, labels = _parse_file_list(a["file_list"])
+        elif root is not None:
+            relative, labels = _scan_root(root, a["file_filters"], a["dir_filters"],
+                                          a["case_sensitive_filter"])  # fmt: skip
+        else:
+            raise RuntimeError("File: one of the arguments 'file_root', 'file_list' or 'files' "
+                               "must be given")
+        self._relative = relative
+        self._paths = [os.path.join(root, p) if root else p for p in relative]
+        self._labels = np.asarray(labels, dtype=np.int32)
+        return len(relative)
+
+    def load(self, indices: np.ndarray) -> tuple[list[BatchStorage], list[str]]:
+        """Bytes and labels of the samples `indices`."""
+        chosen = indices.tolist()
+        data = read_bytes_batch([self._paths[i] for i in chosen])
+        sources = [self._relative[i] for i in chosen]
+        _source_info.tag(data.samples, sources)
+        return [data, scalar_batch(self._labels[indices], torch.int32)], sources
+
+
+def _parse_file_list(path: str) -> tuple[list[str], list[int]]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise RuntimeError(f"File: cannot read file_list {path!r}: {e.strerror}") from e
+    relative: list[str] = []
+    labels: list[int] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        parts = line.rsplit(maxsplit=1)
+        try:
+            label = int(parts[1]) if len(parts) == 2 else None
+        except ValueError:
+            label = None
+        if label is None:
+            raise RuntimeError(f"File: file_list {path!r} line {number}: expected '<path> "
+                               f"<integer label>'; got {line!r}")
+        relative.append(parts[0])
+        labels.append(label)
+    return relative, labels
+
+
+def _scan_root(root: str, filters: list[str], dir_filters: list[str] | None,
+               case_sensitive: bool) -> tuple[list[str], list[int]]:  # fmt: skip
+    """Class sub-folders sorted by name (label = position), files sorted inside each."""
+    if not os.path.isdir(root):
+        raise RuntimeError(f"File: file_root {root!r} does not exist or is not a directory")
+    classes = sorted(e.name for e in os.scandir(root) if e.is_dir())
+    if dir_filters:
+        classes = [c for c in classes if matches(c, dir_filters, case_sensitive)]
+    relative: list[str] = []
+    labels: list[int] = []
+    for label, name in enumerate(classes):
+        found: list[str] = []
+        for folder, subdirs, files in os.walk(os.path.join(root, name), followlinks=True):
+            subdirs.sort()
+            rel_folder = os.path.relpath(folder, root)
+            found.extend(os.path.join(rel_folder, f) for f in files
+                         if matches(f, filters, case_sensitive))  # fmt: skip
+        found.sort()
+        relative.extend(found)
+        labels.extend([label] * len(found))
+    return relative, labels
+
+
+class File(Reader):
+    """Reads whole files: outputs `(data u8 1-D bytes, label i32 shape (1,))`, both on the CPU.
+
+    The dataset is `files` (+ `labels`, default: the index in `files`), a `file_list` text file
+    of `<path> <label>` lines (paths relative to `file_root`, default: the list's folder), or a
+    `file_root` whose sub-folders are the classes (sorted by name; label = position).
+    """
+
+    _SPECIFIC = {"file_root": None, "file_list": None, "files": None, "labels": None,
+                 "file_filters": DEFAULT_FILTERS, "dir_filters": None,
+                 "case_sensitive_filter": False}  # fmt: skip
+
+    def _make_source(self, args: dict[str, Any]) -> FileSource:
+        for key in ("file_root", "file_list"):
+            if args[key] is not None:
+                if not isinstance(args[key], str | os.PathLike):
+                    raise TypeError(f"File: argument '{key}' expects a str path; got "
+                                    f"{type(args[key]).__name__}")
+                args[key] = os.fspath(args[key])
+        for key in ("files", "file_filters", "dir_filters"):
+            if args[key] is not None:
+                args[key] = _args.string_list("File", key, args[key])
+        args["case_sensitive_filter"] = _args.check_bool("File", "case_sensitive_filter",
+                                                         args["case_sensitive_filter"])  # fmt: skip
+        if args["files"] is not None and args["file_list"] is not None:
+            raise ValueError("File: arguments 'files' and 'file_list' cannot be used together; "
+                             "give one of them")
+        labels = args["labels"]
+        if labels is not None:
+            if args["files"] is None:
+                raise ValueError("File: argument 'labels' needs 'files' (one label per file)")
+            if not isinstance(labels, list | tuple) or not all(
+                    isinstance(v, int) and not isinstance(v, bool) for v in labels):
+                raise TypeError(f"File: argument 'labels' expects a list of ints; got "
+                                f"{labels!r:.60}")
+            if len(labels) != len(args["files"]):
+                raise ValueError(f"File: 'labels' must have one entry per file: got "
+                                 f"{len(labels)} labels for {len(args['files'])} files")
+        return FileSource(args)

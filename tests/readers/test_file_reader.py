@@ -1,0 +1,221 @@
+"""readers.File: dataset discovery, outputs, iteration API and its errors (core.md §14)."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from reader_files import content, read_data, read_labels, write_files
+
+import ndd_triton as ndd
+
+
+def epoch_labels(reader, batch_size):
+    return [read_labels(labels) for _, labels in reader.next_epoch(batch_size=batch_size)]
+
+
+# ---- discovery -------------------------------------------------------------------------------
+def test_file_root_classes_sorted_and_files_filtered(class_tree):
+    reader = ndd.readers.File(file_root=str(class_tree))
+    samples = list(reader.next_epoch())
+    names = [ndd.readers.source_info(data) for data, _ in samples]
+    assert names == ["b/sub/y.jpg", "b/x0.jpg", "b/x1.jpg", "c/UPPER.JPG", "c/z0.png",
+                     "c/z1.jpg"]
+    assert [int(np.asarray(label)[0]) for _, label in samples] == [0, 0, 0, 1, 1, 1]
+    for (data, label), name in zip(samples, names):
+        assert bytes(np.asarray(data)) == content(name)
+        assert data.dtype == ndd.uint8 and data.ndim == 1 and data.device == ndd.Device.CPU
+        assert label.dtype == ndd.int32 and label.shape == (1,)
+
+
+def test_case_sensitive_and_custom_filters(class_tree):
+    sensitive = ndd.readers.File(file_root=class_tree, case_sensitive_filter=True)
+    names = [ndd.readers.source_info(d) for d, _ in sensitive.next_epoch()]
+    assert "c/UPPER.JPG" not in names and len(names) == 5
+    txt = ndd.readers.File(file_root=class_tree, file_filters=["*.txt"])
+    assert [ndd.readers.source_info(d) for d, _ in txt.next_epoch()] == ["b/notes.txt"]
+    only_c = ndd.readers.File(file_root=class_tree, dir_filters=["c"])
+    assert [int(np.asarray(lbl)[0]) for _, lbl in only_c.next_epoch()] == [0, 0, 0]
+
+
+def test_file_list_relative_to_its_folder(tmp_path):
+    write_files(tmp_path, ["img/a.jpg", "img/b.jpg"])
+    (tmp_path / "list.txt").write_text("img/b.jpg 7\n\nimg/a.jpg 3\n")
+    reader = ndd.readers.File(file_list=str(tmp_path / "list.txt"))
+    data, labels = next(iter(reader.next_epoch(batch_size=2)))
+    assert read_data(data) == [content("img/b.jpg"), content("img/a.jpg")]
+    assert read_labels(labels) == [7, 3]
+
+
+def test_file_list_bad_line(tmp_path):
+    (tmp_path / "list.txt").write_text("a.jpg seven\n")
+    reader = ndd.readers.File(file_list=str(tmp_path / "list.txt"))
+    with pytest.raises(RuntimeError, match=r"line 1: expected '<path> <integer label>'"):
+        reader.next_epoch()
+
+
+def test_files_and_labels(tmp_path):
+    write_files(tmp_path, ["p.bin", "q.bin"])
+    reader = ndd.readers.File(file_root=str(tmp_path), files=["q.bin", "p.bin"], labels=[5, 9])
+    data, labels = next(iter(reader.next_epoch(batch_size=2)))
+    assert read_data(data) == [content("q.bin"), content("p.bin")]
+    assert read_labels(labels) == [5, 9]
+    default = ndd.readers.File(file_root=str(tmp_path), files=["q.bin", "p.bin"])
+    assert epoch_labels(default, 2) == [[0, 1]]
+
+
+def test_missing_directory_fails_at_first_iteration(tmp_path):
+    reader = ndd.readers.File(file_root=str(tmp_path / "nope"))
+    with pytest.raises(RuntimeError, match="does not exist"):
+        reader.next_epoch(batch_size=2)
+    with pytest.raises(RuntimeError, match="one of the arguments 'file_root', 'file_list'"):
+        ndd.readers.File().next_epoch()
+
+
+def test_unreadable_file_surfaces_at_iteration(tmp_path):
+    reader = ndd.readers.File(files=[str(tmp_path / "gone.jpg")])
+    iterator = reader.next_epoch()
+    with pytest.raises(RuntimeError, match=r"Cannot read file .*gone\.jpg"):
+        next(iterator)
+
+
+def test_empty_dataset_and_empty_shard(tmp_path, flat_files):
+    (tmp_path / "cls").mkdir()
+    with pytest.raises(RuntimeError, match="the dataset is empty"):
+        ndd.readers.File(file_root=str(tmp_path)).next_epoch()
+    reader = ndd.readers.File(**flat_files(2), shard_id=0, num_shards=3)
+    with pytest.raises(RuntimeError, match="shard 0 of 3 is empty"):
+        reader.next_epoch()
+
+
+# ---- constructor errors ----------------------------------------------------------------------
+@pytest.mark.parametrize(("kwargs", "error", "message"), [
+    ({"foo": 1}, TypeError, "unexpected keyword argument 'foo'"),
+    ({"batch_size": 2}, TypeError, "unexpected keyword argument 'batch_size'; pass batch_size"),
+    ({"shard_id": 2, "num_shards": 2}, ValueError,
+     r"The shard_id=2 is invalid. Must be in range \[0..1\]."),
+    ({"random_shuffle": "yes"}, TypeError, "'random_shuffle' expects a bool; got str"),
+    ({"initial_fill": 0}, ValueError, "'initial_fill' must be >= 1; got 0"),
+    ({"prefetch_queue_depth": 1.5}, TypeError, "'prefetch_queue_depth' expects an int"),
+    ({"shuffle_after_epoch": True, "random_shuffle": True}, RuntimeError,
+     "shuffle_after_epoch and random_shuffle"),
+    ({"shuffle_after_epoch": True, "stick_to_shard": True}, RuntimeError,
+     "shuffle_after_epoch and stick_to_shard"),
+    ({"files": ["a"], "file_list": "l.txt"}, ValueError, "'files' and 'file_list' cannot"),
+    ({"labels": [1]}, ValueError, "'labels' needs 'files'"),
+    ({"files": ["a", "b"], "labels": [1]}, ValueError, "got 1 labels for 2 files"),
+    ({"files": ["a"], "labels": ["x"]}, TypeError, "'labels' expects a list of ints"),
+    ({"files": 3}, TypeError, "'files' expects a str or a list of str; got int"),
+    ({"device": "gpu"}, ValueError, 'Invalid device "gpu" for operator readers__File'),
+])  # fmt: skip
+def test_constructor_errors(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        ndd.readers.File(**kwargs)
+
+
+def test_max_batch_size_is_first_positional(flat_files):
+    reader = ndd.readers.File(3, **flat_files(6))
+    assert reader.max_batch_size == 3
+    with pytest.raises(ValueError, match="batch_size 4 is larger than the max_batch_size 3"):
+        reader.next_epoch(batch_size=4)
+    batches = list(reader.next_epoch())
+    assert [b.batch_size for b, _ in batches] == [3, 3]
+    with pytest.raises(TypeError, match="'max_batch_size' expects an int"):
+        ndd.readers.File("x")
+
+
+# ---- iteration API ---------------------------------------------------------------------------
+def test_sample_mode_yields_tensors(flat_files):
+    reader = ndd.readers.File(**flat_files(3))
+    samples = list(reader.next_epoch())
+    assert len(samples) == 3
+    assert all(isinstance(d, ndd.Tensor) and isinstance(lbl, ndd.Tensor) for d, lbl in samples)
+
+
+def test_batch_size_cannot_change(flat_files):
+    reader = ndd.readers.File(**flat_files(4))
+    epoch_labels(reader, 4)
+    with pytest.raises(ValueError, match="batch_size 2 is different than the max_batch_size 4"):
+        reader.next_epoch(batch_size=2)
+
+
+def test_modes_cannot_mix(flat_files):
+    reader = ndd.readers.File(**flat_files(4))
+    epoch_labels(reader, 2)
+    with pytest.raises(RuntimeError, match="Cannot mix samples, batches and _run/__call__"):
+        reader.next_epoch()
+    with pytest.raises(RuntimeError, match="Cannot mix samples, batches and _run/__call__"):
+        reader()
+
+
+def test_previous_epoch_must_be_exhausted(flat_files):
+    reader = ndd.readers.File(**flat_files(4))
+    iterator = reader.next_epoch(batch_size=2)
+    next(iterator)
+    with pytest.raises(RuntimeError, match="previous next_epoch\\(\\) call is not exhausted"):
+        reader.next_epoch(batch_size=2)
+    next(iterator)  # the last batch closes the epoch
+    assert epoch_labels(reader, 2) == [[0, 1], [2, 3]]
+
+
+def test_direct_calls(flat_files):
+    reader = ndd.readers.File(**flat_files(3))
+    steps = [reader() for _ in range(4)]  # direct calls run past the epoch end
+    assert [int(np.asarray(label)[0]) for _, label in steps] == [0, 1, 2, 0]
+    with pytest.raises(RuntimeError, match="batch size of direct calls must be uniform"):
+        reader(batch_size=2)
+    batched = ndd.readers.File(**flat_files(3))
+    data, labels = batched(batch_size=2)
+    assert isinstance(data, ndd.Batch) and read_labels(labels) == [0, 1]
+
+
+def test_next_epoch_arguments(flat_files):
+    reader = ndd.readers.File(enable_checkpointing=True, **flat_files(2))
+    with pytest.raises(TypeError, match="'ctx' expects an EvalContext or None; got int"):
+        reader.next_epoch(ctx=3)
+    with pytest.raises(NotImplementedError, match="not supported in capture mode"):
+        reader.next_epoch(batch_size=1, capture=True)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'compile'"):
+        reader.next_epoch(batch_size=1, compile=True)
+    with pytest.raises(ValueError, match="'batch_size' must be >= 1; got 0"):
+        reader.next_epoch(batch_size=0)
+    plain = ndd.readers.File(**flat_files(2))
+    with ndd.EvalContext() as ctx:
+        assert epoch_labels_ctx(plain, ctx) == [[0, 1]]
+
+
+def epoch_labels_ctx(reader, ctx):
+    return [read_labels(lbl) for _, lbl in reader.next_epoch(batch_size=2, ctx=ctx,
+                                                              capture=True)]
+
+
+def test_get_metadata(flat_files):
+    reader = ndd.readers.File(**flat_files(7), shard_id=1, num_shards=2, pad_last_batch=True)
+    assert reader.get_metadata() == {"epoch_size": 7, "epoch_size_padded": 8,
+                                     "number_of_shards": 2, "shard_id": 1, "pad_last_batch": 1,
+                                     "stick_to_shard": 0}  # fmt: skip
+
+
+def test_io_runs_on_prefetch_thread(flat_files):
+    reader = ndd.readers.File(**flat_files(6), prefetch_queue_depth=2)
+    seen = []
+    load = reader._source.load
+
+    def recording_load(indices):
+        seen.append(threading.current_thread().name)
+        return load(indices)
+
+    reader._source.load = recording_load
+    assert epoch_labels(reader, 2) == [[0, 1], [2, 3], [4, 5]]
+    assert seen and all(name.startswith("ndd-reader-") for name in seen)
+    assert threading.current_thread().name not in seen
+
+
+def test_outputs_feed_operators(flat_files):
+    reader = ndd.readers.File(**flat_files(2))
+    data, labels = next(iter(reader.next_epoch(batch_size=2)))
+    assert labels.torch().shape == (2, 1)
+    padded = data.torch(pad=True)
+    assert padded.shape[0] == 2 and padded.dtype == ndd.uint8.torch_dtype
+    assert bytes(data.select(1).torch().numpy()) == content("f01.bin")
