@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from ndd_triton.schema import Call
 
 
@@ -51,3 +53,16 @@ def drop_axes(layout: str | None, axes: Sequence[int], keep_dims: bool) -> str |
         return layout or None
     kept = "".join(c for i, c in enumerate(layout) if i not in set(axes))
     return kept or None
+
+
+def uniform_vector(call: Call, name: str) -> list[int] | None:
+    """A per-sample int vector argument that must be the same for every sample (e.g. `axes`)."""
+    values = call.values.get(name)
+    if values is None:
+        return None
+    per_sample = [tuple(int(a) for a in np.asarray(v).reshape(-1)) for v in values]
+    for p in per_sample[1:]:
+        if p != per_sample[0]:
+            raise call.error(f"argument '{name}' must be the same for every sample; got "
+                             f"{list(per_sample[0])} and {list(p)}")  # fmt: skip
+    return list(per_sample[0]) if per_sample else []

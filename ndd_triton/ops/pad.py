@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ndd_triton.ops._axes import resolve_axes
+from ndd_triton.ops._axes import resolve_axes, uniform_vector
 from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 
@@ -34,14 +34,7 @@ def _per_sample_vectors(call: Call, name: str, count: int) -> list[np.ndarray] |
 
 
 def _padded_axes(call: Call, ndim: int, layout: str | None) -> list[int]:
-    axes_values = call.values.get("axes")
-    axes = None
-    if axes_values is not None:
-        per_sample = [tuple(int(a) for a in np.asarray(v).reshape(-1)) for v in axes_values]
-        if any(p != per_sample[0] for p in per_sample):
-            raise call.error(f"argument 'axes' must be the same for every sample; got "
-                             f"{per_sample[0]} and {next(p for p in per_sample if p != per_sample[0])}")  # fmt: skip
-        axes = list(per_sample[0]) if per_sample else []
+    axes = uniform_vector(call, "axes")
     resolved = resolve_axes(call, axes, call.axis_names, ndim, layout)
     return list(range(ndim)) if resolved is None else resolved
 

@@ -1,0 +1,58 @@
+"""slice on the CPU: per-axis source index vectors (policy applied), one fancy-indexed gather."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ndd_triton._convert import convert_numpy
+from ndd_triton.kernels import register
+from ndd_triton.ops import slice as slice_op
+from ndd_triton.schema import SampleArgs
+
+
+def source_index(start: int, length: int, extent: int, policy: int
+                 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Source coordinates of output positions `start + [0, length)` and which are inside."""
+    coords = start + np.arange(length, dtype=np.int64)
+    valid = (coords >= 0) & (coords < extent)
+    if policy in (slice_op.INSIDE, slice_op.PAD, slice_op.EDGE):
+        return np.clip(coords, 0, max(extent - 1, 0)), valid
+    if policy == slice_op.WRAP:
+        return coords % extent, valid
+    if policy == slice_op.REFLECT_1001:  # [0 1 2 3] -> ... 1 0 | 0 1 2 3 | 3 2 ...
+        m = coords % (2 * extent)
+        return np.where(m >= extent, 2 * extent - 1 - m, m), valid
+    if extent == 1:  # reflect_101 of a single element repeats it
+        return np.zeros_like(coords), valid
+    m = coords % (2 * extent - 2)  # [0 1 2 3] -> ... 2 1 | 0 1 2 3 | 2 1 ...
+    return np.where(m >= extent, 2 * extent - 2 - m, m), valid
+
+
+@register(slice_op.schema, "cpu")
+def slice_cpu(out: np.ndarray, data: np.ndarray, anchor: object, shape: object,
+              arg: SampleArgs) -> None:  # fmt: skip
+    """Gather the window; positions outside the input get the fill values ('pad' policy)."""
+    policy: int = arg.policy_code
+    starts = arg.anchor_full
+    index, valid = [], []
+    for axis, (length, extent) in enumerate(zip(out.shape, data.shape)):
+        idx, ok = source_index(int(starts[axis]), length, extent, policy)
+        index.append(idx)
+        valid.append(ok)
+    if data.size == 0:
+        values = np.empty(out.shape, data.dtype)
+        inside = np.zeros(out.shape, bool)
+    else:
+        values = data[np.ix_(*index)]
+        inside = np.ones(out.shape, bool)
+        if policy == slice_op.PAD:
+            for axis, ok in enumerate(valid):
+                inside &= ok.reshape([-1 if a == axis else 1 for a in range(out.ndim)])
+    converted = convert_numpy(values, out.dtype)
+    if policy != slice_op.PAD or inside.all():
+        out[...] = converted
+        return
+    fill = arg.fill
+    if arg.channel_axis >= 0:
+        fill = fill.reshape([-1 if a == arg.channel_axis else 1 for a in range(out.ndim)])
+    out[...] = np.where(inside, converted, fill)
