@@ -163,8 +163,9 @@ def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
         if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer):
             raise TypeError(f"{op}: batch_size must be an int; got {type(batch_size).__name__}")
         n = int(batch_size)
-        if n < 1:
-            raise ValueError(f"{op}: batch_size must be positive; got {n}")
+        if n < 1:  # DALI's random generators report this as a RuntimeError
+            raise (RuntimeError if schema.random else ValueError)(
+                f"{op}: batch_size must be positive; got {n}")
     else:
         n = 1
     dev = _resolve_device(schema, device, data)
