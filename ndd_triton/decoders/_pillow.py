@@ -1,0 +1,210 @@
+"""Host image decoding with Pillow: header probing, full decode, colour conversion.
+
+Pillow's JPEG path is libjpeg-turbo with the ISLOW IDCT and fancy upsampling, the same library
+and settings as DALI 2.4's CPU decoder, so RGB output matches DALI bit-exactly (golden data).
+Pillow releases the GIL while it decodes, so samples decode in parallel on the CPU thread pool.
+
+Functions here raise `ImageError` with a message that does not name the op or the sample; the
+callers (op inference and kernels) add both.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from PIL import Image
+
+# DALI's formats (JPEG, JPEG 2000, TIFF, PNG, BMP, PNM, WebP); MPO is Pillow's name for
+# multi-picture JPEGs. Restricting Image.open to these also keeps it away from EPS & co.
+FORMATS = ("JPEG", "MPO", "PNG", "BMP", "TIFF", "WEBP", "PPM", "JPEG2000")
+
+# Output types, DALIImageType codes.
+RGB, BGR, GRAY, YCBCR, ANY_DATA = 0, 1, 2, 3, 4
+
+# Pillow refuses images above 2 * MAX_IMAGE_PIXELS as decompression bombs; we reject the same
+# images ourselves, with a message that says what was declared.
+MAX_PIXELS = 2 * (Image.MAX_IMAGE_PIXELS or 89478485)
+
+_EXIF_ORIENTATION = 0x0112
+_STORED_CHANNELS = {"1": 1, "L": 1, "P": 3, "LA": 2, "La": 2, "PA": 4, "RGB": 3, "RGBA": 4,
+                    "RGBa": 4, "RGBX": 4, "CMYK": 4, "YCbCr": 3, "LAB": 3, "HSV": 3, "I": 1,
+                    "F": 1, "I;16": 1, "I;16B": 1, "I;16L": 1, "I;16N": 1}  # fmt: skip
+
+
+class ImageError(Exception):
+    """The encoded data cannot be decoded (the caller names the op and the sample)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ImageInfo:
+    """What the header says: format, Pillow mode, stored size and channels, EXIF orientation."""
+
+    format: str
+    mode: str
+    height: int
+    width: int
+    channels: int
+    orientation: int
+
+    def shape(self, output_type: int, adjust_orientation: bool) -> tuple[int, int, int]:
+        """The decoded `(H, W, C)` for an output type (EXIF orientations 5-8 swap H and W)."""
+        h, w = self.height, self.width
+        if adjust_orientation and self.orientation >= 5:
+            h, w = w, h
+        if output_type == GRAY:
+            c = 1
+        elif output_type == ANY_DATA:
+            c = self.channels
+        else:
+            c = 3
+        return h, w, c
+
+
+def _formats() -> list[str]:
+    """`FORMATS` that this Pillow build has plugins for (loads the plugins once)."""
+    Image.init()
+    return [f for f in FORMATS if f in Image.OPEN]
+
+
+def _open(data: np.ndarray) -> Image.Image:
+    """Open (header only) with Pillow's bomb warning muted: `read_info` applies the limit."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+        return Image.open(io.BytesIO(memoryview(data)), formats=_formats())
+
+
+def read_info(data: np.ndarray) -> ImageInfo:
+    """Parse the header of one encoded image (no pixel data is decoded)."""
+    if data.size == 0:
+        raise ImageError("the encoded data is empty (0 bytes)")
+    try:
+        image = _open(data)
+    except Image.DecompressionBombError as e:
+        raise ImageError(f"the image is too large to decode ({e})") from e
+    except Image.UnidentifiedImageError:
+        head = bytes(data[:8]).hex(" ")
+        raise ImageError(f"unrecognised or corrupt image data ({data.size} bytes starting with "
+                         f"{head}); supported formats: JPEG, JPEG 2000, TIFF, PNG, BMP, PNM, "
+                         "WebP") from None
+    except (OSError, ValueError, SyntaxError, EOFError, struct.error) as e:
+        raise ImageError(f"corrupt image header: {e}") from e
+    width, height = image.size
+    if width <= 0 or height <= 0:
+        raise ImageError(f"the header declares an empty image ({width} x {height})")
+    if width * height > MAX_PIXELS:
+        raise ImageError(f"the header declares {height} x {width} pixels, more than the limit "
+                         f"of {MAX_PIXELS} (2 * PIL.Image.MAX_IMAGE_PIXELS); this looks like a "
+                         "decompression bomb")
+    channels = _STORED_CHANNELS.get(image.mode)
+    if channels is None:
+        raise ImageError(f"unsupported pixel format {image.mode!r} in a {image.format} image")
+    if image.mode == "P" and "transparency" in image.info:
+        channels = 4
+    try:
+        orientation = int(image.getexif().get(_EXIF_ORIENTATION, 1))
+    except Exception:  # noqa: BLE001 (a broken EXIF block must not stop decoding, as in DALI)
+        orientation = 1
+    return ImageInfo(str(image.format), image.mode, height, width, channels,
+                     orientation if 1 <= orientation <= 8 else 1)  # fmt: skip
+
+
+def _reopen(data: np.ndarray, info: ImageInfo) -> Image.Image:
+    """Open with the plugin found by `read_info`: no format probing, no second bomb check."""
+    factory = Image.OPEN[info.format][0]
+    return factory(io.BytesIO(memoryview(data)))  # type: ignore[no-any-return,operator]
+
+
+def _to_8bit(image: Image.Image) -> Image.Image:
+    """16-bit/int/float grey to 8 bits (16-bit scales by 1/257, as a u16 -> u8 rescale)."""
+    if image.mode in ("I;16", "I;16B", "I;16L", "I;16N", "I"):
+        arr = np.asarray(image, dtype=np.float64)
+        return Image.fromarray(np.clip(np.floor(arr / 257 + 0.5), 0, 255).astype(np.uint8))
+    if image.mode == "F":
+        arr = np.asarray(image, dtype=np.float64)
+        return Image.fromarray(np.clip(np.floor(arr * 255 + 0.5), 0, 255).astype(np.uint8))
+    return image
+
+
+def _pixels(image: Image.Image, info: ImageInfo, output_type: int) -> np.ndarray:
+    """Decoded HWC uint8 pixels in the output colour space (before orientation)."""
+    image = _to_8bit(image)
+    if output_type == ANY_DATA:
+        if image.mode == "P":
+            image = image.convert("RGBA" if info.channels == 4 else "RGB")
+        elif image.mode in ("1", "CMYK", "YCbCr", "LAB", "HSV", "La", "RGBa", "RGBX"):
+            image = image.convert({"1": "L", "La": "LA"}.get(image.mode, "RGBA" if info.channels
+                                                             == 4 else "RGB"))  # fmt: skip
+        arr = np.asarray(image)
+        return arr[:, :, None] if arr.ndim == 2 else arr
+    if output_type == GRAY and image.mode == "L":
+        return np.asarray(image)[:, :, None]
+    rgb = np.asarray(image if image.mode == "RGB" else image.convert("RGB"))
+    if output_type == BGR:
+        return rgb[:, :, ::-1]
+    if output_type == GRAY:
+        return rgb_to_gray(rgb)
+    if output_type == YCBCR:
+        return rgb_to_ycbcr(rgb)
+    return rgb
+
+
+def rgb_to_gray(rgb: np.ndarray) -> np.ndarray:
+    """BT.601 luma, 14-bit fixed point, truncated (golden: all but 1 of 1,900 pixels exact)."""
+    acc = rgb[..., 0] * np.int32(4899) + rgb[..., 1] * np.int32(9617) + rgb[..., 2] * np.int32(1868)
+    return (acc >> 14).astype(np.uint8)[:, :, None]
+
+
+def rgb_to_ycbcr(rgb: np.ndarray) -> np.ndarray:
+    """BT.601 studio-swing YCbCr from RGB, rounded half away (DALI's decoder/CSC formula)."""
+    m = np.array([[65.481, 128.553, 24.966], [-37.797, -74.203, 112.0],
+                  [112.0, -93.786, -18.214]]) / 255.0  # fmt: skip
+    ycc = rgb.astype(np.float64) @ m.T + np.array([16.0, 128.0, 128.0])
+    return np.clip(np.floor(ycc + 0.5), 0, 255).astype(np.uint8)
+
+
+def _orient(pixels: np.ndarray, orientation: int) -> np.ndarray:
+    """Apply an EXIF orientation (1-8) to HWC pixels, as `ImageOps.exif_transpose` does."""
+    if orientation in (5, 6, 7, 8):
+        pixels = np.swapaxes(pixels, 0, 1)  # transpose, then mirror as the tag says
+        flips = {5: (), 6: (1,), 7: (0, 1), 8: (0,)}[orientation]
+    else:
+        flips = {1: (), 2: (1,), 3: (0, 1), 4: (0,)}[orientation]
+    return np.flip(pixels, axis=flips) if flips else pixels
+
+
+def decode(data: np.ndarray, info: ImageInfo, output_type: int, adjust_orientation: bool
+           ) -> np.ndarray:  # fmt: skip
+    """Decode one image to HWC uint8 in the output colour space (possibly a strided view)."""
+    try:
+        image = _reopen(data, info)
+        if output_type == GRAY and info.format in ("JPEG", "MPO") and image.mode != "CMYK":
+            image.draft("L", image.size)  # libjpeg's own grey output, as DALI (golden)
+        image.load()
+        pixels = _pixels(image, info, output_type)
+    except ImageError:
+        raise
+    except Exception as e:  # noqa: BLE001 (Pillow/zlib/libjpeg errors of all kinds)
+        raise ImageError(f"cannot decode the {info.format} image: {type(e).__name__}: {e}"
+                         ) from e  # fmt: skip
+    if adjust_orientation and info.orientation != 1:
+        pixels = _orient(pixels, info.orientation)
+    return pixels
+
+
+def store(out: np.ndarray, pixels: np.ndarray) -> None:
+    """Write uint8 pixels into `out`, rescaling to its dtype's range (f32: /255)."""
+    kind = out.dtype
+    if kind == np.uint8:
+        out[...] = pixels
+    elif kind.kind == "f":
+        np.divide(pixels, np.float32(255), out=out, dtype=np.float32, casting="unsafe")
+    elif kind == np.uint16:
+        np.multiply(pixels, np.uint16(257), out=out, dtype=np.uint16)
+    elif kind == np.int16:  # [0, 255] -> [0, 32767], rounded half away
+        out[...] = np.floor(pixels.astype(np.float64) * (32767 / 255) + 0.5).astype(np.int16)
+    else:
+        raise ImageError(f"unsupported output dtype {kind}")

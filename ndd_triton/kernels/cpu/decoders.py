@@ -1,0 +1,68 @@
+"""Decoders on the CPU: Pillow decode per sample (the executor maps samples over the pool).
+
+Inference has already parsed each header (`arg.info`) and fixed the output window
+(`arg.window`: y0, x0, h, w over the oriented image, or None for the whole image).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ndd_triton.decoders import _pillow
+from ndd_triton.kernels import register
+from ndd_triton.ops import decoders
+from ndd_triton.schema import SampleArgs
+
+_SCHEMAS = {s.name: s for s in decoders.schemas}
+_DECODERS = ("decoders.image", "decoders.image_crop", "decoders.image_slice",
+             "decoders.image_random_crop")  # fmt: skip
+
+
+def decode_sample(out: np.ndarray, arg: SampleArgs, op: str) -> None:
+    """Decode `arg.encoded` and write its window into `out` (RuntimeError names the sample)."""
+    try:
+        pixels = _pillow.decode(arg.encoded, arg.info, int(arg.output_type),
+                                bool(arg.adjust_orientation))  # fmt: skip
+        window = arg.window
+        if window is not None:
+            y0, x0, h, w = (int(v) for v in window)
+            pixels = pixels[y0:y0 + h, x0:x0 + w]
+        if pixels.shape != out.shape:
+            raise _pillow.ImageError(f"decoded shape {pixels.shape} differs from the header's "
+                                     f"{out.shape}")  # fmt: skip
+        _pillow.store(out, pixels)
+    except _pillow.ImageError as e:
+        raise RuntimeError(f"{op}: sample {arg.index}: {e}") from e
+
+
+def _make(op: str):  # type: ignore[no-untyped-def]
+    def decode_cpu(out: np.ndarray, *inputs_and_arg: object) -> None:
+        arg = inputs_and_arg[-1]
+        assert isinstance(arg, SampleArgs)
+        decode_sample(out, arg, op)
+
+    decode_cpu.__name__ = decode_cpu.__qualname__ = f"{op.rsplit('.', 1)[1]}_cpu"
+    decode_cpu.__doc__ = f"`{op}` for one sample."
+    return decode_cpu
+
+
+for _name in _DECODERS:
+    register(_SCHEMAS[_name], "cpu")(_make(_name))
+
+
+@register(_SCHEMAS["peek_image_shape"], "cpu")
+def peek_image_shape_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
+    """The header-derived (H, W, C), converted to the output dtype."""
+    out[...] = np.asarray(arg.decoded_shape).astype(out.dtype)
+
+
+@register(_SCHEMAS["io.file.read"], "cpu")
+def file_read_cpu(inp: np.ndarray, arg: SampleArgs) -> np.ndarray:
+    """The whole file as 1-D uint8 (RuntimeError names the file)."""
+    path = arg.path
+    try:
+        return np.fromfile(path, dtype=np.uint8)
+    except OSError as e:
+        reason = e.strerror or str(e)
+        raise RuntimeError(f"io.file.read: sample {arg.index}: cannot read file {path!r}: "
+                           f"{reason}") from e  # fmt: skip

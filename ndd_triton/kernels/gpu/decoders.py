@@ -1,0 +1,144 @@
+"""Decoders with device="gpu": encoded bytes on the host, decoded images in GPU memory.
+
+This "GPU kernel" is deliberately not Triton: entropy decoding (Huffman, zlib) is serial
+within an image, so a hand-written kernel would not beat the CPU, let alone nvJPEG. Two paths:
+
+* **nvImageCodec** (`pip install ndd_triton[cuda]`, real CUDA only): the batch is decoded by
+  `nvidia.nvimgcodec` (nvJPEG, hardware decoder where present) on the op's stream; each image
+  is then windowed, colour-converted and rescaled into its slot of the packed output with torch.
+  nvJPEG output can differ from libjpeg-turbo by a few levels (4:2:0 chroma), as DALI's GPU
+  decoder does. Any failure there (missing codec, unsupported format) falls back to:
+* **host decode + upload**: every sample is decoded with Pillow on the CPU thread pool straight
+  into one staging buffer laid out like the output (pinned memory with real CUDA, the output
+  itself on the emulated device), then copied to the GPU in one transfer.
+
+Both paths decode the same window that inference fixed, so shapes always match the spec.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from ndd_triton.kernels import register
+from ndd_triton.kernels.cpu.decoders import _DECODERS, _SCHEMAS, decode_sample
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
+from ndd_triton.schema import Call, SampleArgs
+
+_nvimgcodec_decoder: Any = None
+
+
+def _host_decode(out: GpuBatch, call: Call, op: str) -> None:
+    """Decode on the CPU into a host buffer shaped like `out`, then one copy to the device."""
+    from ndd_triton._thread_pool import default_pool  # the executor's pool is not passed here
+
+    data = out.data
+    on_host = data.device.type == "cpu"
+    host = data if on_host else torch.empty(data.numel(), dtype=data.dtype, pin_memory=True)
+    flat = host.numpy()
+    sizes = out.sizes
+
+    def one(i: int) -> None:
+        start = int(out.offsets[i])
+        view = flat[start:start + int(sizes[i])].reshape(tuple(int(v) for v in out.shapes[i]))
+        decode_sample(view, SampleArgs(call, i, "HWC"), op)
+
+    default_pool().run(one, call.batch_size, work_bytes=int(flat.nbytes))
+    if not on_host:
+        data.copy_(host, non_blocking=True)
+
+
+def _nvimgcodec() -> Any:
+    """The shared nvImageCodec decoder, or None when the package is not installed."""
+    global _nvimgcodec_decoder
+    if _nvimgcodec_decoder is None:
+        try:
+            from nvidia import nvimgcodec
+        except ImportError:
+            _nvimgcodec_decoder = False
+        else:
+            _nvimgcodec_decoder = (nvimgcodec, nvimgcodec.Decoder())
+    return _nvimgcodec_decoder or None
+
+
+def _convert_on_device(rgb: torch.Tensor, output_type: int) -> torch.Tensor:
+    """RGB uint8 HWC -> the output colour space, same formulas as the CPU path."""
+    if output_type == 1:
+        return rgb.flip(-1)
+    wide = rgb.to(torch.int32)
+    if output_type == 2:
+        return ((wide[..., 0] * 4899 + wide[..., 1] * 9617 + wide[..., 2] * 1868) >> 14
+                ).to(torch.uint8)[..., None]  # fmt: skip
+    if output_type == 3:
+        m = torch.tensor([[65.481, 128.553, 24.966], [-37.797, -74.203, 112.0],
+                          [112.0, -93.786, -18.214]], dtype=torch.float64, device=rgb.device)
+        ycc = rgb.to(torch.float64) @ (m / 255.0).T + torch.tensor([16.0, 128.0, 128.0],
+                                                                   device=rgb.device)
+        return torch.floor(ycc + 0.5).clamp(0, 255).to(torch.uint8)
+    return rgb
+
+
+def _store_on_device(dst: torch.Tensor, pixels: torch.Tensor) -> None:
+    if dst.dtype == torch.uint8:
+        dst.copy_(pixels)
+    elif dst.dtype.is_floating_point:
+        dst.copy_(pixels.to(torch.float32) / 255)
+    elif dst.dtype == torch.uint16:
+        dst.copy_(pixels.to(torch.int32) * 257)
+    else:
+        dst.copy_(torch.floor(pixels.to(torch.float64) * (32767 / 255) + 0.5))
+
+
+def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
+    """Decode with nvImageCodec into `out`; False (nothing written) when it cannot."""
+    module, decoder = codec
+    output_type = int(call.output_type)
+    spec = module.ColorSpec.UNCHANGED if output_type == 4 else module.ColorSpec.RGB
+    params = module.DecodeParams(color_spec=spec,
+                                 apply_exif_orientation=bool(call.adjust_orientation))
+    try:
+        streams = [module.CodeStream(bytes(e)) for e in call.encoded]
+        stream = torch.cuda.current_stream(out.data.device).cuda_stream
+        images = decoder.decode(streams, params=params, cuda_stream=stream)
+        decoded = [torch.as_tensor(im, device=out.data.device) for im in images]
+    except Exception:  # noqa: BLE001 (any codec problem: decode on the host instead)
+        return False
+    if any(t is None or t.ndim != 3 for t in decoded):
+        return False
+    windows = call.values.get("window")
+    results = []
+    for i, pixels in enumerate(decoded):
+        if windows is not None:
+            y0, x0, h, w = (int(v) for v in windows[i])
+            pixels = pixels[y0:y0 + h, x0:x0 + w]
+        pixels = _convert_on_device(pixels, output_type) if output_type != 4 else pixels
+        if tuple(pixels.shape) != tuple(int(v) for v in out.shapes[i]):
+            return False
+        results.append(pixels)
+    sizes = out.sizes
+    for i, pixels in enumerate(results):
+        start = int(out.offsets[i])
+        dst = out.data[start:start + int(sizes[i])].view(pixels.shape)
+        _store_on_device(dst, pixels)
+    return True
+
+
+def _make(op: str):  # type: ignore[no-untyped-def]
+    def decode_gpu(run: GpuRun, out: GpuBatch, *inputs_and_call: Any) -> None:
+        call = inputs_and_call[-1]
+        assert isinstance(call, Call)
+        if out.data.is_cuda and call.batch_size:
+            codec = _nvimgcodec()
+            if codec is not None and _nvimgcodec_decode(out, call, codec):
+                return
+        _host_decode(out, call, op)
+
+    decode_gpu.__name__ = decode_gpu.__qualname__ = f"{op.rsplit('.', 1)[1]}_gpu"
+    decode_gpu.__doc__ = f"`{op}` on the GPU (nvImageCodec, else host decode + one upload)."
+    return decode_gpu
+
+
+for _name in _DECODERS:
+    register(_SCHEMAS[_name], "gpu")(_make(_name))
+
