@@ -95,8 +95,34 @@ def _sample_array(op: str, arg: Arg, value: Any, index: int | None) -> np.ndarra
     return arr.reshape(()) if not arg.vector else arr
 
 
+_CONSTANTS: dict[tuple[int, str, Any, int], np.ndarray] = {}
+
+
+def _broadcast_constant(op: str, arg: Arg, value: Any, batch_size: int) -> np.ndarray:
+    """Read-only `[N, ...]` view of a converted constant, memoised per (arg, value, N): most
+    calls repeat the same literal arguments, and conversion + broadcast cost microseconds."""
+    try:
+        key = (id(arg), type(value).__name__, value, batch_size)
+        hit = _CONSTANTS.get(key)
+    except TypeError:  # unhashable (list, ndarray)
+        const = _constant_array(op, arg, value)
+        return np.broadcast_to(const, (batch_size, *const.shape))
+    if hit is None:
+        const = _constant_array(op, arg, value)
+        hit = np.broadcast_to(const, (batch_size, *const.shape))
+        if len(_CONSTANTS) > 4096:
+            _CONSTANTS.clear()
+        _CONSTANTS[key] = hit
+    return hit
+
+
 def per_sample_value(op: str, arg: Arg, value: Any, batch_size: int) -> Any:
-    """`[N, ...]` array (or list of arrays when vector lengths differ) for a per-sample arg."""
+    """`[N, ...]` array (or list of arrays when vector lengths differ) for a per-sample arg.
+
+    Constants become a read-only broadcast view (no copy per sample).
+    """
+    if not isinstance(value, Batch | Tensor) and not (arg.vector and arg.length is not None):
+        return _broadcast_constant(op, arg, value, batch_size)
     if isinstance(value, Batch):
         if value.batch_size != batch_size:
             raise ValueError(f"{op}: Inconsistent batch size: argument '{arg.name}' has "

@@ -48,15 +48,19 @@ def _run_cpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: li
     known = all(spec.shapes is not None for spec in specs)
     outs = [BatchStorage.allocate(spec.shapes, spec.dtype.torch_dtype, device)  # type: ignore[arg-type]
             for spec in specs] if known else []  # fmt: skip
+    layout = call.inputs[0].layout if call.inputs and call.inputs[0] is not None else None
+    work = sum(int(s.buffer.numel() * s.buffer.element_size()) if s.buffer is not None
+               else sum(t.numel() * t.element_size() for t in s.samples)
+               for s in ins + outs if s is not None)  # fmt: skip
+    if kernel.dense and known and n > 1 and work < _DENSE_MAX_BYTES and \
+            _run_dense(call, kernel, ins, outs, layout):  # fmt: skip
+        return outs
     in_np = [[to_numpy(s, op) for s in storage.samples] if storage is not None else [None] * n
              for storage in ins]  # fmt: skip
     out_np = [[to_numpy(s, op) for s in storage.samples] for storage in outs]
     if kernel.batched:
         produced = kernel.fn(call, out_np if known else None, in_np)
-        if not known:
-            return _wrap_produced(produced, specs, device)
-        return outs
-    layout = call.inputs[0].layout if call.inputs and call.inputs[0] is not None else None
+        return outs if known else _wrap_produced(produced, specs, device)
     single = len(specs) == 1
     produced_samples: list[Any] = [None] * n
 
@@ -69,15 +73,50 @@ def _run_cpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: li
         else:
             produced_samples[i] = kernel.fn(*sample_ins, arg)
 
-    work = sum(int(s.buffer.numel() * s.buffer.element_size()) if s.buffer is not None
-               else sum(t.numel() * t.element_size() for t in s.samples)
-               for s in ins + outs if s is not None)  # fmt: skip
     ctx.thread_pool.run(one, n, work_bytes=work if known else 1 << 30)
     if known:
         return outs
     per_output = [[p if not isinstance(p, tuple) else p[k] for p in produced_samples]
                   for k in range(len(specs))] if len(specs) > 1 else [produced_samples]  # fmt: skip
     return _wrap_produced(per_output, specs, device)
+
+
+# Small uniform batches run as one dense NumPy call; larger ones go per sample over the pool.
+_DENSE_MAX_BYTES = 1 << 18
+
+
+def _uniform_args(call: Call) -> bool:
+    for name in call.per_sample:
+        value = call.values[name]
+        if not isinstance(value, np.ndarray):
+            return False
+        if value.ndim and value.shape[0] > 1 and value.strides[0] != 0 and \
+                not (value == value[:1]).all():  # fmt: skip
+            return False
+    return True
+
+
+def _run_dense(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
+               outs: list[BatchStorage], layout: str | None) -> bool:  # fmt: skip
+    """One kernel call over dense `(N, ...)` views when shapes and arguments are uniform."""
+    dense_ins = []
+    for storage in ins:
+        if storage is not None and storage.buffer is None:
+            first = storage.samples[0].shape
+            if any(t.shape != first for t in storage.samples):
+                return False
+            storage.packed()  # one small copy, cached on the batch
+        view = storage.dense() if storage is not None else None
+        if storage is not None and view is None:
+            return False
+        dense_ins.append(to_numpy(view) if view is not None else None)
+    dense_outs = [s.dense() for s in outs]
+    if any(v is None for v in dense_outs) or not _uniform_args(call):
+        return False
+    arg = SampleArgs(call, 0, "N" + layout if layout else None)
+    dst = to_numpy(dense_outs[0]) if len(outs) == 1 else tuple(to_numpy(v) for v in dense_outs)
+    kernel.fn(dst, *dense_ins, arg)
+    return True
 
 
 def _wrap_produced(produced: list[list[Any]], specs: list[OutputSpec], device: Device

@@ -18,6 +18,7 @@ from ndd_triton._args import constant_value, per_sample_value, validate
 from ndd_triton._batch import Batch
 from ndd_triton._construct import as_tensor, move_storage
 from ndd_triton._device import Device
+from ndd_triton._dispatch import make_run
 from ndd_triton._eval_context import EvalContext
 from ndd_triton._eval_mode import EvalMode
 from ndd_triton._executor import Invocation, execute, user_callsite
@@ -219,8 +220,6 @@ def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
         specs = [specs]
     kernel = lookup(schema, dev.device_type)
     ctx = EvalContext.current()
-    from ndd_triton._dispatch import make_run
-
     inv = Invocation(op, make_run(call, kernel, batches, list(specs), dev, ctx), ctx,
                      user_callsite())  # fmt: skip
     if _profiling.ACTIVE:

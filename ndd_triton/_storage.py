@@ -34,15 +34,22 @@ class BatchStorage:
     def allocate(shapes: Sequence[Sequence[int]] | np.ndarray, dtype: torch.dtype,
                  device: Device) -> BatchStorage:  # fmt: skip
         """One uninitialised buffer holding all samples of the given shapes."""
-        shapes_list = [tuple(int(v) for v in s) for s in shapes]
-        sizes = np.array([int(np.prod(s)) for s in shapes_list], dtype=np.int64)
-        offsets = np.zeros(len(sizes), dtype=np.int64)
-        if len(sizes) > 1:
+        arr = np.asarray(shapes, dtype=np.int64)
+        n = len(arr)
+        arr = arr.reshape(n, -1) if n else arr.reshape(0, 0)
+        sizes = arr.prod(axis=1) if arr.shape[1] else np.ones(n, dtype=np.int64)
+        offsets = np.zeros(n, dtype=np.int64)
+        if n > 1:
             np.cumsum(sizes[:-1], out=offsets[1:])
         total = int(sizes.sum())
         buffer = torch.empty(total, dtype=dtype, device=device.torch_device)
-        samples = [buffer[o:o + n].view(s) for o, n, s in zip(offsets.tolist(), sizes.tolist(),
-                                                             shapes_list)]  # fmt: skip
+        shape_rows = arr.tolist()
+        if n and all(row == shape_rows[0] for row in shape_rows):
+            # Uniform: one view, split along the batch axis (cheaper than N narrow+view calls).
+            samples = list(buffer.view(n, *shape_rows[0]).unbind(0))
+        else:
+            samples = [buffer[o:o + k].view(row) for o, k, row in zip(offsets.tolist(),
+                                                                     sizes.tolist(), shape_rows)]
         return BatchStorage(samples, device, buffer, offsets)
 
     @property
@@ -73,11 +80,9 @@ class BatchStorage:
         if self.buffer is None or not self.samples:
             return None
         first = self.samples[0].shape
-        if any(s.shape != first for s in self.samples):
-            return None
+        for s in self.samples:
+            if s.shape != first:
+                return None
+        # Every constructor of a packed storage lays samples out back to back, in order.
         n = len(self.samples)
-        size = self.samples[0].numel()
-        assert self.offsets is not None
-        if not np.array_equal(self.offsets, np.arange(n, dtype=np.int64) * size):
-            return None
-        return self.buffer[: n * size].view(n, *first)
+        return self.buffer[: n * self.samples[0].numel()].view(n, *first)

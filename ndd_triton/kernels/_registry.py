@@ -18,21 +18,28 @@ _lock = threading.Lock()
 
 @dataclass(frozen=True, slots=True)
 class KernelEntry:
-    """A registered kernel: `batched` kernels get whole batches instead of one sample."""
+    """A registered kernel.
+
+    `batched` kernels get whole batches instead of one sample. `dense` CPU kernels also accept
+    a uniform batch as one array with a leading batch axis (`arg.layout` then starts with "N"),
+    which the run phase uses when every sample has the same shape and arguments: one NumPy call
+    instead of one per sample.
+    """
 
     fn: Callable[..., Any]
     backend: str
     batched: bool = False
+    dense: bool = False
 
 
-def register(schema: Any, backend: str, *, batched: bool = False
+def register(schema: Any, backend: str, *, batched: bool = False, dense: bool = False
              ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # fmt: skip
     """Register `fn` as the `backend` kernel of `schema` (an OpSchema)."""
     if backend not in ("cpu", "gpu"):
         raise ValueError(f"unknown backend {backend!r}")
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        _KERNELS[(schema.name, backend)] = KernelEntry(fn, backend, batched)
+        _KERNELS[(schema.name, backend)] = KernelEntry(fn, backend, batched, dense)
         return fn
 
     return decorate
