@@ -53,6 +53,7 @@ from ndd_triton._stream import (
 )
 from ndd_triton._tensor import Tensor
 from ndd_triton._thread_pool import ThreadPool, get_num_threads, set_num_threads
+from ndd_triton._imread import imread
 from ndd_triton import decoders, random, readers  # noqa: E402,I001 (after the core types)
 from ndd_triton import checkpoint  # noqa: E402 (after the core types)
 from ndd_triton._opgen import install as _install
@@ -61,7 +62,7 @@ _OPS = _install(_sys.modules[__name__])
 
 __version__ = "0.1.0"
 __all__ = [
-    "ExternalSource", "checkpoint",
+    "ExternalSource", "checkpoint", "imread",
     "Batch", "DType", "DataType", "Device", "EvalContext", "EvalMode", "ImageType", "InterpType",
     "Profile", "Stream", "Tensor", "ThreadPool", "as_batch", "as_tensor", "batch", "bfloat16",
     "bool", "device", "dtype", "float16", "float32", "float64", "get_current_stream",
