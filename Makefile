@@ -17,7 +17,7 @@ $(BIN)/.installed: pyproject.toml
 venv: $(BIN)/.installed
 
 demo: venv
-	$(BIN)/python -m ndd_triton demo
+	$(BIN)/python -m ndd_triton demo $(ARGS)
 
 test: venv
 	NDD_TRITON_EMULATE_GPU=1 TRITON_INTERPRET=1 $(BIN)/python -m pytest tests
