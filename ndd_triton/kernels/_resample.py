@@ -1,0 +1,156 @@
+"""Separable resampling filter tables, shared by the CPU and the GPU resize kernels.
+
+One axis of one sample is described by `AxisPlan(n_in, n_out, origin, step, interp, antialias)`:
+output pixel `j` has its centre at source coordinate `origin + (j + 0.5) * step` (continuous
+coordinates, pixel `i` covering `[i, i + 1)`; a negative step mirrors the axis). `axis_table`
+turns a plan into `K` taps per output pixel: clamped source indices `[n_out, K]` (int32) and
+normalised weights `[n_out, K]` (float32). Both backends read exactly these tables, so CPU and
+GPU compute the same sums; only the summation order differs.
+
+Filters follow DALI 2.4 as observed in the golden data (see tests/golden/README.md): triangle
+(LINEAR, TRIANGULAR), Keys cubic with a = -0.5, Lanczos-3, Gaussian with sigma = 1/(2*sqrt(2))
+truncated at |x| < 1; when antialiasing a downscale the filter is widened by the scale factor.
+Source samples outside the image are clamped to the edge pixel. NN picks
+`floor(origin + (j + 0.5) * step)` (see `_nn_source` for DALI's ties).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+NN, LINEAR, CUBIC, LANCZOS3, TRIANGULAR, GAUSSIAN = range(6)
+INTERP_NAMES = ("INTERP_NN", "INTERP_LINEAR", "INTERP_CUBIC", "INTERP_LANCZOS3",
+                "INTERP_TRIANGULAR", "INTERP_GAUSSIAN")  # fmt: skip
+_GAUSS_TABLE = 32  # samples per unit of DALI's tabulated Gaussian (fitted to the golden data)
+_RADIUS = {LINEAR: 1.0, TRIANGULAR: 1.0, CUBIC: 2.0, LANCZOS3: 3.0, GAUSSIAN: 1.0}
+_BLOCK = 32  # output rows per dense band block of the CPU matmul form
+
+
+@dataclass(frozen=True, slots=True)
+class AxisPlan:
+    """Resampling of one axis of one sample (hashable: tables are cached by plan)."""
+
+    n_in: int
+    n_out: int
+    origin: float
+    step: float
+    interp: int
+    antialias: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AxisTable:
+    """Taps of one axis: `index[j, k]` (clamped) and `weight[j, k]`, K taps per output."""
+
+    index: np.ndarray  # [n_out, K] int32
+    weight: np.ndarray  # [n_out, K] float32
+
+    @property
+    def taps(self) -> int:
+        """K, the taps per output pixel."""
+        return int(self.index.shape[1])
+
+
+def _filter(interp: int, x: np.ndarray) -> np.ndarray:
+    """The continuous filter of `interp` at offsets `x` (in filter units)."""
+    a = np.abs(x)
+    if interp in (LINEAR, TRIANGULAR):
+        return np.maximum(0.0, 1.0 - a)
+    if interp == CUBIC:  # Keys, a = -0.5
+        inner = (1.5 * a - 2.5) * a * a + 1.0
+        outer = ((-0.5 * a + 2.5) * a - 4.0) * a + 2.0
+        return np.where(a < 1.0, inner, np.where(a < 2.0, outer, 0.0))
+    if interp == LANCZOS3:
+        return np.where(a < 3.0, np.sinc(x) * np.sinc(x / 3.0), 0.0)
+    if interp == GAUSSIAN:
+        # DALI samples exp(-4x^2) (sigma = 1/(2*sqrt(2))) every 1/32 and interpolates
+        # linearly; taps stop at |x| = 1. The analytic form misses the golden float case by
+        # 5e-3, this one by < 3e-3.
+        pos = a * _GAUSS_TABLE
+        k = np.floor(pos)
+        frac = pos - k
+
+        def sample(k: np.ndarray) -> np.ndarray:
+            return np.where(k <= _GAUSS_TABLE, np.exp(-4.0 * (k / _GAUSS_TABLE) ** 2), 0.0)
+
+        return np.where(a < 1.0, sample(k) * (1.0 - frac) + sample(k + 1) * frac, 0.0)
+    raise ValueError(f"unknown interpolation type {interp}")
+
+
+@functools.lru_cache(maxsize=512)
+def axis_table(plan: AxisPlan) -> AxisTable:
+    """Taps and weights of one axis (cached: uniform batches reuse one table)."""
+    n_out, n_in = plan.n_out, plan.n_in
+    j = np.arange(n_out, dtype=np.float64)
+    centre = plan.origin + (j + 0.5) * plan.step  # continuous source coordinate
+    if plan.interp == NN or n_out == 0:
+        index = np.clip(_nn_source(plan), 0, n_in - 1)[:, None]
+        return _frozen(AxisTable(index.astype(np.int32), np.ones((n_out, 1), np.float32)))
+    scale = abs(plan.step)
+    widen = scale if plan.antialias and scale > 1.0 else 1.0
+    radius = _RADIUS[plan.interp] * widen
+    c = centre - 0.5  # in index coordinates (pixel i centred at i)
+    lo = np.ceil(c - radius).astype(np.int64)
+    taps = int(np.max(np.floor(c + radius).astype(np.int64) - lo)) + 1
+    idx = lo[:, None] + np.arange(taps)
+    w = _filter(plan.interp, (idx - c[:, None]) / widen)
+    total = w.sum(axis=1, keepdims=True)
+    w = w / np.where(total == 0.0, 1.0, total)
+    index = np.clip(idx, 0, n_in - 1).astype(np.int32)
+    return _frozen(AxisTable(index, w.astype(np.float32)))
+
+
+def _nn_source(plan: AxisPlan) -> np.ndarray:
+    """NN source indices, reproducing DALI's treatment of exact ties (observed in the golden data).
+
+    When shrinking, DALI accumulates the source coordinate in float32 (`x += step`), so some
+    exact ties land on the lower index (32 -> 12 rows picks row 27 for the tie at 28.0); when
+    enlarging, ties go to the higher index (40 -> 61 columns picks 20 for the tie at 20.0).
+    """
+    n_out = plan.n_out
+    if abs(plan.step) >= 1.0:
+        steps = np.full(n_out, plan.step, np.float32)
+        if n_out:
+            steps[0] = np.float32(plan.origin) + np.float32(0.5) * np.float32(plan.step)
+        return np.floor(np.cumsum(steps, dtype=np.float32)).astype(np.int64)
+    centre = plan.origin + (np.arange(n_out) + 0.5) * plan.step
+    return np.floor(centre + 1e-9).astype(np.int64)
+
+
+def _frozen(table: AxisTable) -> AxisTable:
+    table.index.setflags(write=False)
+    table.weight.setflags(write=False)
+    return table
+
+
+@dataclass(frozen=True, slots=True)
+class BandBlock:
+    """Rows `[j0, j1)` of the dense resampling matrix, nonzero only in columns `[l0, l1)`."""
+
+    j0: int
+    j1: int
+    l0: int
+    l1: int
+    matrix: np.ndarray  # [j1 - j0, l1 - l0] float32
+
+
+def band_blocks(plan: AxisPlan) -> tuple[BandBlock, ...]:
+    """The axis table as dense band blocks, for a CPU matmul (duplicate clamped taps summed).
+
+    Rows of a resampling matrix have a few adjacent nonzeros, so blocks of 32 output rows touch
+    a narrow band of input columns: one small GEMM per block does the whole pass.
+    """
+    table = axis_table(plan)
+    blocks = []
+    for j0 in range(0, plan.n_out, _BLOCK):
+        j1 = min(j0 + _BLOCK, plan.n_out)
+        index = table.index[j0:j1].astype(np.int64)
+        l0, l1 = int(index.min()), int(index.max()) + 1
+        dense = np.zeros((j1 - j0, l1 - l0), np.float64)
+        rows = np.repeat(np.arange(j1 - j0), table.taps)
+        np.add.at(dense, (rows, (index - l0).reshape(-1)), table.weight[j0:j1].reshape(-1))
+        blocks.append(BandBlock(j0, j1, l0, l1, dense.astype(np.float32)))
+    return tuple(blocks)

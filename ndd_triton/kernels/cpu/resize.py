@@ -1,0 +1,98 @@
+"""resize on the CPU: two (or three) separable passes, each a few band GEMMs in torch.
+
+The filter tables come from `kernels._resample` (the GPU kernel reads the same tables). A pass
+multiplies the axis by its resampling matrix block by block (`band_blocks`); the work tensor is
+kept in whatever physical axis order makes that a plain 2-D/batched GEMM, and the final copy
+into the output permutes back and converts (round half away, saturate).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import torch
+
+from ndd_triton.kernels import register
+from ndd_triton.kernels._resample import AxisPlan, band_blocks
+from ndd_triton.ops import resize
+from ndd_triton.schema import SampleArgs
+
+_SMALL_INNER = 16  # below this many trailing elements, move the axis last before the GEMM
+
+
+@functools.lru_cache(maxsize=512)
+def _blocks(plan: AxisPlan) -> tuple[tuple[int, int, int, int, torch.Tensor, torch.Tensor], ...]:
+    """Band blocks as torch tensors: (j0, j1, l0, l1, M, M transposed), cached per plan."""
+    return tuple((b.j0, b.j1, b.l0, b.l1, torch.from_numpy(b.matrix),
+                  torch.from_numpy(np.ascontiguousarray(b.matrix.T)))
+                 for b in band_blocks(plan))  # fmt: skip
+
+
+def sample_plans(arg: SampleArgs, antialias: bool) -> list[AxisPlan]:
+    """The AxisPlans of one sample, outermost spatial axis first."""
+    n_in, n_out = arg.resample_in, arg.resample_out
+    origin, step, interp = arg.resample_origin, arg.resample_step, arg.resample_interp
+    return [AxisPlan(int(n_in[k]), int(n_out[k]), float(origin[k]), float(step[k]),
+                     int(interp[k]), bool(antialias)) for k in range(len(n_in))]  # fmt: skip
+
+
+def _pass(t: torch.Tensor, order: list[int], axis: int, plan: AxisPlan
+          ) -> tuple[torch.Tensor, list[int]]:  # fmt: skip
+    """Resample logical `axis` of `t` (physical dims in `order`); returns float32 data."""
+    p = order.index(axis)
+    inner = math.prod(t.shape[p + 1:])
+    if p != t.dim() - 1 and inner < _SMALL_INNER:
+        moved = t.movedim(p, -1)
+        t = torch.empty(moved.shape, dtype=torch.float32)
+        t.copy_(moved)  # converts and transposes in one pass
+        order = order[:p] + order[p + 1:] + [axis]
+        p = t.dim() - 1
+    elif t.dtype != torch.float32 or not t.is_contiguous():
+        t = t.to(torch.float32).contiguous()
+    shape = list(t.shape)
+    shape[p] = plan.n_out
+    res = torch.empty(shape, dtype=torch.float32)
+    if p == t.dim() - 1:
+        src, dst = t.view(-1, t.shape[p]), res.view(-1, plan.n_out)
+        for j0, j1, l0, l1, _, mt in _blocks(plan):
+            dst[:, j0:j1] = src[:, l0:l1] @ mt
+    else:
+        outer = math.prod(t.shape[:p])
+        src, dst = t.view(outer, t.shape[p], -1), res.view(outer, plan.n_out, -1)
+        for j0, j1, l0, l1, m, _ in _blocks(plan):
+            dst[:, j0:j1] = torch.matmul(m, src[:, l0:l1])
+    return res, order
+
+
+def store(out: np.ndarray, t: torch.Tensor, order: list[int]) -> None:
+    """Write float32 work data (physical `order`) into `out`: round half away and saturate."""
+    dst = torch.from_numpy(out)
+    if not dst.dtype.is_floating_point:
+        info = torch.iinfo(dst.dtype)
+        t = t.clamp_(info.min, info.max)
+        t = t.add_(0.5) if info.min == 0 else torch.where(t < 0, t - 0.5, t + 0.5)
+    dst.permute(order).copy_(t)
+
+
+def resample(out: np.ndarray, inp: np.ndarray, layout: str, letters: str,
+             plans: list[AxisPlan]) -> None:  # fmt: skip
+    """Resample the spatial axes `letters` of one sample into `out`, innermost axis first."""
+    t = torch.from_numpy(inp)
+    order = list(range(inp.ndim))
+    for letter, plan in reversed(list(zip(letters, plans))):
+        t, order = _pass(t, order, layout.index(letter), plan)
+    if t.dtype != torch.float32:  # no spatial axis (cannot happen for valid layouts)
+        t = t.to(torch.float32)
+    store(out, t, order)
+
+
+@register(resize.schema, "cpu")
+def resize_cpu(out: np.ndarray | tuple[np.ndarray, np.ndarray], inp: np.ndarray,
+               arg: SampleArgs) -> None:  # fmt: skip
+    """Resize one sample (and write its input extents when save_attrs asks for them)."""
+    if isinstance(out, tuple):
+        out, attrs = out
+        attrs[...] = arg.resample_in
+    resample(out, inp, arg.layout, arg.resample_axes, sample_plans(arg, arg.antialias))
