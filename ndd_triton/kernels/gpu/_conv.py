@@ -46,6 +46,8 @@ def _border(p, n, BORDER: tl.constexpr):
         p = tl.where(p >= n, period - 1 - p, p)
     elif BORDER == 2:
         p = ((p % n) + n) % n
+    elif BORDER == 3:
+        p = tl.minimum(tl.maximum(p, 0), n - 1)
     else:
         ok = (p >= 0) & (p < n)
         p = tl.minimum(tl.maximum(p, 0), n - 1)
