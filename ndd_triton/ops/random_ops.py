@@ -87,7 +87,12 @@ def reserve(call: Call, counts: np.ndarray) -> None:
     call.derive("rng_base", bases, per_sample=True)
 
 
-def _sizes(shapes: np.ndarray) -> np.ndarray:
+def f32_args(values: np.ndarray) -> np.ndarray:
+    """Per-sample float arguments rounded to float32 (DALI's argument type), kept as float64."""
+    return np.asarray(values, dtype=np.float64).astype(np.float32).astype(np.float64)
+
+
+def sizes_of(shapes: np.ndarray) -> np.ndarray:
     return np.prod(shapes, axis=1, dtype=np.int64) if shapes.shape[1] else \
         np.ones(len(shapes), dtype=np.int64)  # fmt: skip
 
@@ -107,7 +112,7 @@ def _uniform_infer(call: Call) -> OutputSpec:
     dtype = _dtype(call, float32, UNIFORM_DTYPES)
     shapes = output_shapes(call, 0)
     n = call.batch_size
-    sizes = _sizes(shapes)
+    sizes = sizes_of(shapes)
     if call.values.get("values") is not None:
         values = _vectors(call.values["values"], n)
         for i, v in enumerate(values):
@@ -156,14 +161,18 @@ def _uniform_infer(call: Call) -> OutputSpec:
 def _normal_infer(call: Call) -> OutputSpec:
     dtype = _dtype(call, float32, NORMAL_DTYPES)
     shapes = output_shapes(call, 0)
-    reserve(call, _sizes(shapes) * 2)
+    # DALI's arguments are float32; rounding them here also makes `mean + stddev * z` exact in
+    # float64 (24-bit factors), so fused multiply-add on a GPU cannot change the result.
+    call.derive("mean", f32_args(call.mean), per_sample=True)
+    call.derive("stddev", f32_args(call.stddev), per_sample=True)
+    reserve(call, sizes_of(shapes) * 2)
     return OutputSpec(dtype, shapes, None)
 
 
 def _coin_flip_infer(call: Call) -> OutputSpec:
     dtype = _dtype(call, int32, COIN_DTYPES)
     shapes = output_shapes(call, 0)
-    reserve(call, _sizes(shapes))
+    reserve(call, sizes_of(shapes))
     return OutputSpec(dtype, shapes, None)
 
 
@@ -198,7 +207,7 @@ def _choice_infer(call: Call) -> OutputSpec:
                                  f"{CHOICE_TOLERANCE:g}); got sum {float(p.sum()):.6g}",
                                  RuntimeError)  # fmt: skip
         call.derive("p", probs, per_sample=True)
-    reserve(call, _sizes(base) * 2)
+    reserve(call, sizes_of(base) * 2)
     call.derive("draw_shapes", base, per_sample=True)
     return OutputSpec(dtype, shapes, None)
 
@@ -212,7 +221,7 @@ def _beta_infer(call: Call) -> OutputSpec:
         if len(bad):
             raise call.error(f"argument '{name}' sample {int(bad[0])}: must be positive and "
                              f"finite; got {values[bad[0]]:g}", RuntimeError)  # fmt: skip
-    reserve(call, _sizes(shapes))
+    reserve(call, sizes_of(shapes))
     return OutputSpec(dtype, shapes, None)
 
 

@@ -1,0 +1,135 @@
+"""noise.* on the CPU: vectorised NumPy over Philox draws (key, base + index).
+
+`kernels/gpu/noise.py` mirrors every formula (same draws, same float64/float32 steps).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ndd_triton._convert import convert_numpy
+from ndd_triton.kernels import register
+from ndd_triton.kernels.cpu.random_ops import standard_normal_f32
+from ndd_triton.ops import noise as ops
+from ndd_triton.random._philox import element_draws, to_unit_float32, to_unit_float64
+from ndd_triton.schema import SampleArgs
+
+POISSON_SMALL = 10.0  # below: inversion; above: transformed rejection (PTRS)
+INVERSION_STEPS = 64  # P(X > 64) for a mean below 10 is < 1e-30
+PTRS_ATTEMPTS = ops.SHOT_DRAWS // 2
+INV_2_32 = 1.0 / 4294967296.0
+LOGGAM_SERIES = (8.333333333333333e-02, -2.777777777777778e-03, 7.936507936507937e-04,
+                 -5.952380952380952e-04, 8.417508417508418e-04, -1.917526917526918e-03,
+                 6.410256410256410e-03, -2.955065359477124e-02, 1.796443723688307e-01,
+                 -1.39243221690590e00)  # fmt: skip
+HALF_LOG_2PI = 0.9189385332046727
+
+
+def _draws(arg: SampleArgs, count: int, per_element: int) -> np.ndarray:
+    return element_draws(arg.rng_key, int(arg.rng_base), count, per_element)
+
+
+def _store(out: np.ndarray, value: np.ndarray) -> None:
+    convert_numpy(value, out.dtype, out=out.reshape(-1))
+
+
+@register(ops.gaussian, "cpu")
+def gaussian_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
+    """in + mean + stddev * z (z: float32 Box-Muller), in float64, then converted."""
+    if out.size == 0:
+        return
+    z = standard_normal_f32(_draws(arg, out.size, 2)).astype(np.float64)
+    _store(out, inp.reshape(-1).astype(np.float64) + (arg.mean + arg.stddev * z))
+
+
+@register(ops.salt_and_pepper, "cpu")
+def salt_and_pepper_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
+    """One (replace?, salt?) decision per unit: a pixel (all its channels) or one value."""
+    size = out.size
+    if size == 0:
+        return
+    extent, inner = int(arg.chan_extent), int(arg.chan_inner)
+    idx = np.arange(size, dtype=np.int64)
+    unit = idx // (extent * inner) * inner + idx % inner
+    d = _draws(arg, size // extent, 2)[unit]
+    replace = to_unit_float32(d[:, 0]).astype(np.float64) < arg.prob
+    salt = to_unit_float32(d[:, 1]).astype(np.float64) < arg.salt_vs_pepper
+    values = convert_numpy(np.array([arg.salt_val, arg.pepper_val]), out.dtype)
+    flat = inp.reshape(-1)
+    out.reshape(-1)[:] = np.where(replace, np.where(salt, values[0], values[1]), flat)
+
+
+def loggam(x: np.ndarray) -> np.ndarray:
+    """log Gamma(x) for x >= 1: Stirling series at max(x, 7), shifted down by a product."""
+    x0 = np.maximum(x, 7.0)
+    x2 = 1.0 / (x0 * x0)
+    series = np.full_like(x0, LOGGAM_SERIES[9])
+    for coefficient in LOGGAM_SERIES[8::-1]:
+        series = series * x2 + coefficient
+    gl = series / x0 + HALF_LOG_2PI + (x0 - 0.5) * np.log(x0) - x0
+    shift = np.ones_like(x)
+    for i in range(7):  # x (x+1) ... up to 7
+        shift *= np.where(x + i < 7.0, x + i, 1.0)
+    return gl - np.log(shift)  # type: ignore[no-any-return]
+
+
+def poisson(lam: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Poisson(lam) as float64 from `d` (`[n, SHOT_DRAWS]` uint32 draws per element).
+
+    lam < 10: inversion with u = 53-bit float from draws 0, 1. Otherwise Hoermann's PTRS with
+    attempt j using draws 2j, 2j+1 as 32-bit floats; if all attempts reject (p < 1e-8), the
+    rounded mean is used.
+    """
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return _poisson(lam, d)
+
+
+def _poisson(lam: np.ndarray, d: np.ndarray) -> np.ndarray:
+    small = lam < POISSON_SMALL
+    result = np.floor(lam + 0.5)
+    lam_s = np.where(small, lam, 0.0)
+    u = to_unit_float64(d[:, 0], d[:, 1])
+    term = np.exp(-lam_s)
+    total = term
+    count = np.zeros_like(lam)
+    for step in range(1, INVERSION_STEPS + 1):
+        count = count + (u > total)
+        term = term * lam_s / step
+        total = total + term
+    result = np.where(small, count, result)
+    big = ~small
+    lam_b = np.where(big, lam, POISSON_SMALL)
+    slam = np.sqrt(lam_b)
+    loglam = np.log(lam_b)
+    b = 0.931 + 2.53 * slam
+    a = -0.059 + 0.02483 * b
+    log_invalpha = np.log(1.1239 + 1.1328 / (b - 3.4))
+    vr = 0.9277 - 3.6224 / (b - 2.0)
+    pending = big.copy()
+    for j in range(PTRS_ATTEMPTS):
+        uu = d[:, 2 * j].astype(np.float64) * INV_2_32 - 0.5
+        v = d[:, 2 * j + 1].astype(np.float64) * INV_2_32
+        us = 0.5 - np.abs(uu)
+        k = np.floor((2.0 * a / us + b) * uu + lam_b + 0.43)
+        quick = (us >= 0.07) & (v <= vr)
+        reject = (k < 0) | ((us < 0.013) & (v > us))
+        lhs = np.log(v) + log_invalpha - np.log(a / (us * us) + b)
+        rhs = -lam_b + k * loglam - loggam(np.maximum(k, 0.0) + 1.0)
+        accept = pending & (quick | (~reject & (lhs <= rhs)))
+        result = np.where(accept, k, result)
+        pending &= ~accept
+    return result  # type: ignore[no-any-return]
+
+
+@register(ops.shot, "cpu")
+def shot_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
+    """Poisson(max(0, in / factor)) * factor; factor 0 copies the input."""
+    if out.size == 0:
+        return
+    factor = float(arg.factor)
+    if factor == 0.0:
+        out[...] = inp
+        return
+    x = inp.reshape(-1).astype(np.float64) / factor
+    lam = np.where(x > 0, x, 0.0)
+    _store(out, poisson(lam, _draws(arg, out.size, ops.SHOT_DRAWS)) * factor)

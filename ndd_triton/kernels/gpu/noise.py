@@ -1,0 +1,244 @@
+"""noise.* on the GPU: one launch per batch, per-element Philox draws (key, base + index).
+
+Mirrors `kernels/cpu/noise.py` formula by formula, so CPU and GPU agree (the transcendental
+functions of real hardware may differ from NumPy's in the last bit; the interpreter is exact).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import triton
+import triton.language as tl
+
+from ndd_triton._convert import convert_numpy
+from ndd_triton.kernels import register
+from ndd_triton.kernels.gpu._philox import philox_draw2, unit_f32, unit_f64
+from ndd_triton.kernels.gpu._saturate import int_limits, round_saturate
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
+from ndd_triton.kernels.gpu.random_ops import standard_normal_f32
+from ndd_triton.ops import noise as ops
+from ndd_triton.schema import Call
+
+IN_OFF: tl.constexpr = tl.constexpr(0)
+OUT_OFF: tl.constexpr = tl.constexpr(1)
+SIZE: tl.constexpr = tl.constexpr(2)
+BASE: tl.constexpr = tl.constexpr(3)  # uint64 bits
+KEY_LO: tl.constexpr = tl.constexpr(4)
+KEY_HI: tl.constexpr = tl.constexpr(5)
+CHAN: tl.constexpr = tl.constexpr(6)  # salt_and_pepper: channel extent (1: per value)
+INNER: tl.constexpr = tl.constexpr(7)  # salt_and_pepper: elements after the channel axis
+NCOL: tl.constexpr = tl.constexpr(8)
+F_A: tl.constexpr = tl.constexpr(0)  # mean / prob / factor
+F_B: tl.constexpr = tl.constexpr(1)  # stddev / salt_vs_pepper
+NFCOL: tl.constexpr = tl.constexpr(2)
+POISSON_SMALL: tl.constexpr = tl.constexpr(10.0)
+INVERSION_STEPS: tl.constexpr = tl.constexpr(64)
+PTRS_ATTEMPTS: tl.constexpr = tl.constexpr(8)
+INV_2_32: tl.constexpr = tl.constexpr(1.0 / 4294967296.0)
+HALF_LOG_2PI: tl.constexpr = tl.constexpr(0.9189385332046727)
+G0: tl.constexpr = tl.constexpr(8.333333333333333e-02)
+G1: tl.constexpr = tl.constexpr(-2.777777777777778e-03)
+G2: tl.constexpr = tl.constexpr(7.936507936507937e-04)
+G3: tl.constexpr = tl.constexpr(-5.952380952380952e-04)
+G4: tl.constexpr = tl.constexpr(8.417508417508418e-04)
+G5: tl.constexpr = tl.constexpr(-1.917526917526918e-03)
+G6: tl.constexpr = tl.constexpr(6.410256410256410e-03)
+G7: tl.constexpr = tl.constexpr(-2.955065359477124e-02)
+G8: tl.constexpr = tl.constexpr(1.796443723688307e-01)
+G9: tl.constexpr = tl.constexpr(-1.39243221690590e00)
+TILE = 256
+
+_NO_LIMITS = {"LO": 0.0, "HI": 0.0, "HI_INT": 0, "NAN_INT": 0}
+
+
+@triton.jit
+def _tile(tiles, samples, fparams, BLOCK: tl.constexpr):
+    """This program's sample row, float row, element indices, mask, Philox key and base."""
+    sample = tl.load(tiles + 2 * tl.program_id(0))
+    first = tl.load(tiles + 2 * tl.program_id(0) + 1)
+    row = samples + sample * NCOL
+    frow = fparams + sample * NFCOL
+    idx = first + tl.arange(0, BLOCK).to(tl.int64)
+    mask = idx < tl.load(row + SIZE)
+    k0 = tl.load(row + KEY_LO).to(tl.uint32)
+    k1 = tl.load(row + KEY_HI).to(tl.uint32)
+    base = tl.load(row + BASE).to(tl.uint64, bitcast=True)
+    return row, frow, idx, mask, k0, k1, base
+
+
+@triton.jit
+def _store(dst, row, idx, value, mask, OUT_INT: tl.constexpr, LO: tl.constexpr,
+           HI: tl.constexpr, HI_INT: tl.constexpr, NAN_INT: tl.constexpr):  # fmt: skip
+    out = dst + tl.load(row + OUT_OFF) + idx
+    if OUT_INT:
+        tl.store(out, round_saturate(value, dst.dtype.element_ty, LO, HI, HI_INT, NAN_INT),
+                 mask=mask)  # fmt: skip
+    else:
+        tl.store(out, value.to(dst.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _gaussian_kernel(src, dst, samples, fparams, tiles, BLOCK: tl.constexpr,
+                     OUT_INT: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
+                     HI_INT: tl.constexpr, NAN_INT: tl.constexpr):  # fmt: skip
+    """in + mean + stddev * z in float64."""
+    row, frow, idx, mask, k0, k1, base = _tile(tiles, samples, fparams, BLOCK)
+    z = standard_normal_f32(k0, k1, base + 2 * idx.to(tl.uint64)).to(tl.float64)
+    x = tl.load(src + tl.load(row + IN_OFF) + idx, mask=mask, other=0).to(tl.float64)
+    value = x + (tl.load(frow + F_A) + tl.load(frow + F_B) * z)
+    _store(dst, row, idx, value, mask, OUT_INT, LO, HI, HI_INT, NAN_INT)
+
+
+@triton.jit
+def _salt_and_pepper_kernel(src, dst, samples, fparams, values, tiles, BLOCK: tl.constexpr):
+    """One (replace?, salt?) decision per unit; `values` holds (salt, pepper) per sample."""
+    row, frow, idx, mask, k0, k1, base = _tile(tiles, samples, fparams, BLOCK)
+    extent = tl.load(row + CHAN)
+    inner = tl.load(row + INNER)
+    unit = idx // (extent * inner) * inner + idx % inner
+    d0, d1 = philox_draw2(k0, k1, base + 2 * unit.to(tl.uint64))
+    replace = unit_f32(d0).to(tl.float64) < tl.load(frow + F_A)
+    salt = unit_f32(d1).to(tl.float64) < tl.load(frow + F_B)
+    sample = tl.load(tiles + 2 * tl.program_id(0))
+    salt_val = tl.load(values + 2 * sample)
+    pepper_val = tl.load(values + 2 * sample + 1)
+    x = tl.load(src + tl.load(row + IN_OFF) + idx, mask=mask)
+    value = tl.where(replace, tl.where(salt, salt_val, pepper_val), x)
+    tl.store(dst + tl.load(row + OUT_OFF) + idx, value, mask=mask)
+
+
+@triton.jit
+def _loggam(x):
+    """log Gamma(x) for x >= 1 (float64), as `kernels.cpu.noise.loggam`."""
+    x0 = tl.maximum(x, 7.0)
+    x2 = 1.0 / (x0 * x0)
+    series = x0 * 0.0 + G9
+    series = series * x2 + G8
+    series = series * x2 + G7
+    series = series * x2 + G6
+    series = series * x2 + G5
+    series = series * x2 + G4
+    series = series * x2 + G3
+    series = series * x2 + G2
+    series = series * x2 + G1
+    series = series * x2 + G0
+    gl = series / x0 + HALF_LOG_2PI + (x0 - 0.5) * tl.log(x0) - x0
+    shift = x0 * 0.0 + 1.0
+    for i in tl.static_range(7):
+        shift = shift * tl.where(x + i < 7.0, x + i, 1.0)
+    return gl - tl.log(shift)
+
+
+@triton.jit
+def _poisson(lam, k0, k1, first):
+    """Poisson(lam) (float64) from draws first .. first + 15, as `kernels.cpu.noise.poisson`."""
+    small = lam < POISSON_SMALL
+    result = tl.floor(lam + 0.5)
+    lam_s = tl.where(small, lam, 0.0)
+    d0, d1 = philox_draw2(k0, k1, first)
+    u = unit_f64(d0, d1)
+    term = tl.exp(-lam_s)
+    total = term
+    count = lam * 0.0
+    for step in tl.static_range(1, INVERSION_STEPS + 1):
+        count = count + tl.where(u > total, 1.0, 0.0)
+        term = term * lam_s / step
+        total = total + term
+    result = tl.where(small, count, result)
+    big = lam >= POISSON_SMALL
+    lam_b = tl.where(big, lam, POISSON_SMALL)
+    slam = tl.sqrt(lam_b)  # float64 sqrt is correctly rounded
+    loglam = tl.log(lam_b)
+    b = 0.931 + 2.53 * slam
+    a = -0.059 + 0.02483 * b
+    log_invalpha = tl.log(1.1239 + 1.1328 / (b - 3.4))
+    vr = 0.9277 - 3.6224 / (b - 2.0)
+    pending = big
+    for j in tl.static_range(PTRS_ATTEMPTS):
+        e0, e1 = philox_draw2(k0, k1, first + 2 * j)
+        uu = e0.to(tl.float64) * INV_2_32 - 0.5
+        v = e1.to(tl.float64) * INV_2_32
+        us = 0.5 - tl.abs(uu)
+        k = tl.floor((2.0 * a / us + b) * uu + lam_b + 0.43)
+        quick = (us >= 0.07) & (v <= vr)
+        reject = (k < 0) | ((us < 0.013) & (v > us))
+        lhs = tl.log(v) + log_invalpha - tl.log(a / (us * us) + b)
+        rhs = -lam_b + k * loglam - _loggam(tl.maximum(k, 0.0) + 1.0)
+        accept = pending & (quick | ((~reject) & (lhs <= rhs)))
+        result = tl.where(accept, k, result)
+        pending = pending & (~accept)
+    return result
+
+
+@triton.jit
+def _shot_kernel(src, dst, samples, fparams, tiles, BLOCK: tl.constexpr, DRAWS: tl.constexpr,
+                 OUT_INT: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
+                 HI_INT: tl.constexpr, NAN_INT: tl.constexpr):  # fmt: skip
+    """Poisson(max(0, in / factor)) * factor; factor 0 copies the input."""
+    row, frow, idx, mask, k0, k1, base = _tile(tiles, samples, fparams, BLOCK)
+    raw = tl.load(src + tl.load(row + IN_OFF) + idx, mask=mask, other=0)
+    factor = tl.load(frow + F_A)
+    safe = tl.where(factor == 0.0, 1.0, factor)
+    x = raw.to(tl.float64) / safe
+    lam = tl.where(x > 0, x, 0.0)
+    value = _poisson(lam, k0, k1, base + DRAWS * idx.to(tl.uint64)) * factor
+    out = dst + tl.load(row + OUT_OFF) + idx
+    if factor == 0.0:
+        tl.store(out, raw, mask=mask)
+    else:
+        _store(dst, row, idx, value, mask, OUT_INT, LO, HI, HI_INT, NAN_INT)
+
+
+def _tables(out: GpuBatch, inp: GpuBatch, call: Call, floats: tuple[np.ndarray, ...],
+            chan: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    n = out.batch_size
+    samples = np.zeros((n, int(NCOL)), dtype=np.int64)
+    samples[:, int(IN_OFF)] = inp.offsets
+    samples[:, int(OUT_OFF)] = out.offsets
+    samples[:, int(SIZE)] = out.sizes
+    samples[:, int(BASE)] = np.asarray(call.rng_base, dtype=np.uint64).view(np.int64)
+    samples[:, int(KEY_LO)] = call.rng_key & 0xFFFFFFFF
+    samples[:, int(KEY_HI)] = call.rng_key >> 32
+    samples[:, int(CHAN)] = chan[0] if chan is not None else 1
+    samples[:, int(INNER)] = chan[1] if chan is not None else 1
+    fparams = np.zeros((n, int(NFCOL)), dtype=np.float64)
+    for col, values in enumerate(floats):
+        fparams[:, col] = values
+    return samples, fparams
+
+
+def _limits(out: GpuBatch) -> dict[str, object]:
+    np_type = out.dtype.numpy_dtype
+    if np_type.kind in "iu":
+        return {"OUT_INT": True, **int_limits(np_type)}
+    return {"OUT_INT": False, **_NO_LIMITS}
+
+
+@register(ops.gaussian, "gpu")
+def gaussian_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
+    """One launch."""
+    samples, fparams = _tables(out, inp, call, (call.mean, call.stddev))
+    tiles = tile_table(out.sizes, TILE)
+    run.launch(_gaussian_kernel, (len(tiles),), inp.data, out.data, samples, fparams, tiles,
+               BLOCK=TILE, **_limits(out))  # fmt: skip
+
+
+@register(ops.salt_and_pepper, "gpu")
+def salt_and_pepper_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
+    """One launch; salt and pepper values are converted to the data type on the host."""
+    samples, fparams = _tables(out, inp, call, (call.prob, call.salt_vs_pepper),
+                               (call.chan_extent, call.chan_inner))  # fmt: skip
+    values = convert_numpy(np.stack([call.salt_val, call.pepper_val], axis=1),
+                           out.dtype.numpy_dtype)  # fmt: skip
+    tiles = tile_table(out.sizes, TILE)
+    run.launch(_salt_and_pepper_kernel, (len(tiles),), inp.data, out.data, samples, fparams,
+               values, tiles, BLOCK=TILE)  # fmt: skip
+
+
+@register(ops.shot, "gpu")
+def shot_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
+    """One launch."""
+    samples, fparams = _tables(out, inp, call, (call.factor,))
+    tiles = tile_table(out.sizes, TILE)
+    run.launch(_shot_kernel, (len(tiles),), inp.data, out.data, samples, fparams, tiles,
+               BLOCK=TILE, DRAWS=ops.SHOT_DRAWS, **_limits(out))  # fmt: skip
