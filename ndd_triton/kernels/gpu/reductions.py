@@ -44,7 +44,7 @@ MAX_BLOCK = 1024
 
 
 @triton.jit
-def strided_offset(idx, row, EXT: tl.constexpr, STR: tl.constexpr):
+def _helper_strided_offset(idx, row, EXT: tl.constexpr, STR: tl.constexpr):
     """Offset of flat index `idx` unravelled over 6 extents at `row+EXT`, strides at `row+STR`."""
     rem = idx
     off = idx * 0
@@ -57,7 +57,7 @@ def strided_offset(idx, row, EXT: tl.constexpr, STR: tl.constexpr):
 
 
 @triton.jit
-def _finish(total, n, ddof, OP: tl.constexpr, INT_ACC: tl.constexpr):
+def _helper_finish(total, n, ddof, OP: tl.constexpr, INT_ACC: tl.constexpr):
     """Turn the accumulated total of one row into the result (mean, rms, variance, ...)."""
     if OP == OP_SUM or OP == OP_MIN or OP == OP_MAX:
         result = total
@@ -84,7 +84,7 @@ def _reduce_kernel(src, dst, mean, ident, samples, rows, ddof, OP: tl.constexpr,
     o = tl.load(rows + 2 * tl.program_id(0) + 1)
     row = samples + sample * NCOL
     n = tl.load(row + RED_N)
-    base = tl.load(row + IN_OFF) + strided_offset(o, row, KEPT_EXT, KEPT_STR)
+    base = tl.load(row + IN_OFF) + _helper_strided_offset(o, row, KEPT_EXT, KEPT_STR)
     if OP == OP_MIN or OP == OP_MAX:
         acc = tl.zeros([BLOCK], dtype=src.dtype.element_ty) + tl.load(ident)
     elif INT_ACC:
@@ -97,7 +97,7 @@ def _reduce_kernel(src, dst, mean, ident, samples, rows, ddof, OP: tl.constexpr,
     for start in range(0, n, BLOCK):
         idx = start + tl.arange(0, BLOCK).to(tl.int64)
         mask = idx < n
-        x = tl.load(src + base + strided_offset(idx, row, RED_EXT, RED_STR), mask=mask)
+        x = tl.load(src + base + _helper_strided_offset(idx, row, RED_EXT, RED_STR), mask=mask)
         if OP == OP_MIN:
             acc = tl.where(mask, tl.minimum(acc, x), acc)
         elif OP == OP_MAX:
@@ -120,7 +120,7 @@ def _reduce_kernel(src, dst, mean, ident, samples, rows, ddof, OP: tl.constexpr,
         total = tl.max(acc, axis=0)
     else:
         total = tl.sum(acc, axis=0)
-    result = _finish(total, n, ddof, OP, INT_ACC)
+    result = _helper_finish(total, n, ddof, OP, INT_ACC)
     tl.store(dst + tl.load(row + OUT_OFF) + o, result.to(dst.dtype.element_ty))
 
 

@@ -35,7 +35,7 @@ TILE = 1024
 
 
 @triton.jit
-def _fold(c, extent, POLICY: tl.constexpr):
+def _helper_fold(c, extent, POLICY: tl.constexpr):
     """Map source coordinates `c` into [0, extent) by the out-of-bounds policy."""
     if POLICY == P_WRAP:
         m = c % extent
@@ -80,7 +80,7 @@ def _slice_kernel(src, dst, fills, samples, tiles, channel_axis, BLOCK: tl.const
         c = tl.load(row + ANCHOR + axis) + coord
         inside = inside & (c >= 0) & (c < in_extent)
         fill_idx = tl.where(channel_axis == axis, coord, fill_idx)
-        src_idx += _fold(c, in_extent, POLICY) * stride
+        src_idx += _helper_fold(c, in_extent, POLICY) * stride
         stride = stride * in_extent
         total = total * extent
     mask = idx < total

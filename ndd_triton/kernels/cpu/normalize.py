@@ -1,0 +1,65 @@
+"""normalize on the CPU: a whole-batch kernel (batch=True statistics span samples), float64 math."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ndd_triton._convert import convert_numpy
+from ndd_triton.kernels import register
+from ndd_triton.ops import normalize
+from ndd_triton.schema import Call
+
+
+def _keep_shape(x: np.ndarray, axes: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(1 if d in axes else e for d, e in enumerate(x.shape))
+
+
+def _given(call: Call, name: str, i: int, x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """The group values of a given parameter, shaped to broadcast against sample `i`."""
+    values: np.ndarray = call.group_params[name][i]
+    return values.reshape(_keep_shape(x, axes))
+
+
+def _stats(call: Call, xs: list[np.ndarray], axes: tuple[int, ...]
+           ) -> tuple[list[np.ndarray], list[np.ndarray]]:  # fmt: skip
+    """Per-sample mean and stddev, shaped with the reduced axes kept as 1."""
+    params = call.group_params
+    counts = [int(np.prod([x.shape[d] for d in axes], dtype=np.int64)) for x in xs]
+    if "mean" in params:
+        means = [_given(call, "mean", i, x, axes) for i, x in enumerate(xs)]
+    else:
+        sums = [np.sum(x, axis=axes, keepdims=True) for x in xs]
+        if call.batch:
+            total = sum(sums[1:], sums[0]) / max(sum(counts), 1)
+            means = [total] * len(xs)
+        else:
+            means = [s / max(c, 1) for s, c in zip(sums, counts)]
+    if "stddev" in params:
+        return means, [_given(call, "stddev", i, x, axes) for i, x in enumerate(xs)]
+    ssds = [np.sum((x - m) ** 2, axis=axes, keepdims=True) for x, m in zip(xs, means)]
+    if call.batch:
+        ssds = [sum(ssds[1:], ssds[0])] * len(xs)
+        counts = [sum(counts)] * len(xs)
+    stds = []
+    for ssd, count in zip(ssds, counts):
+        divisor = count - int(call.ddof)
+        var = ssd / divisor if divisor > 0 else np.zeros_like(ssd)
+        stds.append(np.sqrt(var + float(call.epsilon)))
+    return means, stds
+
+
+@register(normalize.schema, "cpu", batched=True)
+def normalize_cpu(call: Call, outs: list[list[np.ndarray]], ins: list[list[Any]]) -> None:
+    """Compute the statistics (per sample or per batch), then normalize every sample."""
+    axes: tuple[int, ...] = call.norm_axes
+    xs = [np.asarray(x, dtype=np.float64) for x in ins[0]]
+    means, stds = _stats(call, xs, axes)
+    scale, shift = float(call.scale), float(call.shift)
+    for out, x, mean, std in zip(outs[0], xs, means, stds):
+        with np.errstate(divide="ignore"):
+            factor = np.where(std > 0, scale / np.where(std > 0, std, 1.0), 0.0)
+        result = (x - mean) * factor + shift
+        out[...] = convert_numpy(result if out.dtype.kind in "iu" else
+                                 result.astype(out.dtype), out.dtype)  # fmt: skip
