@@ -1,0 +1,306 @@
+"""Decoders, peek_image_shape, io.file.read and imread.
+
+References decode with Pillow through other entry points than the implementation (plain
+`convert`, `ImageOps.exif_transpose`, float colour formulas) and compute windows from the
+spec's formulas; golden DALI cases run in tests/test_golden.py.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import struct
+import zlib
+
+import numpy as np
+import pytest
+from _check import assert_close, check_op, samples_of
+from PIL import Image, ImageOps
+
+import ndd_triton as ndd
+from ndd_triton import types
+
+RGB, BGR, GRAY, YCBCR, ANY = (types.RGB, types.BGR, types.GRAY, types.YCbCr, types.ANY_DATA)
+
+
+# ---- encoded test images ---------------------------------------------------------------------
+def _pixels(h, w, c, seed=0):
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:h, 0:w]
+    base = np.stack([(xx * 255 // max(w - 1, 1)), (yy * 255 // max(h - 1, 1)),
+                     (xx + yy) * 7 % 256, 255 - xx * 20 % 256], axis=-1)[..., :c]  # fmt: skip
+    noise = rng.integers(0, 40, size=(h, w, c))
+    arr = np.clip(base + noise, 0, 255).astype(np.uint8)
+    return arr[..., 0] if c == 1 else arr
+
+
+def encode(arr, fmt, **save):
+    buf = io.BytesIO()
+    Image.fromarray(arr).save(buf, fmt, **save)
+    return np.frombuffer(buf.getvalue(), np.uint8).copy()
+
+
+def with_orientation(arr, orientation, fmt="PNG"):
+    exif = Image.Exif()
+    exif[0x0112] = orientation
+    return encode(arr, fmt, exif=exif.tobytes())
+
+
+@pytest.fixture(scope="module")
+def files():
+    return {
+        "jpeg420": encode(_pixels(13, 17, 3), "JPEG", quality=90),
+        "jpeg444": encode(_pixels(9, 22, 3, 1), "JPEG", quality=95, subsampling=0),
+        "jpeg_gray": encode(_pixels(11, 7, 1, 2), "JPEG"),
+        "png": encode(_pixels(7, 13, 3, 3), "PNG"),
+        "png_gray": encode(_pixels(5, 9, 1, 4), "PNG"),
+        "png_rgba": encode(_pixels(6, 4, 4, 5), "PNG"),
+        "png_1x1": encode(_pixels(1, 1, 3, 6), "PNG"),
+        "bmp": encode(_pixels(3, 5, 3, 7), "BMP"),
+        "tiff": encode(_pixels(4, 6, 3, 8), "TIFF"),
+        "webp": encode(_pixels(5, 7, 3, 9), "WEBP", lossless=True),
+        "ppm": encode(_pixels(4, 4, 3, 10), "PPM"),
+        "big": encode(_pixels(40, 60, 3, 11), "PNG"),
+    }
+
+
+# ---- independent reference ---------------------------------------------------------------
+def ref_decode(data, output_type=RGB, dtype=None, adjust_orientation=True):
+    image = Image.open(io.BytesIO(data.tobytes()))
+    fmt = image.format
+    if adjust_orientation:
+        image = ImageOps.exif_transpose(image)
+    if output_type == ANY:
+        out = np.asarray(image)
+        out = out[..., None] if out.ndim == 2 else out
+    elif output_type == GRAY and fmt == "JPEG":
+        ycc = Image.open(io.BytesIO(data.tobytes()))
+        ycc.draft("YCbCr", ycc.size)  # libjpeg's Y plane, no colour conversion
+        out = np.asarray(ycc)
+        out = (out if out.ndim == 2 else out[..., 0])[..., None]
+        if adjust_orientation:
+            out = np.asarray(ImageOps.exif_transpose(Image.fromarray(out[..., 0])))[..., None]
+    else:
+        rgb = np.asarray(image.convert("RGB")).astype(np.float64)
+        if output_type == BGR:
+            out = rgb[..., ::-1]
+        elif output_type == GRAY:
+            out = np.floor(rgb @ [0.299, 0.587, 0.114] + 0.5)[..., None]
+        elif output_type == YCBCR:
+            y = 16 + (65.481 * rgb[..., 0] + 128.553 * rgb[..., 1] + 24.966 * rgb[..., 2]) / 255
+            cb = 128 + (-37.797 * rgb[..., 0] - 74.203 * rgb[..., 1] + 112 * rgb[..., 2]) / 255
+            cr = 128 + (112 * rgb[..., 0] - 93.786 * rgb[..., 1] - 18.214 * rgb[..., 2]) / 255
+            out = np.floor(np.stack([y, cb, cr], -1) + 0.5)
+        else:
+            out = rgb
+        out = out.astype(np.uint8)
+    dtype = None if dtype is None else ndd.dtype(dtype).numpy_dtype
+    if dtype == np.float32:
+        return (out.astype(np.float32) / np.float32(255)).astype(np.float32)
+    if dtype == np.uint16:
+        return out.astype(np.uint16) * 257
+    return np.ascontiguousarray(out)
+
+
+def _round_half_away(x):
+    return math.copysign(math.floor(abs(x) + 0.5), x)
+
+
+def ref_crop(data, crop, crop_pos_x=0.5, crop_pos_y=0.5, **kw):
+    full = ref_decode(data, **kw)
+    ch, cw = int(crop[0]), int(crop[1])
+    y0 = int(_round_half_away(crop_pos_y * (full.shape[0] - ch)))
+    x0 = int(_round_half_away(crop_pos_x * (full.shape[1] - cw)))
+    return full[y0:y0 + ch, x0:x0 + cw]
+
+
+# ---- decoders.image ------------------------------------------------------------------------
+def test_image_formats_rgb(files):
+    names = ["jpeg420", "png", "png_gray", "png_rgba", "png_1x1", "bmp", "tiff", "webp", "ppm"]
+    check_op(ndd.decoders.image, [files[n] for n in names], ref_decode)
+
+
+@pytest.mark.parametrize(("output_type", "atol"), [(BGR, 0), (GRAY, 1), (YCBCR, 1), (ANY, 0)])
+def test_image_output_types(files, output_type, atol):
+    names = ["png", "png_gray", "png_rgba", "jpeg444", "jpeg_gray"]
+    check_op(ndd.decoders.image, [files[n] for n in names], ref_decode,
+             args={"output_type": output_type}, atol=atol, all_modes=False)
+
+
+def test_image_jpeg_gray_is_libjpeg_luma(files):
+    out = ndd.decoders.image(files["jpeg420"], output_type=GRAY)
+    assert_close(np.asarray(out), ref_decode(files["jpeg420"], GRAY), where="jpeg gray")
+
+
+@pytest.mark.parametrize("dtype", [ndd.float32, ndd.uint16])
+def test_image_dtypes(files, dtype):
+    check_op(ndd.decoders.image, [files["png"], files["jpeg444"]], ref_decode,
+             args={"dtype": dtype}, atol=1e-7 if dtype == ndd.float32 else 0, all_modes=False)
+
+
+def test_image_int16_range(files):
+    out = np.asarray(ndd.decoders.image(files["png"], dtype=ndd.int16))
+    ref = ref_decode(files["png"]).astype(np.float64)
+    assert out.dtype == np.int16
+    assert_close(out, np.floor(ref * 32767 / 255 + 0.5).astype(np.int16), where="int16")
+
+
+@pytest.mark.parametrize("orientation", range(1, 9))
+def test_image_exif_orientation(orientation):
+    data = with_orientation(_pixels(3, 5, 3, orientation), orientation)
+    for backend in ("cpu", "gpu"):
+        out = np.asarray(ndd.decoders.image(data, device=backend).cpu())
+        assert_close(out, ref_decode(data), where=f"orientation {orientation} {backend}")
+    raw = np.asarray(ndd.decoders.image(data, adjust_orientation=False))
+    assert_close(raw, ref_decode(data, adjust_orientation=False), where="no orientation")
+    shape = np.asarray(ndd.peek_image_shape(data))
+    assert shape.tolist() == list(ref_decode(data).shape)
+
+
+def test_image_gpu_keeps_encoded_bytes_on_host(files):
+    batch = ndd.as_batch([files["png"], files["jpeg420"]]).gpu()
+    out = ndd.decoders.image(batch)
+    assert out.device.device_type == "gpu"
+    for got, data in zip(samples_of(out), [files["png"], files["jpeg420"]]):
+        assert_close(got, ref_decode(data), where="gpu input")
+
+
+# ---- crop / slice / random crop --------------------------------------------------------------
+def test_image_crop_spec_example(files):
+    out = np.asarray(ndd.decoders.image_crop(files["big"], crop=(10, 20)))
+    assert_close(out, ref_decode(files["big"])[15:25, 20:40], where="40x60 crop (10, 20)")
+
+
+def test_image_crop_battery(files):
+    samples = [files["big"], files["jpeg420"], files["png"]]
+    check_op(ndd.decoders.image_crop, samples, ref_crop,
+             args={"crop": (5, 3.9)}, per_sample={"crop_pos_x": [0.0, 0.35, 1.0],
+                                                 "crop_pos_y": [1.0, 0.5, 0.25]})  # fmt: skip
+
+
+def test_image_crop_h_w_and_truncate(files):
+    out = np.asarray(ndd.decoders.image_crop(files["big"], crop_h=7, crop_w=9, crop_pos_x=0.3,
+                                             crop_pos_y=0.3, rounding="truncate"))  # fmt: skip
+    y0, x0 = math.trunc(0.3 * 33), math.trunc(0.3 * 51)
+    assert_close(out, ref_decode(files["big"])[y0:y0 + 7, x0:x0 + 9], where="truncate")
+
+
+def test_image_crop_errors(files):
+    big = files["big"]
+    with pytest.raises(RuntimeError, match=r"decoders.image_crop: sample 0: The cropping window "
+                       r"\[-5..45, -10..70\] is not valid for image dimensions \[40 x 60\]"):
+        ndd.decoders.image_crop(big, crop=(50, 80))
+    with pytest.raises(RuntimeError, match="'crop_h' and 'crop_w' must be given together"):
+        ndd.decoders.image_crop(big, crop_w=5)
+    with pytest.raises(RuntimeError, match=r"argument 'crop_pos_x' sample 1: must be in \[0, 1\]"):
+        ndd.decoders.image_crop(ndd.as_batch([big, big]), crop=(2, 2),
+                                crop_pos_x=ndd.as_batch([np.float32(0.5), np.float32(1.5)]))
+    with pytest.raises(ValueError, match=r"argument 'crop' expects \(H, W\)"):
+        ndd.decoders.image_crop(big, crop=(1, 2, 3))
+    with pytest.raises(ValueError, match="argument 'rounding' must be one of"):
+        ndd.decoders.image_crop(big, crop=(2, 2), rounding="floor")
+
+
+def _ref_slice(data, y0, x0, h, w):
+    return ref_decode(data)[y0:y0 + h, x0:x0 + w]
+
+
+def test_image_slice_spec_examples(files):
+    big = files["big"]
+    out = np.asarray(ndd.decoders.image_slice(big, start=[5, 2], shape=[10, 4]))
+    assert_close(out, _ref_slice(big, 2, 5, 4, 10), where="x, y order")
+    out = np.asarray(ndd.decoders.image_slice(big, start=[5, 2], shape=[10, 4], axis_names="HW"))
+    assert_close(out, _ref_slice(big, 5, 2, 10, 4), where="HW order")
+    out = np.asarray(ndd.decoders.image_slice(big, start=[3, 4], end=[13, 9], axes=[0, 1]))
+    assert_close(out, _ref_slice(big, 3, 4, 10, 5), where="start/end")
+    # extent 40 rows: rel_start .25 / rel_shape .5 -> [10, 30); x: .15/.33 of 60 -> [9, 29)
+    out = np.asarray(ndd.decoders.image_slice(big, rel_start=[0.15, 0.25],
+                                              rel_shape=[0.33, 0.5]))  # fmt: skip
+    assert_close(out, _ref_slice(big, 10, 9, 20, 20), where="relative")
+    out = np.asarray(ndd.decoders.image_slice(big, rel_start=[0.35], rel_end=[0.75], axes=[0]))
+    assert_close(out, _ref_slice(big, 14, 0, 16, 60), where="rel_end, one axis")
+
+
+def test_image_slice_positional(files):
+    big = files["big"]
+    anchor = np.array([0.25, 0.5], np.float32)  # x, y normalized
+    shape = np.array([0.5, 0.25], np.float32)
+    out = np.asarray(ndd.decoders.image_slice(big, anchor, shape))
+    assert_close(out, _ref_slice(big, 20, 15, 10, 30), where="normalized")
+    out = np.asarray(ndd.decoders.image_slice(big, np.array([4, 3]), np.array([6, 2])))
+    assert_close(out, _ref_slice(big, 3, 4, 2, 6), where="absolute int")
+    out = np.asarray(ndd.decoders.image_slice(big, np.array([4.0, 3.0], np.float32),
+                                              np.array([6.0, 2.0], np.float32),
+                                              normalized_anchor=False, normalized_shape=False))
+    assert_close(out, _ref_slice(big, 3, 4, 2, 6), where="absolute float")
+
+
+def test_image_slice_battery_per_sample(files):
+    samples = [files["big"], files["png"], files["jpeg420"]]
+    starts = [np.array([1, 2]), np.array([0, 0]), np.array([3, 1])]
+    check_op(ndd.decoders.image_slice, samples,
+             lambda d, start, shape: _ref_slice(d, int(start[1]), int(start[0]), shape[1],
+                                                shape[0]),
+             args={"shape": [5, 4]}, per_sample={"start": starts})  # fmt: skip
+
+
+def test_image_slice_errors(files):
+    big = files["big"]
+    with pytest.raises(RuntimeError, match="'axes' and 'axis_names' are mutually exclusive"):
+        ndd.decoders.image_slice(big, start=[1, 1], axes=[0, 1], axis_names="HW")
+    with pytest.raises(RuntimeError, match="no slice coordinates"):
+        ndd.decoders.image_slice(big)
+    with pytest.raises(RuntimeError, match="anchor' and 'shape' inputs must be given together"):
+        ndd.decoders.image_slice(big, np.array([1, 1]))
+    with pytest.raises(RuntimeError, match="positional anchor/shape inputs or the keyword"):
+        ndd.decoders.image_slice(big, np.array([1, 1]), np.array([2, 2]), start=[1, 1])
+    with pytest.raises(RuntimeError, match=r"sample 0: The slice window \[30..50, 0..10\] is "
+                       r"not valid for image dimensions \[40 x 60\]"):
+        ndd.decoders.image_slice(big, start=[0, 30], shape=[10, 20])
+    with pytest.raises(ValueError, match="argument 'shape' sample 0: expected 2 values; got 3"):
+        ndd.decoders.image_slice(big, start=[0, 0], shape=[1, 2, 3])
+    with pytest.raises(ValueError, match="'axes' may name only the H"):
+        ndd.decoders.image_slice(big, start=[0], axes=[2])
+
+
+def _find_window(full, window):
+    h, w = window.shape[:2]
+    for y in range(full.shape[0] - h + 1):
+        for x in range(full.shape[1] - w + 1):
+            if np.array_equal(full[y:y + h, x:x + w], window):
+                return y, x
+    return None
+
+
+def test_image_random_crop_windows_and_determinism(files):
+    batch = ndd.as_batch([files["big"], files["png"], files["big"]])
+    for backend in ("cpu", "gpu"):
+        a = ndd.decoders.image_random_crop(batch, rng=ndd.random.RNG(seed=7), device=backend)
+        b = ndd.decoders.image_random_crop(batch, rng=ndd.random.RNG(seed=7), device=backend)
+        got_a, got_b = samples_of(a), samples_of(b)
+        assert a.shape == [g.shape for g in got_a]
+        for ga, gb in zip(got_a, got_b):
+            assert ga.tobytes() == gb.tobytes()
+        for got, data in zip(got_a, [files["big"], files["png"], files["big"]]):
+            full = ref_decode(data)
+            area = got.shape[0] * got.shape[1] / (full.shape[0] * full.shape[1])
+            assert 0.02 <= area <= 1.0
+            assert _find_window(full, got) is not None, "output is not a window of the image"
+
+
+def test_image_random_crop_fallback_and_checkpoint(files):
+    big = files["big"]  # 40 x 60: aspect 100 cannot fit, area 1 -> whole image
+    out = ndd.decoders.image_random_crop(big, random_area=[1, 1], random_aspect_ratio=[100, 200])
+    assert_close(np.asarray(out), ref_decode(big), where="fallback")
+    rng = ndd.random.RNG(seed=3)
+    state = rng.get_state()
+    first = np.asarray(ndd.decoders.image_random_crop(big, rng=rng))
+    rng.set_state(state)
+    again = np.asarray(ndd.decoders.image_random_crop(big, rng=rng))
+    assert first.tobytes() == again.tobytes()
+    with pytest.raises(ValueError, match="argument 'random_area' expects"):
+        ndd.decoders.image_random_crop(big, random_area=[0.5, 0.2])
+    with pytest.raises(ValueError, match="argument 'random_aspect_ratio' expects"):
+        ndd.decoders.image_random_crop(big, random_aspect_ratio=[0, 1])
+    with pytest.raises(ValueError, match="argument 'num_attempts' must be positive"):
+        ndd.decoders.image_random_crop(big, num_attempts=0)
