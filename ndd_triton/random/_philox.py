@@ -14,6 +14,7 @@ _W0 = np.uint32(0x9E3779B9)
 _W1 = np.uint32(0xBB67AE85)
 _LOW = np.uint64(0xFFFFFFFF)
 _SHIFT = np.uint64(32)
+_DRAW_SPACE = 1 << 64
 
 
 def philox4x32(counter: np.ndarray, key: int) -> np.ndarray:
@@ -38,9 +39,16 @@ def philox4x32(counter: np.ndarray, key: int) -> np.ndarray:
 
 
 def draws_u32(key: int, offset: int, count: int) -> np.ndarray:
-    """`count` uint32 values of stream `key`, starting at draw index `offset`."""
+    """`count` uint32 values of stream `key`, starting at draw index `offset`.
+
+    Draw indices wrap modulo 2**64, as in the kernels' uint64 arithmetic.
+    """
     if count <= 0:
         return np.zeros(0, dtype=np.uint32)
+    offset %= _DRAW_SPACE
+    if offset + count > _DRAW_SPACE:
+        head = _DRAW_SPACE - offset
+        return np.concatenate([draws_u32(key, offset, head), draws_u32(key, 0, count - head)])
     first_block = offset // 4
     last_block = (offset + count - 1) // 4
     blocks = np.arange(first_block, last_block + 1, dtype=np.uint64)

@@ -1,0 +1,245 @@
+"""ndd.random.RNG (core.md 13.1): Philox bits, state strings, clone/advance, defaults, errors."""
+
+import threading
+
+import numpy as np
+import pytest
+import torch
+import triton
+import triton.language as tl
+from reference.philox_ref import draw, philox4x32_10
+
+import ndd_triton as ndd
+from ndd_triton.kernels.gpu._philox import mulhi64, philox_draw, philox_draw2, unit_f64
+from ndd_triton.random import RNG, RNGState
+from ndd_triton.random._philox import bounded_index, draws_u32, philox4x32
+from ndd_triton.random._philox import mulhi64 as mulhi64_np
+from ndd_triton.random._philox import to_unit_float64
+
+KAT = [  # Random123 known-answer vectors for philox4x32_10
+    ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+    ((0xFFFFFFFF,) * 4, (0xFFFFFFFF, 0xFFFFFFFF), (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
+     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("counter", "key", "expected"), KAT)
+def test_reference_philox_known_answers(counter, key, expected):
+    assert philox4x32_10(counter, key) == expected
+
+
+def test_numpy_philox_matches_reference():
+    assert tuple(int(v) for v in philox4x32(np.array([0], np.uint64), 0)[0]) == KAT[0][2]
+    key = 0xDEADBEEF12345678
+    for offset in (0, 3, 4097, (1 << 62) + 5):
+        got = draws_u32(key, offset, 9)
+        assert [int(v) for v in got] == [draw(key, offset + i) for i in range(9)]
+
+
+def test_rng_call_returns_reference_draws():
+    rng = RNG(seed=5)
+    assert [rng() for _ in range(6)] == [draw(5, i) for i in range(6)]
+    assert str(rng.state) == "Philox_0000000000000005_0000000000000000:0000000000000001_2"
+
+
+@triton.jit
+def _draw_kernel(out, out2, out64, params, n, BLOCK: tl.constexpr):
+    idx = tl.arange(0, BLOCK)
+    mask = idx < n
+    k0 = tl.load(params).to(tl.uint32)
+    k1 = tl.load(params + 1).to(tl.uint32)
+    base = tl.load(params + 2).to(tl.uint64, bitcast=True)
+    e = idx.to(tl.uint64)
+    tl.store(out + idx, philox_draw(k0, k1, base + e).to(tl.int64), mask=mask)
+    a, b = philox_draw2(k0, k1, base + 2 * e)
+    tl.store(out2 + 2 * idx, a.to(tl.int64), mask=mask)
+    tl.store(out2 + 2 * idx + 1, b.to(tl.int64), mask=mask)
+    tl.store(out64 + idx, unit_f64(a, b), mask=mask)
+
+
+@pytest.mark.parametrize("base", [0, 8, (1 << 63) + 4, (1 << 64) - 16])
+def test_triton_philox_is_bit_exact(base):
+    key = 0xFEDCBA9876543210
+    params = torch.tensor(np.array([key & 0xFFFFFFFF, key >> 32, np.uint64(base).view(np.int64)],
+                                   dtype=np.int64))  # fmt: skip
+    n = 21
+    out, out2 = torch.zeros(n, dtype=torch.int64), torch.zeros(2 * n, dtype=torch.int64)
+    out64 = torch.zeros(n, dtype=torch.float64)
+    _draw_kernel[(1,)](out, out2, out64, params, n, BLOCK=32)
+    assert out.tolist() == [draw(key, (base + i) % (1 << 64)) for i in range(n)]
+    pairs = draws_u32(key, base, 2 * n)
+    assert out2.tolist() == [int(v) for v in pairs]
+    np.testing.assert_array_equal(out64.numpy(), to_unit_float64(pairs[0::2], pairs[1::2]))
+
+
+@triton.jit
+def _mulhi_kernel(a_ptr, b_ptr, out, n, BLOCK: tl.constexpr):
+    idx = tl.arange(0, BLOCK)
+    mask = idx < n
+    a = tl.load(a_ptr + idx, mask=mask).to(tl.uint64, bitcast=True)
+    b = tl.load(b_ptr + idx, mask=mask).to(tl.uint64, bitcast=True)
+    tl.store(out + idx, mulhi64(a, b).to(tl.int64, bitcast=True), mask=mask)
+
+
+def test_mulhi64_numpy_and_triton_match_python():
+    gen = np.random.default_rng(3)
+    a = gen.integers(0, 1 << 64, 16, dtype=np.uint64, endpoint=False)
+    b = gen.integers(0, 1 << 64, 16, dtype=np.uint64, endpoint=False)
+    a[0], b[0] = (1 << 64) - 1, (1 << 64) - 1
+    expected = [(int(x) * int(y)) >> 64 for x, y in zip(a, b)]
+    assert [int(v) for v in mulhi64_np(a, b)] == expected
+    out = torch.zeros(16, dtype=torch.int64)
+    _mulhi_kernel[(1,)](torch.from_numpy(a.view(np.int64)), torch.from_numpy(b.view(np.int64)),
+                        out, 16, BLOCK=16)  # fmt: skip
+    assert [int(v) for v in out.numpy().view(np.uint64)] == expected
+    # bounded_index covers [0, span] and the full 64-bit range (span = 2**64 - 1)
+    assert [int(v) for v in bounded_index(a, np.uint64((1 << 64) - 1))] == [int(v) for v in a]
+    assert (bounded_index(a, np.uint64(2)) <= 2).all()
+
+
+def test_seed_truncation_and_types():
+    assert RNG(seed=-1).state.key == (1 << 64) - 1
+    assert RNG(seed=2**70 + 3).state.key == 3
+    assert RNG(seed=np.int32(9)).state.key == 9
+    with pytest.raises(TypeError, match="seed must be an int; got float"):
+        RNG(seed=1.5)
+    with pytest.raises(ValueError, match="Cannot specify both seed and state"):
+        RNG(seed=1, state=RNG(seed=2).state)
+    a, b = RNG(), RNG()
+    assert a.state != b.state  # seed=None draws a random seed
+
+
+def test_seed_is_write_only():
+    rng = RNG(seed=1)
+    rng()
+    with pytest.raises(AttributeError, match="seed is write-only"):
+        _ = rng.seed
+    rng.seed = 1
+    assert rng() == RNG(seed=1)()
+
+
+def test_state_round_trips():
+    rng = RNG(seed=42)
+    for _ in range(7):
+        rng()
+    text = str(rng.state)
+    assert text == "Philox_000000000000002a_0000000000000000:0000000000000001_3"
+    assert repr(rng) == f"RNG(state='{text}')"
+    assert repr(rng.state) == f"RNGState('{text}')"
+    expected = [rng() for _ in range(5)]
+    for restored in (RNG(state=text), RNG(state=RNGState.parse(text))):
+        assert [restored() for _ in range(5)] == expected
+    other = RNG(seed=0)
+    other.set_state(text)
+    assert [other() for _ in range(5)] == expected
+    other.state = rng.get_state(cuda_stream=None)
+    assert other.state == rng.state and hash(other.state) == hash(rng.state)
+    big = "Philox_ffffffffffffffff_0000000000000001:0000000000000000_1"
+    assert str(RNG(state=big).state) == big
+
+
+@pytest.mark.parametrize(("text", "exc", "match"), [
+    ("Philox_", ValueError, "Invalid Philox state string length: 7"),
+    ("x" * 7, ValueError, "Invalid Philox state string length: 7"),
+    ("Philox_000000000000002a_0000000000000000:0000000000000001_4", ValueError,
+     "Invalid Philox state string: .*lane 0-3"),
+    ("Philox_00000000000000zz_0000000000000000:0000000000000001_0", ValueError,
+     "Invalid Philox state string"),
+    ("Xhilox_000000000000002a_0000000000000000:0000000000000001_0", ValueError,
+     "Invalid Philox state string"),
+    ("Philox_-00000000000002a_0000000000000000:0000000000000001_0", ValueError,
+     "Invalid Philox state string"),
+    (12, TypeError, "RNG state must be an RNGState or its string form; got int"),
+])  # fmt: skip
+def test_state_parse_errors(text, exc, match):
+    with pytest.raises(exc, match=match):
+        RNG(state=text)
+    with pytest.raises(exc, match=match):
+        RNG(seed=1).set_state(text)
+
+
+def test_clone_is_independent_and_continues():
+    rng = RNG(seed=3)
+    rng()
+    copy = rng.clone()
+    assert copy is not rng and copy.state == rng.state
+    first = [copy() for _ in range(4)]
+    assert [rng() for _ in range(4)] == first  # cloning did not move the original
+    copy()
+    assert copy.state != rng.state
+
+
+def test_advance():
+    rng, ref = RNG(seed=11), RNG(seed=11)
+    rng.advance(5)
+    for _ in range(5):
+        ref()
+    assert rng.state == ref.state and rng() == ref()
+    rng.advance(0)
+    with pytest.raises(ValueError, match="n must be non-negative; got -1"):
+        rng.advance(-1)
+    with pytest.raises(TypeError, match="n must be an int; got float"):
+        rng.advance(1.5)
+
+
+def test_reserve_aligns_and_advances():
+    rng = RNG(seed=2)
+    rng()  # offset 1
+    key, bases = rng.reserve([3, 0, 8])
+    assert key == 2 and bases.dtype == np.uint64
+    assert bases.tolist() == [4, 8, 8]
+    assert rng.state.offset == 16
+    with pytest.raises(ValueError, match="counts must be non-negative"):
+        rng.reserve([-1])
+
+
+def test_independent_rngs_and_same_seed_same_draws():
+    a, b, c = RNG(seed=1), RNG(seed=1), RNG(seed=2)
+    seq_a = [a() for _ in range(16)]
+    assert seq_a == [b() for _ in range(16)]
+    assert seq_a != [c() for _ in range(16)]
+    x = ndd.random.uniform(shape=64, rng=RNG(seed=9))
+    y = ndd.random.uniform(shape=64, rng=RNG(seed=9))
+    np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+def test_default_rng_is_thread_local_and_set_seed():
+    ndd.random.set_seed(123)
+    main = ndd.random.get_default_rng()
+    assert main is ndd.random.get_default_rng()
+    expected = np.asarray(ndd.random.uniform(shape=8))
+    ndd.random.set_seed(123)
+    np.testing.assert_array_equal(np.asarray(ndd.random.uniform(shape=8)), expected)
+    seen = {}
+
+    def worker():
+        seen["rng"] = ndd.random.get_default_rng()
+        ndd.random.set_seed(123)
+        seen["values"] = np.asarray(ndd.random.uniform(shape=8))
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    assert seen["rng"] is not main
+    np.testing.assert_array_equal(seen["values"], expected)  # same seed, same draws
+    with pytest.raises(TypeError, match="set_seed: seed must be an int; got str"):
+        ndd.random.set_seed("1")
+    with pytest.raises(TypeError, match="set_seed: seed must be an int; got float"):
+        ndd.random.set_seed(1.0)
+
+
+def test_rng_argument_must_be_an_rng():
+    with pytest.raises(TypeError, match="random.uniform: argument 'rng' expects an "
+                                        "ndd.random.RNG; got int"):  # fmt: skip
+        ndd.random.uniform(shape=2, rng=5)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'seed'"):
+        ndd.random.uniform(shape=2, seed=5)
+
+
+def test_ops_advance_the_rng_deterministically():
+    rng = RNG(seed=4)
+    ndd.random.uniform(shape=10, rng=rng)  # 10 draws
+    assert rng.state.offset == 12  # rounded up to a Philox block
+    ndd.random.normal(shape=3, rng=rng)  # 2 draws each
+    assert rng.state.offset == 20
