@@ -6,8 +6,9 @@ Create a reader once and call `next_epoch(batch_size=N)` every epoch; see `Reade
 
 from ndd_triton.readers._base import Reader
 from ndd_triton.readers._file import File
+from ndd_triton.readers._numpy import Numpy
 from ndd_triton.readers._sharding import shard_from_torch_distributed
 from ndd_triton.readers._source_info import source_info
 from ndd_triton.readers._state import ReaderState
 
-__all__ = ["File", "Reader", "ReaderState", "shard_from_torch_distributed", "source_info"]
+__all__ = ["File", "Numpy", "Reader", "ReaderState", "shard_from_torch_distributed", "source_info"]

@@ -34,9 +34,11 @@ _SHUFFLE_AFTER_EPOCH_SEED = 0x5EED_5EED
 
 
 class Source(Protocol):
-    """Dataset-specific part of a reader: index once, then load samples by index."""
+    """Dataset-specific part of a reader: index once, then load samples by index.
 
-    dtypes: tuple[DType, ...]
+    Output dtypes come from the loaded storages; `layouts` gives one layout (or None) per output.
+    """
+
     layouts: tuple[str | None, ...]
 
     def index(self) -> int:
@@ -221,9 +223,9 @@ class Reader:
         return item
 
     def _wrap(self, item: Item, as_batch: bool) -> tuple[Any, ...]:
-        dtypes, layouts = self._source.dtypes, self._source.layouts
         out: list[Any] = []
-        for storage, dtype, layout in zip(item.outputs, dtypes, layouts):
+        for storage, layout in zip(item.outputs, self._source.layouts):
+            dtype = DType.from_fw_type(storage.samples[0].dtype)
             if self._device != Device.CPU:
                 from ndd_triton._construct import move_storage
 
@@ -303,3 +305,21 @@ def file_size(path: str) -> int:
         return os.path.getsize(path)
     except OSError as e:
         raise RuntimeError(f"Cannot read file {path!r}: {e.strerror}") from e
+
+
+def pack_arrays(arrays: list[np.ndarray], what: str) -> BatchStorage:
+    """One packed CPU storage holding copies of `arrays` (one dtype for the whole batch)."""
+    import torch
+
+    from ndd_triton._dtype import dtype as to_dtype
+
+    dtypes = {a.dtype for a in arrays}
+    if len(dtypes) > 1:
+        raise RuntimeError(f"{what}: the samples of one batch must share a dtype; got "
+                           f"{sorted(str(d) for d in dtypes)}")
+    torch_dtype = to_dtype(arrays[0].dtype).torch_dtype
+    storage = BatchStorage.allocate([a.shape for a in arrays], torch_dtype, Device.CPU)
+    for array, sample in zip(arrays, storage.samples):
+        if array.size:
+            sample.numpy()[...] = array
+    return storage

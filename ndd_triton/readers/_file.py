@@ -10,7 +10,6 @@ import numpy as np
 import torch
 
 from ndd_triton._device import Device
-from ndd_triton._dtype import DType, int32, uint8
 from ndd_triton._storage import BatchStorage
 from ndd_triton.readers import _args, _source_info
 from ndd_triton.readers._base import Reader, file_size
@@ -58,7 +57,6 @@ def scalar_batch(values: np.ndarray, dtype: torch.dtype) -> BatchStorage:
 class FileSource:
     """Index of (path, label) pairs built from `files`, `file_list` or a `file_root` tree."""
 
-    dtypes: tuple[DType, ...] = (uint8, int32)
     layouts: tuple[str | None, ...] = (None, None)
 
     def __init__(self, args: dict[str, Any]) -> None:
