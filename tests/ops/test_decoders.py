@@ -304,3 +304,128 @@ def test_image_random_crop_fallback_and_checkpoint(files):
         ndd.decoders.image_random_crop(big, random_aspect_ratio=[0, 1])
     with pytest.raises(ValueError, match="argument 'num_attempts' must be positive"):
         ndd.decoders.image_random_crop(big, num_attempts=0)
+
+
+# ---- corrupt input ---------------------------------------------------------------------------
+def _png_declaring(width, height):
+    """A PNG whose header declares width x height RGB pixels but holds almost no data."""
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data +
+                struct.pack(">I", zlib.crc32(kind + data)))  # fmt: skip
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    raw = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) +
+           chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b""))  # fmt: skip
+    return np.frombuffer(raw, np.uint8).copy()
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda f: np.zeros(0, np.uint8), r"sample 1: the encoded data is empty \(0 bytes\)"),
+    (lambda f: np.random.default_rng(0).integers(0, 256, 64).astype(np.uint8),
+     r"sample 1: unrecognised or corrupt image data \(64 bytes starting with"),
+    (lambda f: f["png"][:20], "sample 1: corrupt image header: Truncated File Read"),
+    (lambda f: f["jpeg420"][:2], "sample 1: unrecognised or corrupt image data"),
+    (lambda f: f["jpeg420"][: len(f["jpeg420"]) // 3], "sample 1: .*corrupt image"),
+    (lambda f: _png_declaring(100000, 100000), "sample 1: the image is too large to decode"),
+])  # fmt: skip
+@pytest.mark.parametrize("op", ["image", "image_crop", "image_random_crop", "peek_image_shape"])
+def test_corrupt_headers_fail_at_the_call(files, make, message, op):
+    fn = ndd.peek_image_shape if op == "peek_image_shape" else getattr(ndd.decoders, op)
+    batch = ndd.as_batch([files["png"], make(files)])
+    with pytest.raises(RuntimeError, match=f"{op}: {message}"):
+        fn(batch)
+    assert fn(files["png"]).shape  # the next call works
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+@pytest.mark.parametrize("cut", ["png", "bomb"])
+def test_truncated_data_fails_at_run_naming_the_sample(files, backend, cut):
+    bad = files["png"][: len(files["png"]) - 40] if cut == "png" else _png_declaring(300, 200)
+    with ndd.EvalMode.eager:
+        out = ndd.decoders.image(ndd.as_batch([files["png"], files["png"], bad]), device=backend)
+        with pytest.raises(RuntimeError, match=r"decoders.image: sample 2: cannot decode the PNG "
+                           r"image: OSError: image file is truncated") as info:
+            out.evaluate()
+    assert isinstance(info.value.__cause__, RuntimeError)
+    again = ndd.decoders.image(files["png"], device=backend)
+    assert_close(np.asarray(again.cpu()), ref_decode(files["png"]), where="after a failure")
+
+
+def test_input_type_errors(files):
+    with pytest.raises(RuntimeError, match="decoders.image: input 0 must hold encoded bytes as "
+                       "uint8; got i32"):
+        ndd.decoders.image(files["png"].astype(np.int32))
+    with pytest.raises(RuntimeError, match="input 0 must be 1-D encoded bytes per sample; got 2-D"):
+        ndd.decoders.image(files["png"][:24].reshape(4, 6))
+    with pytest.raises(ValueError, match="decoders.image: argument 'output_type' expects"):
+        ndd.decoders.image(files["png"], output_type="RGB")
+    with pytest.raises(ValueError, match="argument 'output_type' must be one of"):
+        ndd.decoders.image(files["png"], output_type=7)
+    with pytest.raises(ValueError, match="argument 'dtype' must be one of u8, u16, i16, f32; got "
+                       "i32"):
+        ndd.decoders.image(files["png"], dtype=ndd.int32)
+    with pytest.warns(DeprecationWarning, match="argument 'split_stages' is deprecated"):
+        ndd.decoders.image(files["png"], split_stages=True)
+    with pytest.raises(ValueError, match="peek_image_shape: device='gpu' is not supported"):
+        ndd.peek_image_shape(files["png"], device="gpu")
+
+
+# ---- peek_image_shape ------------------------------------------------------------------------
+def test_peek_image_shape(files):
+    names = ["png", "png_gray", "png_rgba", "jpeg420"]
+    out = ndd.peek_image_shape(ndd.as_batch([files[n] for n in names]))
+    assert out.dtype == ndd.int64
+    for got, n in zip(samples_of(out), names):
+        assert got.tolist() == list(ref_decode(files[n]).shape[:2]) + [3]
+    gray = ndd.peek_image_shape(files["png_rgba"], image_type=GRAY, dtype=ndd.float32)
+    assert np.asarray(gray).dtype == np.float32
+    assert np.asarray(gray).tolist() == [6, 4, 1]
+    any_data = ndd.peek_image_shape(files["png_rgba"], image_type=ANY, dtype=ndd.int32)
+    assert np.asarray(any_data).tolist() == [6, 4, 4]
+
+
+# ---- io.file.read and imread -----------------------------------------------------------------
+def _path_tensor(path):
+    return np.frombuffer(str(path).encode(), np.uint8)
+
+
+def test_file_read_and_imread(files, tmp_path):
+    paths = []
+    for name in ("png", "jpeg420", "png_gray"):
+        paths.append(tmp_path / f"{name}.img")
+        paths[-1].write_bytes(files[name].tobytes())
+    data = ndd.io.file.read(ndd.as_batch([_path_tensor(p) for p in paths]))
+    for got, name in zip(samples_of(data), ("png", "jpeg420", "png_gray")):
+        assert got.tobytes() == files[name].tobytes()
+    single = ndd.imread(str(paths[0]))
+    assert isinstance(single, ndd.Tensor)
+    assert_close(np.asarray(single), ref_decode(files["png"]), where="imread str")
+    batch = ndd.imread(paths, output_type=GRAY)
+    assert isinstance(batch, ndd.Batch)
+    for got, name in zip(samples_of(batch), ("png", "jpeg420", "png_gray")):
+        assert_close(got, ref_decode(files[name], GRAY), atol=1, where=f"imread {name}")
+    gpu = ndd.imread(paths[1], device="gpu", dtype=ndd.float32)
+    assert gpu.device.device_type == "gpu"
+    assert_close(np.asarray(gpu.cpu()), ref_decode(files["jpeg420"], dtype=ndd.float32),
+                 atol=1e-7, where="imread gpu")  # fmt: skip
+    encoded_paths = ndd.imread(ndd.as_batch([_path_tensor(p) for p in paths[:2]]))
+    assert encoded_paths.shape == [ref_decode(files[n]).shape for n in ("png", "jpeg420")]
+
+
+def test_file_read_errors(tmp_path):
+    missing = tmp_path / "nope.jpg"
+    with pytest.raises(RuntimeError, match=r"io.file.read: sample 0: cannot read file "
+                       r"'.*nope.jpg': No such file or directory"):
+        ndd.io.file.read(_path_tensor(missing)).evaluate()
+    with pytest.raises(RuntimeError, match="nope.jpg': No such file"):
+        ndd.imread(missing)
+    with pytest.raises(ValueError, match="io.file.read: input 0 must be 1-D uint8 samples"):
+        ndd.io.file.read(np.array([1, 2], np.int32))
+    with pytest.raises(ValueError, match="io.file.read: sample 0: the path is not valid UTF-8"):
+        ndd.io.file.read(np.array([0xFF, 0xFE], np.uint8))
+    with pytest.raises(TypeError, match="imread: path 1 must be a str or os.PathLike path; got int"):
+        ndd.imread([str(missing), 3])
+    with pytest.raises(TypeError, match="imread\\(\\) got an unexpected keyword argument 'crop'"):
+        ndd.imread(missing, crop=(2, 2))
+    with pytest.raises(ValueError, match="imread: the list of paths is empty"):
+        ndd.imread([])
