@@ -341,6 +341,7 @@ def _launch(run: GpuRun, out: GpuBatch, operands: list[GpuBatch | None], call: C
         assert x is not None
         samples = np.stack([out.sizes, x.offsets, out.offsets], axis=1)
         code = NOT if op == "invert" and compute.name == "bool" else UNARY_CODES[op]
+        code = code.value  # launch meta-arguments are plain values
         run.launch(_unary_kernel, (len(tiles),), x.data, out.data, samples, tiles, OP=code,
                    CT=ct, OUT_BOOL=out_bool, BLOCK=TILE)  # fmt: skip
         return
@@ -360,5 +361,5 @@ def _launch(run: GpuRun, out: GpuBatch, operands: list[GpuBatch | None], call: C
         return
     is_int = compute.is_integer or compute.name == "bool"
     run.launch(_binary_kernel, (len(tiles),), *pointers, out.data, samples, tiles,
-               OP=BINARY_CODES[op], CT=ct, MODE_A=modes[0], MODE_B=modes[1], IS_INT=is_int,
+               OP=BINARY_CODES[op].value, CT=ct, MODE_A=modes[0], MODE_B=modes[1], IS_INT=is_int,
                BITS=max(compute.bits, 8), OUT_BOOL=out_bool, BLOCK=TILE)  # fmt: skip
