@@ -1,0 +1,130 @@
+"""resize on the GPU: one Triton launch per separable pass for the whole ragged batch.
+
+A 2-D resize is two launches (W pass, then H pass; a volume adds a D pass): each output element
+of a pass is a K-tap weighted sum along one axis, with the taps and weights read from the same
+host-built tables the CPU kernel uses (`kernels._resample.axis_table`). Intermediate results
+are float32; the last pass rounds half away from zero and saturates integer outputs. Samples
+with fewer taps than the batch maximum are padded with zero weights. resize_crop_mirror and
+random_resized_crop reuse `resample_gpu`: they only change the source mapping.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+from ndd_triton.kernels import register
+from ndd_triton.kernels._resample import AxisPlan, axis_table
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
+from ndd_triton.ops import resize
+from ndd_triton.schema import Call
+
+IN_OFF: tl.constexpr = tl.constexpr(0)
+OUT_OFF: tl.constexpr = tl.constexpr(1)
+OUTER: tl.constexpr = tl.constexpr(2)
+L_IN: tl.constexpr = tl.constexpr(3)
+L_OUT: tl.constexpr = tl.constexpr(4)
+INNER: tl.constexpr = tl.constexpr(5)
+TAB: tl.constexpr = tl.constexpr(6)  # first row of this sample in the tap tables
+NCOL: tl.constexpr = tl.constexpr(7)
+TILE = 512
+
+
+@triton.jit
+def _resample_axis_kernel(src, dst, samples, tiles, index, weight, TAPS: tl.constexpr,
+                          ROUND: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
+                          BLOCK: tl.constexpr):  # fmt: skip
+    """One tile of one sample: out[o, j, i] = sum_k weight[j, k] * src[o, index[j, k], i]."""
+    sample = tl.load(tiles + 2 * tl.program_id(0))
+    first = tl.load(tiles + 2 * tl.program_id(0) + 1)
+    row = samples + sample * NCOL
+    outer = tl.load(row + OUTER)
+    l_in = tl.load(row + L_IN)
+    l_out = tl.load(row + L_OUT)
+    inner = tl.load(row + INNER)
+    tab = tl.load(row + TAB)
+    src_base = src + tl.load(row + IN_OFF)
+    idx = first + tl.arange(0, BLOCK).to(tl.int64)
+    mask = idx < outer * l_out * inner
+    i = idx % inner
+    j = (idx // inner) % l_out
+    o = idx // (inner * l_out)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for k in range(TAPS):
+        t = (tab + j) * TAPS + k
+        s = tl.load(index + t, mask=mask, other=0).to(tl.int64)
+        w = tl.load(weight + t, mask=mask, other=0.0)
+        v = tl.load(src_base + (o * l_in + s) * inner + i, mask=mask, other=0).to(tl.float32)
+        acc += w * v
+    if ROUND:  # integer output: saturate, then round half away from zero
+        acc = tl.minimum(tl.maximum(acc, LO), HI)
+        acc = tl.where(acc < 0, tl.ceil(acc - 0.5), tl.floor(acc + 0.5))
+    tl.store(dst + tl.load(row + OUT_OFF) + idx, acc.to(dst.dtype.element_ty), mask=mask)
+
+
+def _tables(plans: list[AxisPlan]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Concatenated tap tables of one pass: index, weight `[rows, K]`, first row per sample."""
+    tables = [axis_table(p) for p in plans]
+    taps = max((t.taps for t in tables), default=1)
+    index = np.zeros((sum(p.n_out for p in plans), taps), np.int32)
+    weight = np.zeros(index.shape, np.float32)
+    first = np.zeros(len(plans), np.int64)
+    row = 0
+    for k, t in enumerate(tables):
+        first[k] = row
+        index[row:row + len(t.index), :t.taps] = t.index
+        weight[row:row + len(t.index), :t.taps] = t.weight
+        row += len(t.index)
+    return index, weight, first, taps
+
+
+def _plans(call: Call, axis: int) -> list[AxisPlan]:
+    return [AxisPlan(int(call.resample_in[i][axis]), int(call.resample_out[i][axis]),
+                     float(call.resample_origin[i][axis]), float(call.resample_step[i][axis]),
+                     int(call.resample_interp[i][axis]), bool(call.antialias))
+            for i in range(call.batch_size)]  # fmt: skip
+
+
+def resample_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
+    """Resample the spatial axes of every sample: one launch per axis, innermost first."""
+    layout = call.inputs[0].layout or "HWC"
+    letters = call.resample_axes
+    shapes = inp.shapes.copy()
+    src, src_off = inp.data, inp.offsets
+    for step, k in enumerate(reversed(range(len(letters)))):
+        axis = layout.index(letters[k])
+        plans = _plans(call, k)
+        new = shapes.copy()
+        new[:, axis] = [p.n_out for p in plans]
+        sizes = np.prod(new, axis=1, dtype=np.int64)
+        last = step == len(letters) - 1
+        if last:
+            dst, dst_off = out.data, out.offsets
+        else:
+            dst = run.empty(int(sizes.sum()), torch.float32)
+            dst_off = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        index, weight, first, taps = _tables(plans)
+        samples = np.stack([src_off, dst_off, np.prod(shapes[:, :axis], axis=1, dtype=np.int64),
+                            shapes[:, axis], new[:, axis],
+                            np.prod(shapes[:, axis + 1:], axis=1, dtype=np.int64), first],
+                           axis=1).astype(np.int64)  # fmt: skip
+        is_int = last and not out.dtype.is_float
+        info = np.iinfo(out.dtype.numpy_dtype) if is_int else None
+        run.launch(_resample_axis_kernel, (len(tile_table(sizes, TILE)),), src, dst, samples,
+                   tile_table(sizes, TILE), index, weight, TAPS=taps, ROUND=is_int,
+                   LO=float(info.min) if info is not None else 0.0,
+                   HI=float(info.max) if info is not None else 0.0, BLOCK=TILE)  # fmt: skip
+        shapes, src, src_off = new, dst, dst_off
+
+
+@register(resize.schema, "gpu")
+def resize_gpu(run: GpuRun, out: GpuBatch | tuple[GpuBatch, GpuBatch], inp: GpuBatch,
+               call: Call) -> None:  # fmt: skip
+    """Resize the batch (two launches for 2-D samples); save_attrs copies the input extents."""
+    if isinstance(out, tuple):
+        out, attrs = out
+        extents = np.asarray(call.resample_in, dtype=np.int32).reshape(-1)
+        attrs.data.copy_(torch.from_numpy(extents).to(attrs.data.device))
+    resample_gpu(run, out, inp, call)

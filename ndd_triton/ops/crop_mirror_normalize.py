@@ -1,0 +1,89 @@
+"""crop_mirror_normalize: crop, optional horizontal flip, `(x - mean) / std * scale + shift`,
+type conversion and layout permutation in one pass (DALI `crop_mirror_normalize`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ndd_triton._dtype import float16, float32, int8, uint8
+from ndd_triton.ops.crop import (
+    CROP_LAYOUTS,
+    border_args,
+    check_dtype,
+    crop_args,
+    crop_windows,
+    fill_table,
+    spatial_extents,
+)
+from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
+
+
+def _per_channel(call: Call, name: str, i: int, channels: int) -> np.ndarray:
+    v = np.asarray(call.values[name][i], dtype=np.float64).reshape(-1)
+    if v.size not in (1, channels):
+        raise call.error(f"argument '{name}' sample {i}: expected 1 or {channels} values (one "
+                         f"per channel); got {v.size}", RuntimeError)  # fmt: skip
+    return np.broadcast_to(v, (channels,))
+
+
+def _out_layout(call: Call, layout: str) -> str:
+    out_layout = call.output_layout
+    if sorted(out_layout) != sorted(layout):
+        raise call.error(f"argument 'output_layout' must be a permutation of the input layout "
+                         f"'{layout}'; got '{out_layout}'", RuntimeError)  # fmt: skip
+    return out_layout  # type: ignore[no-any-return]
+
+
+def _infer(call: Call) -> OutputSpec:
+    layout = call.inputs[0].layout or "HWC"
+    out_layout = _out_layout(call, layout)
+    start, size = crop_windows(call, layout, spatial_extents(call, layout))
+    shapes = call.inputs[0].shapes.copy()
+    for k, c in enumerate(c for c in "DHW" if c in layout):
+        shapes[:, layout.index(c)] = size[:, k]
+    n = call.batch_size
+    channels = shapes[:, layout.index("C")].copy() if "C" in layout else np.ones(n, np.int64)
+    out_channels = channels.copy()
+    if call.pad_output and "C" in layout:
+        out_channels = np.array([1 << int(c - 1).bit_length() if c > 1 else c
+                                 for c in channels], dtype=np.int64)  # fmt: skip
+        shapes[:, layout.index("C")] = out_channels
+    width = int(out_channels.max()) if n else 1
+    gain, bias, fill = (np.zeros((n, width)) for _ in range(3))
+    for i in range(n):
+        c = int(channels[i])
+        std = _per_channel(call, "std", i, c)
+        gain[i, :c] = call.scale / std  # std == 0 gives inf/nan, as in DALI
+        bias[i, :c] = call.shift - _per_channel(call, "mean", i, c) * gain[i, :c]
+        fill[i, :int(out_channels[i])] = fill_table(call, c, int(out_channels[i]))
+    call.derive("window_start", start, per_sample=True)
+    call.derive("window_size", size, per_sample=True)
+    call.derive("gain", gain, per_sample=True)
+    call.derive("bias", bias, per_sample=True)
+    call.derive("fill", fill, per_sample=True)
+    call.derive("out_layout", out_layout)
+    dtype = check_dtype(call, (float32, float16, int8, uint8))
+    return OutputSpec(dtype, shapes[:, [layout.index(c) for c in out_layout]], out_layout)
+
+
+schema = OpSchema(
+    name="crop_mirror_normalize",
+    doc="Crops, optionally mirrors horizontally, normalises ((x - mean) / std * scale + shift), "
+        "converts and permutes the layout of each sample in one pass.",
+    inputs=(Input("input", layouts=CROP_LAYOUTS),),
+    args=(*crop_args(), *border_args(),
+          Arg("mean", "float", default=0.0, per_sample=True, vector=True,
+              doc="Mean subtracted, one value or one per channel."),
+          Arg("std", "float", default=1.0, per_sample=True, vector=True,
+              doc="Standard deviation divided by, one value or one per channel."),
+          Arg("scale", "float", default=1.0, doc="Multiplier applied after dividing by std."),
+          Arg("shift", "float", default=0.0, doc="Value added last."),
+          Arg("mirror", "int", default=0, per_sample=True, doc="Nonzero: flip horizontally."),
+          Arg("dtype", "dtype", default=float32,
+              doc="Output type: float32 (default), float16, int8 or uint8."),
+          Arg("output_layout", "layout", default="CHW",
+              doc="Output layout, a permutation of the input layout."),
+          Arg("pad_output", "bool", default=False,
+              doc="Pad channels with zeros up to the next power of two.")),
+    infer=_infer,
+)  # fmt: skip
