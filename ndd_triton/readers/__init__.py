@@ -10,5 +10,6 @@ from ndd_triton.readers._numpy import Numpy
 from ndd_triton.readers._sharding import shard_from_torch_distributed
 from ndd_triton.readers._source_info import source_info
 from ndd_triton.readers._state import ReaderState
+from ndd_triton.readers._webdataset import Webdataset
 
-__all__ = ["File", "Numpy", "Reader", "ReaderState", "shard_from_torch_distributed", "source_info"]
+__all__ = ["File", "Numpy", "Reader", "ReaderState", "shard_from_torch_distributed", "source_info", "Webdataset"]
