@@ -1,0 +1,135 @@
+"""crop on the GPU, and the one-launch window kernel shared with crop_mirror_normalize.
+
+Each program writes one tile of one sample's output. The flat output index is unravelled over
+the output extents (output layout order, left-padded to rank 5); each coordinate is mirrored
+if asked, shifted by the window start and mapped through the input stride of its axis.
+Coordinates outside the input read the sample's fill value of that channel (pad policy) or
+are clamped (edge policy); padded channels (pad_output) have fill 0. Normalisation is
+`x * gain[c] + bias[c]` in fp32; integer outputs are rounded half away and saturated.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import triton
+import triton.language as tl
+
+from ndd_triton.kernels import register
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
+from ndd_triton.ops import crop
+from ndd_triton.schema import Call
+
+RANK = 5
+IN_OFF: tl.constexpr = tl.constexpr(0)
+OUT_OFF: tl.constexpr = tl.constexpr(1)
+CPOS: tl.constexpr = tl.constexpr(2)  # position of C in the padded output order, -1 if none
+OUT_EXT: tl.constexpr = tl.constexpr(3)  # 5 extents each from here on
+START: tl.constexpr = tl.constexpr(8)
+IN_EXT: tl.constexpr = tl.constexpr(13)
+IN_STRIDE: tl.constexpr = tl.constexpr(18)
+FLIP: tl.constexpr = tl.constexpr(23)
+NCOL: tl.constexpr = tl.constexpr(28)
+TILE = 1024
+
+
+@triton.jit
+def _window_kernel(src, dst, samples, floats, tiles, AFFINE: tl.constexpr,
+                   CONVERT: tl.constexpr, CLAMP: tl.constexpr, ROUND: tl.constexpr,
+                   LO: tl.constexpr, HI: tl.constexpr, CMAX: tl.constexpr,
+                   BLOCK: tl.constexpr):  # fmt: skip
+    """Copy (and normalise) one output tile of one sample from its crop window."""
+    sample = tl.load(tiles + 2 * tl.program_id(0))
+    first = tl.load(tiles + 2 * tl.program_id(0) + 1)
+    row = samples + sample * NCOL
+    frow = floats + sample * (3 * CMAX)
+    cpos = tl.load(row + CPOS)
+    idx = first + tl.arange(0, BLOCK).to(tl.int64)
+    rem = idx
+    total = 1
+    src_idx = tl.zeros([BLOCK], dtype=tl.int64)
+    inside = idx >= 0
+    chan = tl.zeros([BLOCK], dtype=tl.int64)
+    for d in tl.static_range(5):
+        p = 4 - d
+        ext = tl.load(row + OUT_EXT + p)
+        n_in = tl.load(row + IN_EXT + p)
+        coord = rem % ext
+        rem = rem // ext
+        total = total * ext
+        chan = tl.where(cpos == p, coord, chan)
+        coord = tl.where(tl.load(row + FLIP + p) != 0, ext - 1 - coord, coord)
+        coord = coord + tl.load(row + START + p)
+        if CLAMP:
+            clamped = tl.minimum(tl.maximum(coord, 0), n_in - 1)
+            coord = tl.where(cpos == p, coord, clamped)
+        inside = inside & (coord >= 0) & (coord < n_in)
+        src_idx += coord * tl.load(row + IN_STRIDE + p)
+    mask = idx < total
+    chan = tl.minimum(chan, CMAX - 1)
+    v = tl.load(src + tl.load(row + IN_OFF) + src_idx, mask=mask & inside, other=0)
+    fill = tl.load(frow + 2 * CMAX + chan, mask=mask, other=0.0)
+    if CONVERT:
+        v = v.to(tl.float32)
+        if AFFINE:
+            gain = tl.load(frow + chan, mask=mask, other=0.0)
+            bias = tl.load(frow + CMAX + chan, mask=mask, other=0.0)
+            v = v * gain + bias
+        v = tl.where(inside, v, fill)
+        if ROUND:
+            v = tl.minimum(tl.maximum(v, LO), HI)
+            v = tl.where(v < 0, tl.ceil(v - 0.5), tl.floor(v + 0.5))
+    else:
+        v = tl.where(inside, v, fill.to(v.dtype))
+    tl.store(dst + tl.load(row + OUT_OFF) + idx, v.to(dst.dtype.element_ty), mask=mask)
+
+
+def _strides(shapes: np.ndarray) -> np.ndarray:
+    """Contiguous element strides `[N, ndim]`."""
+    rev = np.cumprod(shapes[:, ::-1], axis=1)[:, ::-1]
+    return np.concatenate([rev[:, 1:], np.ones((len(shapes), 1), np.int64)], axis=1)
+
+
+def window_launch(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call, out_layout: str,
+                  floats: np.ndarray, mirror: np.ndarray | None, affine: bool) -> None:  # fmt: skip
+    """Launch `_window_kernel` once for the batch (`floats`: `[N, 3, CMAX]` gain/bias/fill)."""
+    layout = call.inputs[0].layout or "HWC"
+    n, pad = inp.batch_size, RANK - len(layout)
+    table = np.zeros((n, int(NCOL)), np.int64)
+    table[:, IN_OFF], table[:, OUT_OFF], table[:, CPOS] = inp.offsets, out.offsets, -1
+    blocks = {name: table[:, int(col):int(col) + RANK] for name, col in
+              (("out", OUT_EXT), ("start", START), ("in", IN_EXT), ("stride", IN_STRIDE),
+               ("flip", FLIP))}  # fmt: skip
+    blocks["out"][:], blocks["in"][:] = 1, 1
+    strides = _strides(inp.shapes)
+    letters = [c for c in "DHW" if c in layout]
+    for p, letter in enumerate(out_layout):
+        axis, q = layout.index(letter), pad + p
+        blocks["out"][:, q] = out.shapes[:, p]
+        blocks["in"][:, q] = inp.shapes[:, axis]
+        blocks["stride"][:, q] = strides[:, axis]
+        if letter in letters:
+            blocks["start"][:, q] = np.asarray(call.window_start)[:, letters.index(letter)]
+        if letter == "W" and mirror is not None:
+            blocks["flip"][:, q] = np.asarray(mirror).reshape(n) != 0
+        if letter == "C":
+            table[:, CPOS] = q
+    convert = affine or out.dtype != inp.dtype
+    is_int = convert and not out.dtype.is_float
+    info = np.iinfo(out.dtype.numpy_dtype) if is_int else None
+    tiles = tile_table(out.sizes, TILE)
+    run.launch(_window_kernel, (len(tiles),), inp.data, out.data, table,
+               np.ascontiguousarray(floats, dtype=np.float32), tiles, AFFINE=affine,
+               CONVERT=convert, CLAMP=call.out_of_bounds_policy in ("edge", "clamp"),
+               ROUND=is_int, LO=float(info.min) if info is not None else 0.0,
+               HI=float(info.max) if info is not None else 0.0, CMAX=floats.shape[2],
+               BLOCK=TILE)  # fmt: skip
+
+
+@register(crop.schema, "gpu")
+def crop_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
+    """Crop the whole batch in one launch."""
+    fill = np.asarray(call.fill, dtype=np.float64).reshape(-1)
+    floats = np.zeros((inp.batch_size, 3, max(len(fill), 1)), np.float32)
+    floats[:, 2, :len(fill)] = fill
+    layout = call.inputs[0].layout or "HWC"
+    window_launch(run, out, inp, call, layout, floats, None, affine=False)
