@@ -5,6 +5,7 @@ Create a reader once and call `next_epoch(batch_size=N)` every epoch; see `Reade
 """
 
 from ndd_triton.readers._base import Reader
+from ndd_triton.readers._coco import COCO
 from ndd_triton.readers._file import File
 from ndd_triton.readers._numpy import Numpy
 from ndd_triton.readers._sharding import shard_from_torch_distributed
@@ -12,4 +13,4 @@ from ndd_triton.readers._source_info import source_info
 from ndd_triton.readers._state import ReaderState
 from ndd_triton.readers._webdataset import Webdataset
 
-__all__ = ["File", "Numpy", "Reader", "ReaderState", "shard_from_torch_distributed", "source_info", "Webdataset"]
+__all__ = ["COCO", "File", "Numpy", "Reader", "ReaderState", "shard_from_torch_distributed", "source_info", "Webdataset"]
