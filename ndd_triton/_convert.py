@@ -31,7 +31,7 @@ def convert_numpy(src: np.ndarray, dst_dtype: np.dtype[Any], out: np.ndarray | N
     if out is None:
         out = np.empty(src.shape, dst_dtype)
     if dst_dtype.kind == "b" and src.dtype.kind in _FLOAT_KINDS:
-        np.not_equal(round_half_away(src), 0, out=out)  # DALI rounds first: 0.4 -> False
+        np.not_equal(round_half_away(src.astype(np.float64)), 0, out=out)  # DALI rounds first
     elif dst_dtype.kind == "b":
         np.not_equal(src, 0, out=out)
     elif dst_dtype.kind in _FLOAT_KINDS or src.dtype == dst_dtype:

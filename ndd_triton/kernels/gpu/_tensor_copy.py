@@ -144,9 +144,10 @@ def gather(run: GpuRun, out: GpuBatch, src: Any, src_offsets: np.ndarray, src_dt
     samples = np.concatenate([np.asarray(src_offsets, np.int64)[:, None], out.offsets[:, None],
                               out.sizes[:, None], shape_cols, stride_cols], axis=1)  # fmt: skip
     tiles = tile_table(out.sizes, TILE)
-    # IEEE overflow to inf (f32 -> f16) is the intended result; NumPy-backed evaluation (the
-    # Triton interpreter) would otherwise warn about it. A no-op for compiled kernels.
-    with np.errstate(over="ignore"):
+    # IEEE overflow to inf (f32 -> f16) and NaN from inf - inf in the rounding step are intended
+    # (handled by the saturation); NumPy-backed evaluation (the Triton interpreter) would warn
+    # about them. A no-op for compiled kernels.
+    with np.errstate(over="ignore", invalid="ignore"):
         run.launch(_gather_kernel, (len(tiles),), src, out.data, samples, tiles, BLOCK=TILE,
                    FLAT=flat, **convert_meta(src_dtype, out.dtype))  # fmt: skip
 
