@@ -76,8 +76,10 @@ def _extents(call: Call, letters: str, in_ext: np.ndarray) -> np.ndarray:
     return np.trunc(size)
 
 
-def crop_windows(call: Call, layout: str, in_ext: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`(start, size)` int64 `[N, d]` windows on the spatial axes, after the border policy."""
+def crop_windows(call: Call, layout: str, in_ext: np.ndarray, policy: str | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """`(start, size)` int64 `[N, d]` windows on the spatial axes, after the border policy
+    (`policy` overrides the call's out_of_bounds_policy)."""
     letters = "".join(c for c in "DHW" if c in layout)
     n = in_ext.shape[0]
     size = _extents(call, letters, in_ext)
@@ -96,7 +98,7 @@ def crop_windows(call: Call, layout: str, in_ext: np.ndarray) -> tuple[np.ndarra
     for i in range(n):
         if (size[i] < 0).any():
             raise call.error(f"sample {i}: crop window {tuple(size[i])} has a negative extent")
-    policy = call.out_of_bounds_policy
+    policy = policy or call.out_of_bounds_policy
     outside = (start < 0) | (start + size > in_ext)
     if policy == "trim_to_shape":
         end = np.minimum(start + size, in_ext)

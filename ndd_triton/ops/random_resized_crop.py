@@ -1,0 +1,93 @@
+"""random_resized_crop: a random window of random area and aspect ratio, resized to a fixed
+size (DALI `random_resized_crop`).
+
+Windows are drawn in infer from `rng` (or the thread's default RNG), 4 uniforms per attempt
+and `num_attempts` attempts per sample whatever is accepted, so a seed gives the same windows
+on every backend. An attempt draws the area fraction uniformly in `random_area` and the aspect
+ratio (W/H) log-uniformly in `random_aspect_ratio`; it is accepted when the window fits. When
+no attempt fits, the window is the largest centred one whose aspect ratio is in range.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ndd_triton.ops import _resize_params as rp
+from ndd_triton.ops.resize import RESIZE_DTYPES
+from ndd_triton.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
+
+RRC_LAYOUTS = ("HWC", "CHW", "FHWC", "FCHW", "CFHW")
+
+
+def _range(call: Call, name: str, positive: bool) -> tuple[float, float]:
+    v = np.asarray(call.values[name], dtype=np.float64).reshape(-1)
+    if v.size != 2 or v[0] > v[1] or (positive and v[0] <= 0):
+        raise call.error(f"argument '{name}' expects [min, max] with 0 < min <= max; got "
+                         f"{v.tolist()}")  # fmt: skip
+    return float(v[0]), float(v[1])
+
+
+def _window(h: int, w: int, u: np.ndarray, area: tuple[float, float],
+            ratio: tuple[float, float]) -> tuple[int, int, int, int]:  # fmt: skip
+    """(y, x, height, width) of one sample from its uniforms `u` `[attempts, 4]`."""
+    log_lo, log_hi = np.log(ratio[0]), np.log(ratio[1])
+    for a, r, py, px in u:
+        frac = area[0] + a * (area[1] - area[0])
+        aspect = float(np.exp(log_lo + r * (log_hi - log_lo)))
+        cw = int(np.floor(np.sqrt(frac * h * w * aspect) + 0.5))
+        ch = int(np.floor(np.sqrt(frac * h * w / aspect) + 0.5))
+        if 0 < cw <= w and 0 < ch <= h:
+            return int(py * (h - ch + 1)), int(px * (w - cw + 1)), ch, cw
+    in_ratio = w / h if h else 1.0
+    cw, ch = w, h
+    if in_ratio < ratio[0]:
+        ch = max(1, int(np.floor(w / ratio[0] + 0.5)))
+    elif in_ratio > ratio[1]:
+        cw = max(1, int(np.floor(h * ratio[1] + 0.5)))
+    return (h - ch) // 2, (w - cw) // 2, ch, cw
+
+
+def _infer(call: Call) -> OutputSpec:
+    from ndd_triton.random import get_default_rng
+
+    layout = call.inputs[0].layout or "HWC"
+    extents = rp.spatial_extents(call, layout)
+    size = np.asarray(call.size, dtype=np.float64).reshape(-1)
+    if size.size not in (1, 2) or (size <= 0).any():
+        raise call.error(f"argument 'size' expects 1 or 2 positive values (H, W); got "
+                         f"{size.tolist()}")  # fmt: skip
+    size = np.broadcast_to(size, (2,))
+    if call.num_attempts < 1:
+        raise call.error(f"argument 'num_attempts' must be at least 1; got {call.num_attempts}")
+    area, ratio = _range(call, "random_area", False), _range(call, "random_aspect_ratio", True)
+    n = call.batch_size
+    rng = call.rng or get_default_rng()
+    draws = rng.take_uniform(n * call.num_attempts * 4, np.float64)
+    draws = draws.reshape(n, call.num_attempts, 4)
+    lo, hi = np.zeros((n, 2)), np.zeros((n, 2))
+    for i in range(n):
+        y, x, ch, cw = _window(int(extents[i, 0]), int(extents[i, 1]), draws[i], area, ratio)
+        lo[i], hi[i] = (y, x), (y + ch, x + cw)
+    call.derive("window", np.concatenate([lo, hi - lo], axis=1).astype(np.int64), per_sample=True)
+    out, origin, step = rp.mapping(lo, hi, np.broadcast_to(size, (n, 2)).copy(), True)
+    rp.derive_plan(call, layout, extents, out, origin, step)
+    shapes = call.inputs[0].shapes.copy()
+    shapes[:, layout.index("H")], shapes[:, layout.index("W")] = out[:, 0], out[:, 1]
+    return OutputSpec(rp.output_dtype(call), shapes, layout)
+
+
+schema = OpSchema(
+    name="random_resized_crop",
+    doc="Crops a random window (random area fraction and aspect ratio) and resizes it to size.",
+    inputs=(Input("input", layouts=RRC_LAYOUTS, dtypes=RESIZE_DTYPES),),
+    args=(Arg("size", "float", default=REQUIRED, vector=True,
+              doc="Output (H, W); a scalar gives a square."),
+          Arg("random_area", "float", default=(0.08, 1.0), vector=True,
+              doc="Range of the window area as a fraction of the input area."),
+          Arg("random_aspect_ratio", "float", default=(0.75, 4.0 / 3.0), vector=True,
+              doc="Range of the window aspect ratio (W/H), drawn log-uniformly."),
+          Arg("num_attempts", "int", default=10, doc="Draws before the fallback window."),
+          *rp.filter_args(), Arg("rng", "rng", doc="Random generator (default: thread's).")),
+    infer=_infer,
+    random=True,
+)  # fmt: skip
