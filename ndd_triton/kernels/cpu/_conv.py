@@ -1,12 +1,14 @@
 """CPU correlation helpers on torch float32 views `[outer, D, H, W, inner]` (see _conv_tables).
 
-Separable passes slice the border-padded sample once per tap and accumulate (symmetric windows
-add mirrored slices first, halving the multiplies); dense kernels loop over their nonzero taps.
+Separable passes accumulate one slice of the sample per tap (interior from the sample itself,
+borders from small gathered strips); dense kernels loop over their nonzero taps of a padded copy.
 torch's CPU elementwise ops run these passes faster than NumPy and than torch's own conv2d,
 which has no fast path for single-channel 1-D windows (perf/bench_color.py).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import torch
@@ -30,24 +32,45 @@ def pad_axis(x: torch.Tensor, axis: int, before: int, after: int, border: str,
     return x.index_select(axis, index)
 
 
+def _accumulate(src: torch.Tensor, taps: np.ndarray, count: int, out: torch.Tensor) -> None:
+    """`out[:, p] = Σ taps[i] · src[:, p + i]` for `count` positions of 3-D `(pre, n, post)` data."""
+    started = False
+    for i, t in enumerate(taps):
+        if t == 0 and (started or i < len(taps) - 1):
+            continue
+        part = src.narrow(1, i, count)
+        if started:
+            out.add_(part, alpha=float(t))
+        else:
+            torch.mul(part, float(t), out=out)
+            started = True
+
+
 def correlate_axis(x: torch.Tensor, axis: int, taps: np.ndarray, anchor: int,
                    border: str = "reflect_101") -> torch.Tensor:  # fmt: skip
-    """1-D correlation of `x` along `axis`: `out[p] = Σ taps[i] · x[p - anchor + i]`."""
-    k = len(taps)
-    if k == 1:
-        return x * float(taps[0])
-    n = x.shape[axis]
-    padded = pad_axis(x, axis, anchor, k - 1 - anchor, border)
-    symmetric = k % 2 == 1 and anchor == k // 2 and np.array_equal(taps, taps[::-1])
-    acc = padded.narrow(axis, k // 2, n) * float(taps[k // 2]) if symmetric else None
-    for i in range(k // 2 if symmetric else k):
-        if taps[i] == 0:
-            continue
-        part = padded.narrow(axis, i, n)
-        if symmetric:
-            part = part + padded.narrow(axis, k - 1 - i, n)
-        acc = part * float(taps[i]) if acc is None else acc.add_(part, alpha=float(taps[i]))
-    return acc if acc is not None else torch.zeros_like(x)
+    """1-D correlation along `axis`: `out[p] = Σ taps[i] · x[p - anchor + i]` (float32 result).
+
+    The interior is computed from slices of `x` itself (no padded copy; integer `x` is converted
+    on the fly); only the `k - 1` border positions go through a small gathered strip.
+    """
+    k, n = len(taps), x.shape[axis]
+    pre, post = math.prod(x.shape[:axis]), math.prod(x.shape[axis + 1:])
+    src = x.reshape(pre, n, post)
+    out = torch.empty((pre, n, post), dtype=torch.float32)
+    interior = n - k + 1
+    if interior < k:  # small extent: pad the whole axis
+        _accumulate(pad_axis(src, 1, anchor, k - 1 - anchor, border), taps, n, out)
+        return out.reshape(x.shape)
+    _accumulate(src, taps, interior, out.narrow(1, anchor, interior))
+    index = torch.from_numpy(border_index(n, anchor, k - 1 - anchor, border))
+    if anchor:  # outputs 0 .. anchor-1 read padded positions 0 .. anchor+k-2
+        strip = src.index_select(1, index[:anchor + k - 1])
+        _accumulate(strip, taps, anchor, out.narrow(1, 0, anchor))
+    after = k - 1 - anchor
+    if after:
+        strip = src.index_select(1, index[len(index) - after - k + 1:])
+        _accumulate(strip, taps, after, out.narrow(1, n - after, after))
+    return out.reshape(x.shape)
 
 
 def correlate_dense(x: torch.Tensor, weights: np.ndarray, out_size: tuple[int, int, int]

@@ -15,23 +15,31 @@ from ndd_triton.schema import SampleArgs
 
 
 def store_rounded(out: np.ndarray, values: torch.Tensor, ties_to_even: bool = False) -> None:
-    """Write float32 `values` into `out`: round (half away, or ties to even) and saturate."""
+    """Write float32 `values` into `out`: round (half away, or ties to even) and saturate.
+
+    `values` is scratch and gets modified. NaN becomes 0. The float -> int copy truncates toward
+    zero, so adding `±0.5` first rounds half away from zero.
+    """
     dst = torch.from_numpy(out.reshape(-1))
     values = values.reshape(-1)
     if out.dtype.kind == "f":
         dst.copy_(values)
         return
     info = np.iinfo(out.dtype)
-    values = torch.nan_to_num(values, nan=0.0)
+    values.nan_to_num_(0.0)
     if ties_to_even:
-        values = values.round()
-    elif info.min == 0:
-        values = values.clamp(0.0, float(info.max)).add_(0.5).floor_()
-    else:
-        values = torch.copysign(values.abs().add_(0.5).floor_(), values)
-    # float32 cannot hold INT32_MAX exactly: clamp in float64 for the widest types
-    wide = values.double() if info.bits >= 32 else values
-    dst.copy_(wide.clamp(float(info.min), float(info.max)))
+        values.round_()
+    if info.bits >= 32:  # float32 cannot hold INT32_MAX exactly: saturate in float64
+        values = values.double()
+    values.clamp_(float(info.min), float(info.max))
+    if not ties_to_even:
+        if info.min == 0:
+            values.add_(0.5)
+        else:
+            values.add_(torch.copysign(torch.tensor(0.5, dtype=values.dtype), values))
+        if info.bits < 32:
+            values.clamp_(float(info.min), float(info.max))
+    dst.copy_(values)
 
 
 def apply_affine(out: np.ndarray, inp: np.ndarray, matrix: np.ndarray, offset: np.ndarray) -> None:
@@ -39,12 +47,12 @@ def apply_affine(out: np.ndarray, inp: np.ndarray, matrix: np.ndarray, offset: n
     cout, cin = matrix.shape
     src = torch.from_numpy(inp)
     if cin == 1 and cout == 1:
-        values = src.reshape(-1).to(torch.float32).mul_(float(matrix[0, 0]))
+        values = src.reshape(-1).to(torch.float32, copy=True).mul_(float(matrix[0, 0]))
         values.add_(float(offset[0]))
     else:
         pixels = src.reshape(-1, cin).to(torch.float32)
-        values = torch.addmm(torch.from_numpy(np.ascontiguousarray(offset, np.float32)), pixels,
-                             torch.from_numpy(np.ascontiguousarray(matrix.T, np.float32)))
+        values = pixels @ torch.from_numpy(np.ascontiguousarray(matrix.T, np.float32))
+        values.add_(torch.from_numpy(np.ascontiguousarray(offset, np.float32)))
     store_rounded(out, values)
 
 
