@@ -106,7 +106,7 @@ def read_info(data: np.ndarray) -> ImageInfo:
         channels = 4
     try:
         orientation = int(image.getexif().get(_EXIF_ORIENTATION, 1))
-    except Exception:  # noqa: BLE001 (a broken EXIF block must not stop decoding, as in DALI)
+    except Exception:  # a broken EXIF block must not stop decoding, as in DALI
         orientation = 1
     return ImageInfo(str(image.format), image.mode, height, width, channels,
                      orientation if 1 <= orientation <= 8 else 1)  # fmt: skip
@@ -187,7 +187,7 @@ def decode(data: np.ndarray, info: ImageInfo, output_type: int, adjust_orientati
         pixels = _pixels(image, info, output_type)
     except ImageError:
         raise
-    except Exception as e:  # noqa: BLE001 (Pillow/zlib/libjpeg errors of all kinds)
+    except Exception as e:  # Pillow, zlib and libjpeg raise many types
         raise ImageError(f"cannot decode the {info.format} image: {type(e).__name__}: {e}"
                          ) from e  # fmt: skip
     if adjust_orientation and info.orientation != 1:

@@ -161,7 +161,7 @@ def test_image_gpu_keeps_encoded_bytes_on_host(files):
     batch = ndd.as_batch([files["png"], files["jpeg420"]]).gpu()
     out = ndd.decoders.image(batch)
     assert out.device.device_type == "gpu"
-    for got, data in zip(samples_of(out), [files["png"], files["jpeg420"]]):
+    for got, data in zip(samples_of(out), [files["png"], files["jpeg420"]], strict=True):
         assert_close(got, ref_decode(data), where="gpu input")
 
 
@@ -279,9 +279,9 @@ def test_image_random_crop_windows_and_determinism(files):
         b = ndd.decoders.image_random_crop(batch, rng=ndd.random.RNG(seed=7), device=backend)
         got_a, got_b = samples_of(a), samples_of(b)
         assert a.shape == [g.shape for g in got_a]
-        for ga, gb in zip(got_a, got_b):
+        for ga, gb in zip(got_a, got_b, strict=True):
             assert ga.tobytes() == gb.tobytes()
-        for got, data in zip(got_a, [files["big"], files["png"], files["big"]]):
+        for got, data in zip(got_a, [files["big"], files["png"], files["big"]], strict=True):
             full = ref_decode(data)
             area = got.shape[0] * got.shape[1] / (full.shape[0] * full.shape[1])
             assert 0.02 <= area <= 1.0
@@ -352,12 +352,12 @@ def test_truncated_data_fails_at_run_naming_the_sample(files, backend, cut):
 
 
 def test_input_type_errors(files):
-    with pytest.raises(RuntimeError, match="decoders.image: input 0 must hold encoded bytes as "
+    with pytest.raises(RuntimeError, match=r"decoders.image: input 0 must hold encoded bytes as "
                        "uint8; got i32"):
         ndd.decoders.image(files["png"].astype(np.int32))
     with pytest.raises(RuntimeError, match="input 0 must be 1-D encoded bytes per sample; got 2-D"):
         ndd.decoders.image(files["png"][:24].reshape(4, 6))
-    with pytest.raises(ValueError, match="decoders.image: argument 'output_type' expects"):
+    with pytest.raises(ValueError, match=r"decoders.image: argument 'output_type' expects"):
         ndd.decoders.image(files["png"], output_type="RGB")
     with pytest.raises(ValueError, match="argument 'output_type' must be one of"):
         ndd.decoders.image(files["png"], output_type=7)
@@ -375,8 +375,8 @@ def test_peek_image_shape(files):
     names = ["png", "png_gray", "png_rgba", "jpeg420"]
     out = ndd.peek_image_shape(ndd.as_batch([files[n] for n in names]))
     assert out.dtype == ndd.int64
-    for got, n in zip(samples_of(out), names):
-        assert got.tolist() == list(ref_decode(files[n]).shape[:2]) + [3]
+    for got, n in zip(samples_of(out), names, strict=True):
+        assert got.tolist() == [*ref_decode(files[n]).shape[:2], 3]
     gray = ndd.peek_image_shape(files["png_rgba"], image_type=GRAY, dtype=ndd.float32)
     assert np.asarray(gray).dtype == np.float32
     assert np.asarray(gray).tolist() == [6, 4, 1]
@@ -395,14 +395,14 @@ def test_file_read_and_imread(files, tmp_path):
         paths.append(tmp_path / f"{name}.img")
         paths[-1].write_bytes(files[name].tobytes())
     data = ndd.io.file.read(ndd.as_batch([_path_tensor(p) for p in paths]))
-    for got, name in zip(samples_of(data), ("png", "jpeg420", "png_gray")):
+    for got, name in zip(samples_of(data), ("png", "jpeg420", "png_gray"), strict=True):
         assert got.tobytes() == files[name].tobytes()
     single = ndd.imread(str(paths[0]))
     assert isinstance(single, ndd.Tensor)
     assert_close(np.asarray(single), ref_decode(files["png"]), where="imread str")
     batch = ndd.imread(paths, output_type=GRAY)
     assert isinstance(batch, ndd.Batch)
-    for got, name in zip(samples_of(batch), ("png", "jpeg420", "png_gray")):
+    for got, name in zip(samples_of(batch), ("png", "jpeg420", "png_gray"), strict=True):
         assert_close(got, ref_decode(files[name], GRAY), atol=1, where=f"imread {name}")
     gpu = ndd.imread(paths[1], device="gpu", dtype=ndd.float32)
     assert gpu.device.device_type == "gpu"
@@ -417,13 +417,14 @@ def test_file_read_errors(tmp_path):
     with pytest.raises(RuntimeError, match=r"io.file.read: sample 0: cannot read file "
                        r"'.*nope.jpg': No such file or directory"):
         ndd.io.file.read(_path_tensor(missing)).evaluate()
-    with pytest.raises(RuntimeError, match="nope.jpg': No such file"):
+    with pytest.raises(RuntimeError, match=r"nope.jpg': No such file"):
         ndd.imread(missing)
-    with pytest.raises(ValueError, match="io.file.read: input 0 must be 1-D uint8 samples"):
+    with pytest.raises(ValueError, match=r"io.file.read: input 0 must be 1-D uint8 samples"):
         ndd.io.file.read(np.array([1, 2], np.int32))
-    with pytest.raises(ValueError, match="io.file.read: sample 0: the path is not valid UTF-8"):
+    with pytest.raises(ValueError, match=r"io.file.read: sample 0: the path is not valid UTF-8"):
         ndd.io.file.read(np.array([0xFF, 0xFE], np.uint8))
-    with pytest.raises(TypeError, match="imread: path 1 must be a str or os.PathLike path; got int"):
+    with pytest.raises(TypeError, match=r"imread: path 1 must be a str or os.PathLike path; "
+                       r"got int"):
         ndd.imread([str(missing), 3])
     with pytest.raises(TypeError, match="imread\\(\\) got an unexpected keyword argument 'crop'"):
         ndd.imread(missing, crop=(2, 2))

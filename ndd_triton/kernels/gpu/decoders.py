@@ -99,10 +99,11 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
                                  apply_exif_orientation=bool(call.adjust_orientation))
     try:
         streams = [module.CodeStream(bytes(e)) for e in call.encoded]
-        stream = torch.cuda.current_stream(out.data.device).cuda_stream
+        device = out.data.device
+        stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
         images = decoder.decode(streams, params=params, cuda_stream=stream)
         decoded = [torch.as_tensor(im, device=out.data.device) for im in images]
-    except Exception:  # noqa: BLE001 (any codec problem: decode on the host instead)
+    except Exception:  # any codec problem: decode on the host instead
         return False
     if any(t is None or t.ndim != 3 for t in decoded):
         return False
@@ -124,11 +125,16 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
     return True
 
 
+def _device_codec_wanted(out: GpuBatch) -> bool:
+    """Decode on the device only when the output is in real CUDA memory."""
+    return bool(out.data.is_cuda)
+
+
 def _make(op: str):  # type: ignore[no-untyped-def]
     def decode_gpu(run: GpuRun, out: GpuBatch, *inputs_and_call: Any) -> None:
         call = inputs_and_call[-1]
         assert isinstance(call, Call)
-        if out.data.is_cuda and call.batch_size:
+        if _device_codec_wanted(out) and call.batch_size:
             codec = _nvimgcodec()
             if codec is not None and _nvimgcodec_decode(out, call, codec):
                 return

@@ -1,0 +1,123 @@
+"""JPEG decode throughput: ndd_triton's CPU decoder (thread pool) vs a plain Pillow loop.
+
+Run: `python perf/bench_decode.py [--threads 2] [--count 64] [--batch 64] [--repeat 5]`.
+Generates ImageNet-like JPEGs (500x375, quality 90, 4:2:0) from the packaged sample photos in a
+temporary directory, then prints images/s for:
+  * Pillow, one thread: `Image.open(...).convert("RGB")` + `np.asarray` per file;
+  * `ndd.decoders.image` on Batches of encoded files (cpu, `--threads` workers), header
+    parsing included; plus `ndd.imread` (file reading included);
+  * DALI dynamic mode's CPU decoder on the same batches, when `nvidia.dali` is importable.
+Numbers are the median of `--repeat` passes over all files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import io
+import os
+import platform
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+
+import numpy as np
+from PIL import Image
+
+import ndd_triton as ndd
+
+SIZE = (500, 375)  # W x H: the typical ImageNet validation image
+
+
+def make_jpegs(folder: str, count: int) -> list[str]:
+    """`count` 500x375 quality-90 JPEGs cut from the packaged photos (varied content)."""
+    here = os.path.dirname(os.path.abspath(ndd.__file__))
+    photos = sorted(glob.glob(os.path.join(here, "data", "images", "*.jpg")))
+    sources = [Image.open(p).convert("RGB") for p in photos]
+    paths = []
+    for i in range(count):
+        src = sources[i % len(sources)]
+        w, h = src.size
+        frac = 0.6 + 0.4 * ((i * 37) % 11) / 10  # a different window of each photo
+        cw, ch = max(int(w * frac), 16), max(int(h * frac), 16)
+        x0, y0 = (i * 13) % (w - cw + 1), (i * 7) % (h - ch + 1)
+        image = src.crop((x0, y0, x0 + cw, y0 + ch)).resize(SIZE, Image.BILINEAR)
+        if i % 2:
+            image = image.transpose(Image.FLIP_LEFT_RIGHT)
+        paths.append(os.path.join(folder, f"img_{i:03d}.jpg"))
+        image.save(paths[-1], "JPEG", quality=90)
+    return paths
+
+
+def rate(fn: Callable[[], None], images: int, repeat: int) -> float:
+    """Median images/s of `repeat` timed calls (after one warm-up call)."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return images / statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--count", type=int, default=64)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--repeat", type=int, default=5)
+    opts = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        paths = make_jpegs(folder, opts.count)
+        encoded = [np.fromfile(p, dtype=np.uint8) for p in paths]
+        batches = [ndd.as_batch(encoded[i:i + opts.batch])
+                   for i in range(0, len(encoded), opts.batch)]  # fmt: skip
+        results: dict[str, float] = {}
+
+        def pillow_loop() -> None:
+            for data in encoded:
+                np.asarray(Image.open(io.BytesIO(data.tobytes())).convert("RGB"))
+
+        results["Pillow loop (1 thread)"] = rate(pillow_loop, len(paths), opts.repeat)
+        ndd.set_num_threads(opts.threads)
+
+        def ndd_decode() -> None:
+            for batch in batches:
+                ndd.decoders.image(batch).evaluate()
+
+        results[f"ndd.decoders.image cpu ({opts.threads} threads)"] = rate(
+            ndd_decode, len(paths), opts.repeat)
+
+        def ndd_imread() -> None:
+            for i in range(0, len(paths), opts.batch):
+                ndd.imread(paths[i:i + opts.batch]).evaluate()
+
+        results[f"ndd.imread cpu ({opts.threads} threads)"] = rate(ndd_imread, len(paths),
+                                                                   opts.repeat)  # fmt: skip
+        try:
+            import nvidia.dali.experimental.dynamic as dali_ndd
+        except ImportError:
+            dali_ndd = None
+        if dali_ndd is not None:
+            dali_ndd.set_num_threads(opts.threads)
+            dali_batches = [dali_ndd.as_batch(encoded[i:i + opts.batch])
+                            for i in range(0, len(encoded), opts.batch)]  # fmt: skip
+
+            def dali_decode() -> None:
+                for batch in dali_batches:
+                    dali_ndd.decoders.image(batch, device="cpu").evaluate()
+
+            results[f"DALI decoders.image cpu ({opts.threads} threads)"] = rate(
+                dali_decode, len(paths), opts.repeat)
+    print(f"# {len(paths)} JPEGs {SIZE[0]}x{SIZE[1]} q90, batch {opts.batch}; "
+          f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python "
+          f"{platform.python_version()}, Pillow {Image.__version__}, ndd_triton "
+          f"{ndd.__version__}")  # fmt: skip
+    base = results["Pillow loop (1 thread)"]
+    for name, value in results.items():
+        print(f"{name:<44} {value:8.1f} images/s  ({value / base:4.2f}x Pillow loop)")
+
+
+if __name__ == "__main__":
+    main()
