@@ -4,6 +4,7 @@ Create a reader once and call `next_epoch(batch_size=N)` every epoch; see `Reade
 `shard_from_torch_distributed()` gives `(shard_id, num_shards)` for torch.distributed jobs.
 """
 
+from ndd_triton.readers import tfrecord
 from ndd_triton.readers._base import Reader
 from ndd_triton.readers._coco import COCO
 from ndd_triton.readers._file import File
@@ -11,6 +12,8 @@ from ndd_triton.readers._numpy import Numpy
 from ndd_triton.readers._sharding import shard_from_torch_distributed
 from ndd_triton.readers._source_info import source_info
 from ndd_triton.readers._state import ReaderState
+from ndd_triton.readers._tfrecord import TFRecord
 from ndd_triton.readers._webdataset import Webdataset
 
-__all__ = ["COCO", "File", "Numpy", "Reader", "ReaderState", "shard_from_torch_distributed", "source_info", "Webdataset"]
+__all__ = ["COCO", "File", "Numpy", "Reader", "ReaderState", "TFRecord", "Webdataset",
+           "shard_from_torch_distributed", "source_info", "tfrecord"]
