@@ -430,3 +430,67 @@ def test_file_read_errors(tmp_path):
         ndd.imread(missing, crop=(2, 2))
     with pytest.raises(ValueError, match="imread: the list of paths is empty"):
         ndd.imread([])
+
+
+# ---- the nvImageCodec path, with a stand-in codec (no CUDA here) -----------------------------
+class _FakeNvImgCodec:
+    """Stands in for `nvidia.nvimgcodec`: decodes with Pillow into HWC arrays."""
+
+    calls = 0
+    fail = False
+
+    class ColorSpec:
+        RGB, UNCHANGED = "rgb", "unchanged"
+
+    class DecodeParams:
+        def __init__(self, color_spec, apply_exif_orientation):
+            self.color_spec, self.orient = color_spec, apply_exif_orientation
+
+    class CodeStream:
+        def __init__(self, data):
+            self.data = np.frombuffer(data, np.uint8)
+
+    class Decoder:
+        def decode(self, streams, params, cuda_stream):
+            _FakeNvImgCodec.calls += 1
+            if _FakeNvImgCodec.fail:
+                raise RuntimeError("nvImageCodec failure")
+            kind = RGB if params.color_spec == "rgb" else ANY
+            return [ref_decode(s.data, kind, adjust_orientation=params.orient) for s in streams]
+
+
+@pytest.fixture
+def fake_device_codec(monkeypatch):
+    import ndd_triton.kernels.gpu.decoders as gpu_decoders
+
+    codec = (_FakeNvImgCodec, _FakeNvImgCodec.Decoder())
+    monkeypatch.setattr(gpu_decoders, "_device_codec_wanted", lambda out: True)
+    monkeypatch.setattr(gpu_decoders, "_nvimgcodec", lambda: codec)
+    _FakeNvImgCodec.calls, _FakeNvImgCodec.fail = 0, False
+    return _FakeNvImgCodec
+
+
+@pytest.mark.parametrize(("op", "args"), [
+    ("image", {}), ("image", {"output_type": BGR}), ("image", {"output_type": GRAY}),
+    ("image", {"output_type": YCBCR}), ("image", {"output_type": ANY}),
+    ("image", {"dtype": ndd.float32}), ("image", {"dtype": ndd.uint16}),
+    ("image", {"dtype": ndd.int16}), ("image_crop", {"crop": (3, 2), "crop_pos_x": 0.2}),
+    ("image_slice", {"start": [1, 1], "shape": [3, 2]}),
+])  # fmt: skip
+def test_device_codec_path_matches_cpu(files, fake_device_codec, op, args):
+    batch = ndd.as_batch([files["png"], files["png_rgba"], files["png_gray"], files["bmp"]])
+    fn = getattr(ndd.decoders, op)
+    gpu = fn(batch, device="gpu", **args)
+    cpu = fn(batch, **args)
+    assert gpu.shape == cpu.shape
+    for g, c in zip(samples_of(gpu), samples_of(cpu), strict=True):
+        assert_close(g, c, where=f"{op} {args}")
+    assert fake_device_codec.calls == 1
+
+
+def test_device_codec_failure_falls_back_to_host_decode(files, fake_device_codec):
+    fake_device_codec.fail = True
+    out = ndd.decoders.image(ndd.as_batch([files["png"], files["jpeg420"]]), device="gpu")
+    for got, data in zip(samples_of(out), [files["png"], files["jpeg420"]], strict=True):
+        assert_close(got, ref_decode(data), where="fallback")
+    assert fake_device_codec.calls == 1
