@@ -113,14 +113,17 @@ def _window(call: Call, i: int, extents: np.ndarray, positional: bool
             if call.values.get(name) is not None:
                 end_v, end_rel = _coordinate(call, name, i, count, name.startswith("rel"))
                 end_kind = name.removeprefix("rel_")
+    # Relative coordinates are scaled in float32, as DALI does (0.35 * 10 -> 3.5 -> 4).
     start_v, start_rel = start
-    start_f = start_v * extents if start_rel else start_v
+    ext32 = extents.astype(np.float32)
+    f32 = np.float32
+    start_f = (start_v.astype(f32) * ext32).astype(np.float64) if start_rel else start_v
     if end_kind == "end":
-        end_f = end_v * extents if end_rel else end_v
+        end_f = (end_v.astype(f32) * ext32).astype(np.float64) if end_rel else end_v
     elif end_rel and start_rel:
-        end_f = (start_v + end_v) * extents
+        end_f = ((start_v.astype(f32) + end_v.astype(f32)) * ext32).astype(np.float64)
     else:
-        end_f = start_f + (end_v * extents if end_rel else end_v)
+        end_f = start_f + ((end_v.astype(f32) * ext32).astype(np.float64) if end_rel else end_v)
     return _round(start_f), _round(end_f)
 
 
