@@ -56,13 +56,14 @@ from ndd_triton._thread_pool import ThreadPool, get_num_threads, set_num_threads
 from ndd_triton._imread import imread
 from ndd_triton import decoders, random, readers  # noqa: E402,I001 (after the core types)
 from ndd_triton import checkpoint  # noqa: E402 (after the core types)
+from ndd_triton.readers._source_info import get_property  # noqa: E402
 from ndd_triton._opgen import install as _install
 
 _OPS = _install(_sys.modules[__name__])
 
 __version__ = "0.1.0"
 __all__ = [
-    "ExternalSource", "checkpoint", "imread",
+    "ExternalSource", "checkpoint", "get_property", "imread",
     "Batch", "DType", "DataType", "Device", "EvalContext", "EvalMode", "ImageType", "InterpType",
     "Profile", "Stream", "Tensor", "ThreadPool", "as_batch", "as_tensor", "batch", "bfloat16",
     "bool", "device", "dtype", "float16", "float32", "float64", "get_current_stream",

@@ -219,3 +219,23 @@ def test_outputs_feed_operators(flat_files):
     padded = data.torch(pad=True)
     assert padded.shape[0] == 2 and padded.dtype == ndd.uint8.torch_dtype
     assert bytes(data.select(1).torch().numpy()) == content("f01.bin")
+
+
+def test_get_property(class_tree):
+    reader = ndd.readers.File(file_root=str(class_tree))
+    data, _ = next(iter(reader.next_epoch(batch_size=2)))
+    info = ndd.get_property(data, key="source_info")
+    assert isinstance(info, ndd.Batch)
+    assert [bytes(np.asarray(t)) for t in info] == [b"b/sub/y.jpg", b"b/x0.jpg"]
+    single = ndd.get_property(data.select(1), key="source_info")
+    assert bytes(np.asarray(single)) == b"b/x0.jpg"
+    assert bytes(np.asarray(ndd.get_property(data.select(0), key="layout"))) == b""
+    image = ndd.tensor(np.zeros((2, 2, 3), np.uint8), layout="HWC")
+    assert bytes(np.asarray(ndd.get_property(image, key="layout"))) == b"HWC"
+    assert bytes(np.asarray(ndd.get_property(image, key="source_info"))) == b""
+    with pytest.raises(ValueError, match="'key' must be one of source_info, layout; got 'size'"):
+        ndd.get_property(data, key="size")
+    with pytest.raises(TypeError, match="input expects a Tensor or a Batch; got list"):
+        ndd.get_property([1], key="layout")
+    with pytest.raises(ValueError, match="batch_size 3 does not match the input batch size 2"):
+        ndd.get_property(data, key="layout", batch_size=3)
