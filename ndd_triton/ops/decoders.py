@@ -3,7 +3,8 @@
 Encoded images are 1-D uint8 samples holding the file bytes. These ops take host inputs
 (`cpu_inputs=True`): inference reads every sample's header with Pillow (no pixel decode), so
 output shapes are known before the run, and a corrupt, empty or oversized (decompression bomb)
-sample fails at the call, naming the op and the sample index. Crop, slice and random windows
+sample fails at the call, naming the op and the sample index (a pending input, e.g. from
+`io.file.read` in deferred mode, is evaluated at that point). Crop, slice and random windows
 are computed in inference too (`ops/_decoder_windows.py`); random ones from `rng=` or the
 default RNG, so a checkpoint needs only the RNG state.
 

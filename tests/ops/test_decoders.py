@@ -494,3 +494,12 @@ def test_device_codec_failure_falls_back_to_host_decode(files, fake_device_codec
     for got, data in zip(samples_of(out), [files["png"], files["jpeg420"]], strict=True):
         assert_close(got, ref_decode(data), where="fallback")
     assert fake_device_codec.calls == 1
+
+
+def test_sixteen_bit_png_is_rescaled_to_8_bits():
+    wide = (np.arange(4 * 6, dtype=np.uint16).reshape(4, 6) * 2791).astype(np.uint16)
+    data = encode(wide, "PNG")
+    expected = np.floor(wide / 257 + 0.5).astype(np.uint8)
+    for output_type, channels in ((ANY, 1), (RGB, 3)):
+        out = np.asarray(ndd.decoders.image(data, output_type=output_type))
+        assert_close(out, np.repeat(expected[..., None], channels, axis=2), where="16-bit png")
