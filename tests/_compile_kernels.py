@@ -17,7 +17,8 @@ def _value(v):
     if isinstance(v, dict) and "tl_dtype" in v:
         import triton.language as tl
 
-        return getattr(tl, v["tl_dtype"])
+        name = v["tl_dtype"]  # str(tl.float32) is "fp32": not an attribute of tl
+        return getattr(tl, name) if hasattr(tl, name) else tl.dtype(name)
     return v
 
 

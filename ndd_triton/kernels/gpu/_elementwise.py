@@ -85,7 +85,7 @@ def _src_index(row, idx, COL: tl.constexpr, MODE: tl.constexpr):
         rem = idx
         src = idx * 0
         for d in tl.static_range(6):
-            axis: tl.constexpr = 5 - d
+            axis = 5 - d
             extent = tl.load(row + OUT_SHAPE + axis)
             src += (rem % extent) * tl.load(row + COL + 1 + axis)
             rem = rem // extent

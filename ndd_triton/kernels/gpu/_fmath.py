@@ -54,7 +54,7 @@ def atan_unit(t):
     z = t * t
     s = full_like(t, 0.0)
     for i in tl.static_range(ATAN_TERMS):
-        j: tl.constexpr = ATAN_TERMS - 1 - i
+        j = ATAN_TERMS - 1 - i
         s = s * z + full_like(t, (1.0 - 2.0 * (j % 2)) / (2 * j + 1))
     return full_like(t, 4.0) * t * s
 
@@ -106,7 +106,7 @@ def sinh_series(ax):
     z = ax * ax
     s = full_like(ax, 1.0)
     for i in tl.static_range(SINH_TERMS - 1):
-        j: tl.constexpr = SINH_TERMS - 1 - i
+        j = SINH_TERMS - 1 - i
         s = full_like(ax, 1.0) + z * s * full_like(ax, 1.0 / ((2 * j) * (2 * j + 1)))
     return ax * s
 
