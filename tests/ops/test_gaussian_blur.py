@@ -1,0 +1,126 @@
+"""gaussian_blur: reference = dense float64 correlation with the spec's window rule, reflect_101."""
+
+import math
+
+import numpy as np
+import pytest
+from _check import check_op
+from reference.correlate import correlate, to_dtype
+
+import ndd_triton as ndd
+
+
+def taps(sigma, window):
+    if window == 0:
+        window = 2 * math.ceil(3 * sigma) + 1
+    if sigma == 0:
+        sigma = ((window - 1) / 2 - 1) * 0.3 + 0.8
+    x = np.arange(window) - (window - 1) / 2
+    t = np.exp(-x * x / (2 * sigma * sigma))
+    return t / t.sum()
+
+
+def ref_blur(x, layout, sigma=0.0, window_size=0, dtype=None):
+    axes = [i for i, c in enumerate(layout) if c in "DHW"] if layout else list(range(x.ndim))
+    sig = np.broadcast_to(np.asarray(sigma, float).reshape(-1), (len(axes),))
+    win = np.broadcast_to(np.asarray(window_size, int).reshape(-1), (len(axes),))
+    kernel = np.ones(())
+    for s, w in zip(sig, win):
+        kernel = np.multiply.outer(kernel, taps(s, w))
+    out = correlate(x, kernel, axes)
+    return to_dtype(out, dtype.numpy_dtype if dtype is not None else x.dtype)
+
+
+def images(shapes, dtype=np.uint8, seed=0):
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "f":
+        return [rng.random(s).astype(dtype) for s in shapes]
+    return [rng.integers(0, 256, size=s).astype(dtype) for s in shapes]
+
+
+def hwc(x):
+    return ndd.as_tensor(x, layout="HWC")
+
+
+def test_spec_taps():
+    impulse = np.zeros((1, 11, 1), np.float32)
+    impulse[0, 5] = 1
+    row = np.asarray(ndd.gaussian_blur(hwc(impulse), sigma=[0.01, 1.0]))[0, :, 0]
+    np.testing.assert_allclose(row[2:7], [0.00443, 0.05401, 0.24204, 0.39905, 0.24204],
+                               atol=1e-5)
+    edge = np.zeros((1, 5, 1), np.float32)
+    edge[0, 0] = 1
+    got = np.asarray(ndd.gaussian_blur(hwc(edge), window_size=[1, 3]))[0, :, 0]
+    np.testing.assert_allclose(got, [0.52201, 0.23899, 0, 0, 0], atol=1e-5)
+    u8 = np.array([[[0], [0], [255], [0], [0]]], np.uint8)
+    got = ndd.gaussian_blur(hwc(u8), window_size=[1, 3])
+    assert np.asarray(got)[0, :, 0].tolist() == [0, 61, 133, 61, 0]
+
+
+def test_ragged_uint8_sigma():
+    samples = images([(6, 7, 3), (1, 1, 3), (20, 31, 3)])  # several tiles, 1x1 sample
+    check_op(ndd.gaussian_blur, samples, lambda s, **a: ref_blur(s, "HWC", **a),
+             args={"sigma": 1.3}, layout="HWC", atol=1)
+
+
+def test_per_sample_per_axis_args():
+    samples = images([(7, 9, 2), (5, 6, 2), (3, 12, 2)], np.float32)
+    per_sample = {"sigma": [np.array([0.7], np.float32), np.array([1.0, 0.5], np.float32),
+                            np.array([0.0, 1.2], np.float32)],
+                  "window_size": [np.array([0], np.int32), np.array([5, 3], np.int32),
+                                  np.array([7, 0], np.int32)]}  # fmt: skip
+    check_op(ndd.gaussian_blur, samples, lambda s, **a: ref_blur(s, "HWC", **a),
+             per_sample=per_sample, layout="HWC", atol=1e-5)
+
+
+@pytest.mark.parametrize(("layout", "shapes"), [
+    ("CHW", [(2, 6, 5), (3, 4, 9)]),
+    ("FHWC", [(2, 5, 6, 3)]),
+    ("DHWC", [(4, 5, 6, 1)]),
+    (None, [(5, 6), (4, 9)]),
+    (None, [(3, 4, 5)]),
+])
+def test_layouts(layout, shapes):
+    check_op(ndd.gaussian_blur, images(shapes, np.float32),
+             lambda s, **a: ref_blur(s, layout, **a), args={"sigma": 0.8}, layout=layout,
+             atol=1e-5, all_modes=False)  # fmt: skip
+
+
+def test_float_output_and_int16():
+    check_op(ndd.gaussian_blur, images([(6, 8, 3)]), lambda s, **a: ref_blur(s, "HWC", **a),
+             args={"window_size": 5, "dtype": ndd.float32}, layout="HWC", atol=1e-3,
+             all_modes=False)  # fmt: skip
+    check_op(ndd.gaussian_blur, images([(6, 8, 1)], np.int16),
+             lambda s, **a: ref_blur(s, "HWC", **a), args={"sigma": 2.0}, layout="HWC", atol=1,
+             all_modes=False)  # fmt: skip
+
+
+def test_gaussian_blur_errors():
+    x = np.zeros((4, 4, 3), np.uint8)
+    with pytest.raises(ValueError, match="gaussian_blur: argument 'sigma' sample 0: sigma and "
+                                         "window_size are both 0"):  # fmt: skip
+        ndd.gaussian_blur(x)
+    with pytest.raises(ValueError, match="argument 'window_size' sample 1: the window must have "
+                                         "an odd length; got 4"):  # fmt: skip
+        ndd.gaussian_blur(ndd.as_batch([x, x]), window_size=ndd.as_batch(
+            [np.int32(3), np.int32(4)]))
+    with pytest.raises(ValueError, match=r"argument 'sigma' sample 0: expected 1 or 2 values \("
+                                         "one per spatial axis\\); got 3"):  # fmt: skip
+        ndd.gaussian_blur(ndd.as_tensor(x, layout="HWC"), sigma=[1, 2, 3])
+    with pytest.raises(ValueError, match="argument 'sigma' sample 0: must not be negative"):
+        ndd.gaussian_blur(x, sigma=-1)
+    with pytest.raises(TypeError, match="argument 'dtype' must be the input type"):
+        ndd.gaussian_blur(x, sigma=1, dtype=ndd.int16)
+    with pytest.raises(ValueError, match="input 0 has 1 dimensions and no layout"):
+        ndd.gaussian_blur(np.zeros(5, np.float32), sigma=1)
+    with pytest.raises(ValueError, match="input 0 has layout 'XY'"):
+        ndd.gaussian_blur(ndd.as_tensor(np.zeros((3, 3), np.uint8), layout="XY"), sigma=1)
+
+
+def test_one_launch_per_ragged_batch():
+    batch = ndd.as_batch(images([(3, 5, 3), (9, 2, 3), (1, 1, 3)]), layout="HWC").gpu()
+    with ndd.profile() as prof:
+        ndd.gaussian_blur(batch, sigma=ndd.as_batch([np.float32(v) for v in (0.5, 1, 2)])
+                          ).evaluate()  # fmt: skip
+    (record,) = prof.records
+    assert record.gpu_launches == 1
