@@ -1,0 +1,80 @@
+"""one_hot: an independent loop reference (ops.md §4.10)."""
+
+import numpy as np
+import pytest
+from _check import check_op
+
+import ndd_triton as ndd
+
+
+def ref_one_hot(sample, num_classes, axis=-1, dtype=np.float32, on_value=1.0, off_value=0.0):
+    ids = np.asarray(sample)  # the legacy (1,) -> scalar rule is batch-wide: tested separately
+    flat = ids.reshape(-1)
+    table = np.full((flat.size, num_classes), off_value, dtype=np.float64)
+    for k, v in enumerate(flat.tolist()):
+        cls = int(v) if v == v else -1  # int() truncates toward zero
+        if 0 <= cls < num_classes:
+            table[k, cls] = on_value
+    out = table.reshape(*ids.shape, num_classes)
+    pos = ids.ndim if axis == -1 else axis
+    return np.moveaxis(out, -1, pos).astype(dtype)
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1, 2])
+def test_one_hot_axes_ragged(axis):
+    rng = np.random.default_rng(0)
+    samples = [rng.integers(-2, 7, size=s).astype(np.int32) for s in [(3, 4), (1, 2), (9, 30)]]
+    check_op(ndd.one_hot, samples, lambda s, **a: ref_one_hot(s, **a),
+             args={"num_classes": 5, "axis": axis}, all_modes=axis == -1)  # fmt: skip
+
+
+@pytest.mark.parametrize(("dtype", "on", "off"), [(np.uint8, 300.0, -2.6), (np.int32, 7, -1),
+                                                  (np.float16, 0.5, 0.25), (np.bool_, 1, 0)])
+def test_one_hot_dtype_and_values(dtype, on, off):
+    samples = [np.array([0.0, 1.7, -0.5, 2.99, np.nan, 4.0], np.float32), np.array([3.2, -7.0], np.float32)]
+    expected_on, expected_off = (255, 0) if dtype == np.uint8 else (on, off)
+
+    def ref(s, **a):
+        return ref_one_hot(s, 4, on_value=expected_on, off_value=expected_off, dtype=dtype)
+
+    check_op(ndd.one_hot, samples, ref, args={"num_classes": 4, "dtype": ndd.dtype(dtype),
+                                              "on_value": on, "off_value": off},
+             all_modes=False)  # fmt: skip
+
+
+def test_one_hot_scalars_and_legacy_single_element():
+    scalars = [np.array(2, np.int64), np.array(0, np.int64)]
+    check_op(ndd.one_hot, scalars, lambda s, num_classes: ref_one_hot(s, num_classes),
+             args={"num_classes": 4}, all_modes=False)  # fmt: skip
+    out = ndd.one_hot(ndd.as_batch([np.array([1]), np.array([3])]), num_classes=4)
+    assert out.shape == [(4,), (4,)]
+    assert ndd.one_hot(np.array([1, 2]), num_classes=0).shape == (2, 0)
+
+
+def test_one_hot_layout():
+    x = ndd.as_tensor(np.array([0, 2], np.int32), layout="W")
+    assert ndd.one_hot(x, num_classes=3, axis_name="C").layout == "WC"
+    assert ndd.one_hot(x, num_classes=3, axis=0, axis_name="K").layout == "KW"
+    assert ndd.one_hot(x, num_classes=3).layout is None
+
+
+def test_one_hot_errors():
+    x = np.array([0, 1], np.int32)
+    with pytest.raises(RuntimeError, match="one_hot: argument 'axis' 3 is out of range for 1-D "
+                       "input \\(expected -1 or 0..1\\)"):  # fmt: skip
+        ndd.one_hot(x, num_classes=3, axis=3)
+    with pytest.raises(ValueError, match="one_hot: argument 'num_classes' must be non-negative; "
+                       "got -1"):  # fmt: skip
+        ndd.one_hot(x, num_classes=-1)
+    with pytest.raises(TypeError, match="one_hot: argument 'dtype' is bfloat16"):
+        ndd.one_hot(x, num_classes=2, dtype=ndd.bfloat16)
+    with pytest.raises(ValueError, match="one_hot: argument 'axis_name' must be one letter"):
+        ndd.one_hot(x, num_classes=2, axis_name="AB")
+
+
+def test_one_hot_one_launch_per_ragged_batch():
+    batch = ndd.as_batch([np.array([1, 2, 3]), np.array([0])]).gpu()
+    with ndd.profile() as prof:
+        ndd.one_hot(batch, num_classes=4).evaluate()
+    (record,) = prof.records
+    assert record.gpu_launches == 1
