@@ -67,7 +67,8 @@ def _check_batch(call: Call, keep: np.ndarray, given: dict[str, list[np.ndarray]
     for i in range(1, call.batch_size):
         if not np.array_equal(keep[i], keep[0]):
             raise call.error(f"batch=True needs the same non-reduced extents in every sample; "
-                             f"sample {i} has {tuple(keep[i])}, sample 0 has {tuple(keep[0])}")
+                             f"sample {i} has {tuple(int(e) for e in keep[i])}, sample 0 has "
+                             f"{tuple(int(e) for e in keep[0])}")
     for name, arrays in given.items():
         if any(not np.array_equal(a, arrays[0]) for a in arrays[1:]):
             raise call.error(f"argument '{name}' must be the same for every sample with "
