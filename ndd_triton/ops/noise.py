@@ -12,8 +12,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton._dtype import float16, float32, float64, int8, int16, int32, int64, uint8, uint16
-from ndd_triton._dtype import uint32, uint64
+from ndd_triton._dtype import (
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
 from ndd_triton.ops.random_ops import f32_args, reserve, sizes_of
 from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec, same_as_input
 

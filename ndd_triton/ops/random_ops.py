@@ -16,8 +16,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton._dtype import DType, bool_, float16, float32, float64, int8, int16, int32, int64
-from ndd_triton._dtype import uint8, uint16, uint32, uint64
+from ndd_triton._dtype import (
+    DType,
+    bool_,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
 from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 MODE_FLOAT, MODE_INT, MODE_VALUES = 0, 1, 2
@@ -152,8 +165,8 @@ def _uniform_infer(call: Call) -> OutputSpec:
         # lo as uint64 bits, span = hi - lo (both wrap-free in Python ints, stored as uint64)
         call.derive("lo_bits", np.array([v % (1 << 64) for v in lo_i], np.uint64),
                     per_sample=True)  # fmt: skip
-        call.derive("span", np.array([max(h - l, 0) for l, h in zip(lo_i, hi_i)], np.uint64),
-                    per_sample=True)  # fmt: skip
+        spans = [max(high - low, 0) for low, high in zip(lo_i, hi_i, strict=True)]
+        call.derive("span", np.array(spans, np.uint64), per_sample=True)
         reserve(call, sizes * 2)
     return OutputSpec(dtype, shapes, None)
 

@@ -12,9 +12,8 @@ from reference.philox_ref import draw, philox4x32_10
 import ndd_triton as ndd
 from ndd_triton.kernels.gpu._philox import mulhi64, philox_draw, philox_draw2, unit_f64
 from ndd_triton.random import RNG, RNGState
-from ndd_triton.random._philox import bounded_index, draws_u32, philox4x32
+from ndd_triton.random._philox import bounded_index, draws_u32, philox4x32, to_unit_float64
 from ndd_triton.random._philox import mulhi64 as mulhi64_np
-from ndd_triton.random._philox import to_unit_float64
 
 KAT = [  # Random123 known-answer vectors for philox4x32_10
     ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
@@ -87,7 +86,7 @@ def test_mulhi64_numpy_and_triton_match_python():
     a = gen.integers(0, 1 << 64, 16, dtype=np.uint64, endpoint=False)
     b = gen.integers(0, 1 << 64, 16, dtype=np.uint64, endpoint=False)
     a[0], b[0] = (1 << 64) - 1, (1 << 64) - 1
-    expected = [(int(x) * int(y)) >> 64 for x, y in zip(a, b)]
+    expected = [(int(x) * int(y)) >> 64 for x, y in zip(a, b, strict=True)]
     assert [int(v) for v in mulhi64_np(a, b)] == expected
     out = torch.zeros(16, dtype=torch.int64)
     _mulhi_kernel[(1,)](torch.from_numpy(a.view(np.int64)), torch.from_numpy(b.view(np.int64)),
@@ -134,7 +133,8 @@ def test_state_round_trips():
     other.set_state(text)
     assert [other() for _ in range(5)] == expected
     other.state = rng.get_state(cuda_stream=None)
-    assert other.state == rng.state and hash(other.state) == hash(rng.state)
+    assert other.state == rng.state
+    assert hash(other.state) == hash(rng.state)
     big = "Philox_ffffffffffffffff_0000000000000001:0000000000000000_1"
     assert str(RNG(state=big).state) == big
 
@@ -163,7 +163,8 @@ def test_clone_is_independent_and_continues():
     rng = RNG(seed=3)
     rng()
     copy = rng.clone()
-    assert copy is not rng and copy.state == rng.state
+    assert copy is not rng
+    assert copy.state == rng.state
     first = [copy() for _ in range(4)]
     assert [rng() for _ in range(4)] == first  # cloning did not move the original
     copy()
@@ -175,7 +176,8 @@ def test_advance():
     rng.advance(5)
     for _ in range(5):
         ref()
-    assert rng.state == ref.state and rng() == ref()
+    assert rng.state == ref.state
+    assert rng() == ref()
     rng.advance(0)
     with pytest.raises(ValueError, match="n must be non-negative; got -1"):
         rng.advance(-1)
@@ -187,7 +189,8 @@ def test_reserve_aligns_and_advances():
     rng = RNG(seed=2)
     rng()  # offset 1
     key, bases = rng.reserve([3, 0, 8])
-    assert key == 2 and bases.dtype == np.uint64
+    assert key == 2
+    assert bases.dtype == np.uint64
     assert bases.tolist() == [4, 8, 8]
     assert rng.state.offset == 16
     with pytest.raises(ValueError, match="counts must be non-negative"):
@@ -230,8 +233,8 @@ def test_default_rng_is_thread_local_and_set_seed():
 
 
 def test_rng_argument_must_be_an_rng():
-    with pytest.raises(TypeError, match="random.uniform: argument 'rng' expects an "
-                                        "ndd.random.RNG; got int"):  # fmt: skip
+    with pytest.raises(TypeError, match=r"random\.uniform: argument 'rng' expects an "
+                                        r"ndd\.random\.RNG; got int"):  # fmt: skip
         ndd.random.uniform(shape=2, rng=5)
     with pytest.raises(TypeError, match="unexpected keyword argument 'seed'"):
         ndd.random.uniform(shape=2, seed=5)

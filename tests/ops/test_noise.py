@@ -41,15 +41,18 @@ def run_both(fn, samples, layout=None, seed=5, **kwargs):
         batch = ndd.as_batch(samples, layout=layout)
         batch = batch.gpu() if device == "gpu" else batch
         out = fn(batch, rng=RNG(seed=seed), **kwargs)
-        assert out.device.device_type == device and out.layout == batch.layout
-        assert out.dtype == batch.dtype and out.shape == batch.shape
+        assert out.device.device_type == device
+        assert out.layout == batch.layout
+        assert out.dtype == batch.dtype
+        assert out.shape == batch.shape
         results.append(samples_of(out))
     return results
 
 
 def assert_same(results, atol=0.0):
-    for a, b in zip(*results):
-        assert a.dtype == b.dtype and a.shape == b.shape
+    for a, b in zip(*results, strict=True):
+        assert a.dtype == b.dtype
+        assert a.shape == b.shape
         np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), atol=atol, rtol=0)
 
 
@@ -137,7 +140,9 @@ def test_gaussian_reference_float_ragged_per_sample():
 def test_gaussian_integer_rounds_and_saturates():
     x = np.full((40, 50), 250, np.uint8)
     got = np.asarray(N.gaussian(ndd.as_tensor(x), stddev=20.0, rng=RNG(seed=3)))
-    assert got.dtype == np.uint8 and got.max() == 255 and got.min() < 230
+    assert got.dtype == np.uint8
+    assert got.max() == 255
+    assert got.min() < 230
     assert (got == 255).mean() > 0.3
     exact = np.asarray(N.gaussian(ndd.as_tensor(np.arange(6, dtype=np.int32)), mean=0.5,
                                   stddev=0.0))  # fmt: skip
@@ -151,7 +156,8 @@ def test_gaussian_integer_rounds_and_saturates():
 def test_gaussian_statistics():
     got = np.asarray(N.gaussian(ndd.as_tensor(np.zeros(4000, np.float32)), mean=1.0, stddev=2.0,
                                 rng=RNG(seed=9)))  # fmt: skip
-    assert abs(got.mean() - 1.0) < 0.15 and abs(got.std() - 2.0) < 0.15
+    assert abs(got.mean() - 1.0) < 0.15
+    assert abs(got.std() - 2.0) < 0.15
 
 
 # ---- shot -------------------------------------------------------------------------------------
@@ -176,7 +182,8 @@ def test_shot_matches_poisson_pmf(lam):
 def test_shot_u8_statistics_and_edge_cases():
     x = np.full((60, 60), 100, np.uint8)
     got = np.asarray(N.shot(ndd.as_tensor(x), factor=10.0, rng=RNG(seed=1))).astype(np.float64)
-    assert abs(got.mean() - 100) < 3 and abs(got.var() - 1000) < 150
+    assert abs(got.mean() - 100) < 3
+    assert abs(got.var() - 1000) < 150
     negative = np.array([-5.0, -0.1, 0.0], np.float32)
     np.testing.assert_array_equal(np.asarray(N.shot(ndd.as_tensor(negative))), np.zeros(3))
     same = images([(3, 4)])[0]
@@ -203,7 +210,7 @@ def test_one_launch_per_batch_and_input_untouched(op):
         op(batch).evaluate()
     (record,) = prof.records
     assert record.gpu_launches == 1
-    for s, o in zip(samples, originals):
+    for s, o in zip(samples, originals, strict=True):
         np.testing.assert_array_equal(s, o)
 
 

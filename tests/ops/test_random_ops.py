@@ -46,8 +46,9 @@ def run_both(fn, *args, seed=7, **kwargs):
 def assert_same(results, atol=0.0):
     cpu, gpu = results
     assert len(cpu) == len(gpu)
-    for a, b in zip(cpu, gpu):
-        assert a.dtype == b.dtype and a.shape == b.shape
+    for a, b in zip(cpu, gpu, strict=True):
+        assert a.dtype == b.dtype
+        assert a.shape == b.shape
         if atol:
             np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), rtol=1e-6,
                                        atol=atol)  # fmt: skip
@@ -63,11 +64,12 @@ def test_uniform_f32_matches_reference_per_sample_ranges():
     sizes = [6, 5, 0]
     starts = bases(sizes)
     for got in run_both(R.uniform, range=ndd.as_batch(ranges), shape=ndd.as_batch(shapes)):
-        for i, (g, r) in enumerate(zip(got, ranges)):
+        for i, (g, r) in enumerate(zip(got, ranges, strict=True)):
             lo, hi = float(r[0]), float(r[1])
             u = unit24(ref_draws(7, starts[i], sizes[i]))
             expected = (lo + u * (hi - lo)).astype(np.float32).reshape(tuple(shapes[i]))
-            assert g.dtype == np.float32 and g.shape == tuple(shapes[i])
+            assert g.dtype == np.float32
+            assert g.shape == tuple(shapes[i])
             np.testing.assert_array_equal(g, expected)
 
 
@@ -91,7 +93,8 @@ def test_uniform_integer_covers_closed_interval():
     got = np.asarray(R.uniform(range=[0, 2], shape=300, dtype=ndd.int32, rng=R.RNG(seed=1)))
     assert set(got.tolist()) == {0, 1, 2}
     got = np.asarray(R.uniform(range=[0, 1e10], shape=2000, dtype=ndd.uint64, rng=R.RNG(seed=1)))
-    assert got.max() > 9e9 and got.min() < 1e9
+    assert got.max() > 9e9
+    assert got.min() < 1e9
 
 
 def test_coin_flip_and_normal_reference():
@@ -142,10 +145,14 @@ def test_one_launch_per_batch():
 # ---- statistics -------------------------------------------------------------------------------
 def test_uniform_statistics():
     got = np.asarray(R.uniform(shape=4000, range=[2.0, 6.0], rng=R.RNG(seed=11)))
-    assert got.dtype == np.float32 and got.min() >= 2.0 and got.max() < 6.0
-    assert abs(got.mean() - 4.0) < 0.1 and abs(got.var() - 16 / 12) < 0.1
+    assert got.dtype == np.float32
+    assert got.min() >= 2.0
+    assert got.max() < 6.0
+    assert abs(got.mean() - 4.0) < 0.1
+    assert abs(got.var() - 16 / 12) < 0.1
     got = np.asarray(R.uniform(shape=4000, range=[0, 1], dtype=ndd.float64, rng=R.RNG(seed=2)))
-    assert got.dtype == np.float64 and abs(got.mean() - 0.5) < 0.03
+    assert got.dtype == np.float64
+    assert abs(got.mean() - 0.5) < 0.03
     narrow = np.asarray(R.uniform(shape=500, range=[1.0, np.nextafter(np.float32(1), 2)],
                                   rng=R.RNG(seed=5)))  # fmt: skip
     assert (narrow == 1.0).all()  # [lo, hi) with hi one ulp above lo
@@ -160,33 +167,40 @@ def test_uniform_values_picks_from_the_set():
     per_sample = R.uniform(values=ndd.as_batch([np.array([1.0, 2.0]), np.array([9.0])]), shape=50,
                            rng=R.RNG(seed=4))  # fmt: skip
     first, second = samples_of(per_sample)
-    assert set(first.tolist()) == {1.0, 2.0} and set(second.tolist()) == {9.0}
+    assert set(first.tolist()) == {1.0, 2.0}
+    assert set(second.tolist()) == {9.0}
 
 
 def test_normal_statistics():
     got = np.asarray(R.normal(shape=4000, mean=2.0, stddev=3.0, rng=R.RNG(seed=8)))
     assert got.dtype == np.float32
-    assert abs(got.mean() - 2.0) < 0.2 and abs(got.std() - 3.0) < 0.2
+    assert abs(got.mean() - 2.0) < 0.2
+    assert abs(got.std() - 3.0) < 0.2
     negative = np.asarray(R.normal(shape=4000, stddev=-2.0, rng=R.RNG(seed=8)))
     assert abs(negative.std() - 2.0) < 0.15
     exact = np.asarray(R.normal(shape=5, mean=1.25, stddev=0.0, rng=R.RNG(seed=8)))
     assert (exact == 1.25).all()
     ints = np.asarray(R.normal(shape=2000, mean=250.0, stddev=20.0, dtype=ndd.uint8,
                                rng=R.RNG(seed=8)))  # fmt: skip
-    assert ints.dtype == np.uint8 and ints.max() == 255 and (ints == 255).mean() > 0.2
+    assert ints.dtype == np.uint8
+    assert ints.max() == 255
+    assert (ints == 255).mean() > 0.2
 
 
 def test_normal_per_sample_mean_stddev():
     out = R.normal(shape=3000, mean=ndd.as_batch([np.float32(-5), np.float32(5)]),
                    stddev=ndd.as_batch([np.float32(0.5), np.float32(2)]), rng=R.RNG(seed=1))
     low, high = samples_of(out)
-    assert abs(low.mean() + 5) < 0.1 and abs(low.std() - 0.5) < 0.05
-    assert abs(high.mean() - 5) < 0.2 and abs(high.std() - 2) < 0.2
+    assert abs(low.mean() + 5) < 0.1
+    assert abs(low.std() - 0.5) < 0.05
+    assert abs(high.mean() - 5) < 0.2
+    assert abs(high.std() - 2) < 0.2
 
 
 def test_coin_flip_statistics_and_dtypes():
     got = np.asarray(R.coin_flip(shape=4000, probability=0.3, rng=R.RNG(seed=2)))
-    assert got.dtype == np.int32 and set(got.tolist()) == {0, 1}
+    assert got.dtype == np.int32
+    assert set(got.tolist()) == {0, 1}
     assert abs(got.mean() - 0.3) < 0.03
     assert np.asarray(R.coin_flip(shape=50, probability=1.5)).all()  # > 1 behaves as 1
     assert not np.asarray(R.coin_flip(shape=50, probability=0.0)).any()
@@ -195,18 +209,23 @@ def test_coin_flip_statistics_and_dtypes():
     flips = R.coin_flip(batch_size=2, probability=ndd.as_batch([np.float32(0), np.float32(1)]),
                         shape=20)  # fmt: skip
     never, always = samples_of(flips)
-    assert not never.any() and always.all()
+    assert not never.any()
+    assert always.all()
 
 
 def test_choice_semantics():
     got = np.asarray(R.choice(4, shape=800, rng=R.RNG(seed=3)))
-    assert got.dtype == np.int32 and set(got.tolist()) == {0, 1, 2, 3}
+    assert got.dtype == np.int32
+    assert set(got.tolist()) == {0, 1, 2, 3}
     weighted = np.asarray(R.choice(3, shape=3000, p=[0.1, 0.0, 0.9], rng=R.RNG(seed=3)))
-    assert 1 not in weighted.tolist() and abs((weighted == 2).mean() - 0.9) < 0.03
+    assert 1 not in weighted.tolist()
+    assert abs((weighted == 2).mean() - 0.9) < 0.03
     values = np.asarray(R.choice(np.array([1.5, -2.5], np.float32), shape=300))
-    assert values.dtype == np.float32 and set(values.tolist()) == {1.5, -2.5}
+    assert values.dtype == np.float32
+    assert set(values.tolist()) == {1.5, -2.5}
     rows = np.asarray(R.choice(np.array([[1, 2], [3, 4]], np.int16), shape=[5]))
-    assert rows.shape == (5, 2) and all(r.tolist() in ([1, 2], [3, 4]) for r in rows)
+    assert rows.shape == (5, 2)
+    assert all(r.tolist() in ([1, 2], [3, 4]) for r in rows)
     assert np.asarray(R.choice(7)).shape == ()
     like = R.choice(3, ndd.as_batch([np.zeros((2, 3)), np.zeros((4, 1))]))
     assert like.shape == [(2, 3), (4, 1)]
@@ -215,26 +234,32 @@ def test_choice_semantics():
 
 def test_beta_statistics():
     got = np.asarray(R.beta(shape=3000, alpha=2.0, beta=5.0, rng=R.RNG(seed=6)))
-    assert got.dtype == np.float32 and got.min() >= 0 and got.max() <= 1
+    assert got.dtype == np.float32
+    assert got.min() >= 0
+    assert got.max() <= 1
     assert abs(got.mean() - 2 / 7) < 0.02
     assert np.asarray(R.beta(shape=3, dtype=ndd.float64)).dtype == np.float64
 
 
 # ---- shapes, batches, modes -------------------------------------------------------------------
 def test_shapes_and_batch_size():
-    assert R.uniform().shape == () and isinstance(R.uniform(), ndd.Tensor)
+    assert R.uniform().shape == ()
+    assert isinstance(R.uniform(), ndd.Tensor)
     assert R.uniform(shape=0).shape == (0,)
     assert R.uniform(shape=[]).shape == ()
     assert R.uniform(shape=(2, 3)).shape == (2, 3)
     assert R.uniform(shape=ndd.as_tensor(np.array([4, 1]))).shape == (4, 1)
     out = R.normal(batch_size=3, shape=2)
-    assert isinstance(out, ndd.Batch) and out.shape == [(2,), (2,), (2,)]
+    assert isinstance(out, ndd.Batch)
+    assert out.shape == [(2,), (2,), (2,)]
     ragged = R.uniform(shape=ndd.as_batch([np.array([2, 2]), np.array([0, 3])]))
     assert ragged.shape == [(2, 2), (0, 3)]
     like = R.coin_flip(ndd.as_batch([np.zeros((3, 2), np.uint8), np.zeros((1,) * 2, np.uint8)]))
-    assert like.shape == [(3, 2), (1, 1)] and like.dtype == ndd.int32
+    assert like.shape == [(3, 2), (1, 1)]
+    assert like.dtype == ndd.int32
     single = R.uniform(ndd.as_tensor(np.zeros((2, 5))))
-    assert isinstance(single, ndd.Tensor) and single.shape == (2, 5)
+    assert isinstance(single, ndd.Tensor)
+    assert single.shape == (2, 5)
     first, second = samples_of(R.uniform(batch_size=2, shape=4, rng=R.RNG(seed=1)))
     assert not np.array_equal(first, second)  # samples get their own draws
 
@@ -267,7 +292,8 @@ def test_signatures_and_exports():
     assert str(inspect.signature(R.choice)) == ("(a, shape_like=None, /, *, batch_size=None, "
                                                 "device=None, p=None, shape=None, rng=None)")
     for name in ("uniform", "normal", "coin_flip", "choice", "beta", "RNG", "set_seed"):
-        assert name in R.__all__ and hasattr(R, name)
+        assert name in R.__all__
+        assert hasattr(R, name)
 
 
 # ---- errors -----------------------------------------------------------------------------------

@@ -190,7 +190,8 @@ def _shot_kernel(src, dst, samples, fparams, tiles, BLOCK: tl.constexpr, DRAWS: 
 
 
 def _tables(out: GpuBatch, inp: GpuBatch, call: Call, floats: tuple[np.ndarray, ...],
-            chan: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+            chan: tuple[np.ndarray, np.ndarray] | None = None
+            ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     n = out.batch_size
     samples = np.zeros((n, int(NCOL)), dtype=np.int64)
     samples[:, int(IN_OFF)] = inp.offsets

@@ -130,7 +130,8 @@ def _coin_flip_kernel(dst, samples, fparams, tiles, BLOCK: tl.constexpr):
 
 
 def _tables(out: GpuBatch, call: Call, ints: dict[int, np.ndarray] | None = None,
-            floats: dict[int, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+            floats: dict[int, np.ndarray] | None = None
+            ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     n = out.batch_size
     samples = np.zeros((n, int(NCOL)), dtype=np.int64)
     samples[:, int(OUT_OFF)] = out.offsets
@@ -190,9 +191,7 @@ def coin_flip_gpu(run: GpuRun, out: GpuBatch, _like: GpuBatch | None, call: Call
 
 
 def _host_samples(batch: GpuBatch) -> list[np.ndarray]:
-    flat = batch.data.cpu().numpy()
-    return [flat[off:off + size].reshape(shape)
-            for off, size, shape in zip(batch.offsets, batch.sizes, batch.shapes)]  # fmt: skip
+    return _host_samples_of(batch, batch.data.cpu().numpy())
 
 
 def _upload(out: GpuBatch, host: np.ndarray) -> None:
@@ -204,7 +203,8 @@ def choice_gpu(run: GpuRun, out: GpuBatch, a: GpuBatch, _like: GpuBatch | None,
                call: Call) -> None:  # fmt: skip
     """CPU-only in DALI: pick on the host (same draws as the CPU kernel), upload once."""
     host = np.zeros(out.data.numel(), out.dtype.numpy_dtype)
-    for i, (sample, dst) in enumerate(zip(_host_samples(a), _host_samples_of(out, host))):
+    outs = _host_samples_of(out, host)
+    for i, (sample, dst) in enumerate(zip(_host_samples(a), outs, strict=True)):
         choice_sample(dst, sample, SampleArgs(call, i, None))
     _upload(out, host)
 
@@ -219,5 +219,5 @@ def beta_gpu(run: GpuRun, out: GpuBatch, _like: GpuBatch | None, call: Call) -> 
 
 
 def _host_samples_of(batch: GpuBatch, host: np.ndarray) -> list[np.ndarray]:
-    return [host[off:off + size].reshape(shape)
-            for off, size, shape in zip(batch.offsets, batch.sizes, batch.shapes)]  # fmt: skip
+    rows = zip(batch.offsets, batch.sizes, batch.shapes, strict=True)
+    return [host[off:off + size].reshape(shape) for off, size, shape in rows]
