@@ -5,13 +5,18 @@ position in its sample stream. The first iteration indexes the dataset and start
 thread; `next_epoch(batch_size=N)` yields tuples of `Batch`, `next_epoch()` tuples of `Tensor`,
 and `reader()` takes single steps. The position is checkpointable (`get_state`/`set_state`).
 
-Difference from DALI 2.4 (documented intent over the observed quirk): a reader restored from a
-mid-epoch state yields the *rest* of that epoch from its next `next_epoch`, so an interrupted
-and resumed run reads exactly the batches the uninterrupted run would have.
+Differences from DALI 2.4:
+* (documented intent over the observed quirk) a reader restored from a mid-epoch state yields
+  the *rest* of that epoch from its next `next_epoch`, so an interrupted and resumed run reads
+  exactly the batches the uninterrupted run would have;
+* `next_epoch` while the previous epoch's iterator is not exhausted raises RuntimeError;
+* `read_ahead`, `dont_use_mmap` (except Numpy), `lazy_init`, `skip_cached_images` and
+  `tensor_init_bytes` are accepted and validated but have no effect (indexing is always lazy).
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import weakref
 from typing import Any, Protocol
@@ -54,6 +59,19 @@ class Reader:
     _SPECIFIC: dict[str, Any] = {}  # reader-specific keywords and defaults
     _DEVICES: tuple[str, ...] = ("cpu",)
     _SHUFFLE_AFTER_EPOCH = True  # accepts shuffle_after_epoch(_seed)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Give each reader class its full keyword signature (for help() and IDEs)."""
+        super().__init_subclass__(**kwargs)
+        positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        params = [inspect.Parameter(n, positional, default=d) for n, d in
+                  (("max_batch_size", None), ("name", None), ("device", "cpu"),
+                   ("num_inputs", None))]  # fmt: skip
+        keywords = {**cls._SPECIFIC, **_args.COMMON,
+                    **(_args.SHUFFLE_AFTER_EPOCH if cls._SHUFFLE_AFTER_EPOCH else {})}  # fmt: skip
+        params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v)
+                   for k, v in keywords.items()]  # fmt: skip
+        cls.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
 
     def __init__(self, max_batch_size: int | None = None, name: str | None = None,
                  device: Any = "cpu", num_inputs: int | None = None, **kwargs: Any) -> None:  # fmt: skip
@@ -142,7 +160,11 @@ class Reader:
 
     def _epoch(self, prefetcher: Prefetcher, as_batch: bool) -> Any:
         while True:
-            item = self._take(prefetcher)
+            try:
+                item = self._take(prefetcher)
+            except Exception:
+                self._open_epoch = False  # the next call re-raises the loading error itself
+                raise
             if item.last_in_epoch:
                 self._open_epoch = False
             yield self._wrap(item, as_batch)

@@ -90,19 +90,21 @@ def epoch_indices(cfg: StreamConfig, epoch: int, start: int,
 def buffer_shuffle(order: np.ndarray, buffer_size: int, rng: np.random.Generator) -> np.ndarray:
     """Shuffle through a buffer: fill it, then emit a random slot and refill it from the stream."""
     size = max(1, min(int(buffer_size), len(order)))
-    buffer = list(order[:size].tolist())
-    picks = rng.random(len(order))
-    out = np.empty(len(order), dtype=np.int64)
+    buffer = order[:size].tolist()
     pending = order[size:].tolist()
-    for k in range(len(order)):
-        slot = int(picks[k] * len(buffer))
-        out[k] = buffer[slot]
-        if k < len(pending):
-            buffer[slot] = pending[k]
-        else:  # the stream is drained: shrink the buffer
-            buffer[slot] = buffer[-1]
-            buffer.pop()
-    return out
+    picks = rng.random(len(order))
+    out: list[int] = []
+    emit = out.append
+    # while the stream lasts the buffer stays full, so the slots can be drawn vectorised
+    for step, slot in enumerate((picks[:len(pending)] * size).astype(np.int64).tolist()):
+        emit(buffer[slot])
+        buffer[slot] = pending[step]
+    for pick in picks[len(pending):].tolist():  # the stream is drained: shrink the buffer
+        slot = int(pick * len(buffer))
+        emit(buffer[slot])
+        buffer[slot] = buffer[-1]
+        buffer.pop()
+    return np.asarray(out, dtype=np.int64)
 
 
 def shard_from_torch_distributed() -> tuple[int, int]:

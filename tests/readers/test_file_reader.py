@@ -239,3 +239,20 @@ def test_get_property(class_tree):
         ndd.get_property([1], key="layout")
     with pytest.raises(ValueError, match="batch_size 3 does not match the input batch size 2"):
         ndd.get_property(data, key="layout", batch_size=3)
+
+
+def test_loading_error_is_raised_again_by_later_calls(tmp_path):
+    reader = ndd.readers.File(files=[str(tmp_path / "gone.jpg")])
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match=r"Cannot read file .*gone\.jpg"):
+            next(reader.next_epoch())
+
+
+def test_signature_lists_every_keyword():
+    import inspect
+
+    params = inspect.signature(ndd.readers.File).parameters
+    assert list(params)[:4] == ["max_batch_size", "name", "device", "num_inputs"]
+    assert params["file_root"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert params["initial_fill"].default == 1024 and params["seed"].default == -1
+    assert "shuffle_after_epoch" in params and "enable_checkpointing" in params
