@@ -1,0 +1,142 @@
+"""filter: reference = float64 correlation over np.pad borders, ties-to-even integer rounding."""
+
+import numpy as np
+import pytest
+from _check import check_op, samples_of
+from reference.correlate import correlate, to_dtype
+
+import ndd_triton as ndd
+
+
+def spatial_axes(layout, ndim):
+    return [i for i, c in enumerate(layout) if c in "DHW"] if layout else list(range(ndim))
+
+
+def ref_filter(x, kernel, layout, anchor=-1, border="reflect_101", mode="same", dtype=None,
+               fill=0.0):  # fmt: skip
+    axes = spatial_axes(layout, x.ndim)
+    anchors = np.broadcast_to(np.asarray(anchor).reshape(-1), (len(axes),))
+    anchors = [k // 2 if a == -1 else int(a) for a, k in zip(anchors, kernel.shape)]
+    out = correlate(x, kernel, axes, anchors, border, float(fill), valid=mode == "valid")
+    return to_dtype(out, dtype.numpy_dtype if dtype is not None else x.dtype, ties_to_even=True)
+
+
+def images(shapes, dtype=np.uint8, seed=0):
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "f":
+        return [(rng.random(s) * 4 - 2).astype(dtype) for s in shapes]
+    info = np.iinfo(dtype)
+    return [rng.integers(max(info.min, -300), min(info.max, 300), size=s).astype(dtype)
+            for s in shapes]  # fmt: skip
+
+
+KERNEL = np.array([[0.5, -1.0, 0.25], [1.5, 0.5, 0.0]], np.float32)  # even height: anchor 1
+
+
+def shared_kernel_op(kernel):
+    def op(data, **kwargs):
+        return ndd.filter(data, ndd.as_tensor(kernel), **kwargs)
+
+    op.__name__ = "filter"
+    return op
+
+
+@pytest.mark.parametrize("border", ["reflect_101", "reflect_1001", "wrap", "clamp", "constant"])
+def test_borders_ragged(border):
+    samples = images([(5, 6, 3), (1, 1, 3), (17, 70, 3)])  # several tiles and a 1x1 sample
+    check_op(shared_kernel_op(KERNEL), samples,
+             lambda s, **a: ref_filter(s, KERNEL, "HWC", **a), args={"border": border},
+             layout="HWC", atol=1, all_modes=border == "reflect_101")  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int16, np.float16, np.float32])
+def test_dtypes(dtype):
+    tol = {np.float16: 2e-2, np.float32: 1e-5}.get(dtype, 1)
+    check_op(shared_kernel_op(KERNEL), images([(4, 7, 2), (6, 3, 2)], dtype),
+             lambda s, **a: ref_filter(s, KERNEL, "HWC", **a), layout="HWC", atol=tol,
+             all_modes=False)  # fmt: skip
+
+
+@pytest.mark.parametrize(("layout", "shapes", "kernel"), [
+    ("CHW", [(2, 6, 5), (3, 4, 9)], KERNEL),
+    ("FHWC", [(2, 5, 6, 3)], KERNEL),
+    ("FCHW", [(2, 3, 5, 6)], KERNEL),
+    (None, [(5, 6), (4, 9)], KERNEL),
+    ("DHWC", [(3, 4, 5, 2)], np.arange(12, dtype=np.float32).reshape(2, 3, 2) / 10),
+    (None, [(3, 4, 5)], np.ones((3, 1, 2), np.float32) / 6),
+])
+def test_layouts(layout, shapes, kernel):
+    check_op(shared_kernel_op(kernel), images(shapes, np.float32),
+             lambda s, **a: ref_filter(s, kernel, layout, **a), layout=layout, atol=1e-5,
+             all_modes=False)  # fmt: skip
+
+
+def test_ties_to_even_and_saturation():
+    x = ndd.as_tensor(np.array([[1, 3, 5, 7]], np.uint8), layout="HW")
+    half = ndd.as_tensor(np.array([[0.5]], np.float32))
+    assert np.asarray(ndd.filter(x, half)).tolist() == [[0, 2, 2, 4]]
+    big = ndd.as_tensor(np.array([[200]], np.uint8), layout="HW")
+    assert np.asarray(ndd.filter(big, ndd.as_tensor(np.array([[2.0]], np.float32)))).tolist() \
+        == [[255]]  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+def test_per_sample_kernels_anchor_fill_valid(backend):
+    data = images([(6, 7, 3), (9, 5, 3), (4, 4, 3)])
+    kernels = [np.array([[1.0, 2.0], [0.5, -1.0]], np.float32),
+               np.arange(15, dtype=np.float32).reshape(3, 5) / 20,
+               np.array([[0.0, 1.0, 0.0]], np.float32)]  # fmt: skip
+    fills = [np.uint8(7), np.uint8(200), np.uint8(0)]
+    anchors = [np.array([0, 1]), np.array([2, 0]), np.array([-1])]
+
+    def run(**kwargs):
+        batch = ndd.as_batch(data, layout="HWC")
+        fill = ndd.as_batch(fills) if kwargs.pop("with_fill", False) else None
+        if backend == "gpu":
+            batch = batch.gpu()
+        return samples_of(ndd.filter(batch, ndd.as_batch(kernels), fill, **kwargs))
+
+    got = run(border="constant", with_fill=True, anchor=ndd.as_batch(anchors))
+    for g, x, k, f, a in zip(got, data, kernels, fills, anchors):
+        np.testing.assert_allclose(g, ref_filter(x, k, "HWC", anchor=a, border="constant",
+                                                 fill=f), atol=1)  # fmt: skip
+    got = run(mode="valid", dtype=ndd.float32)
+    for g, x, k in zip(got, data, kernels):
+        expected = ref_filter(x, k, "HWC", mode="valid", dtype=ndd.float32)
+        assert g.shape == expected.shape
+        np.testing.assert_allclose(g, expected, atol=1e-4)
+
+
+def test_filter_errors():
+    x = ndd.as_tensor(np.zeros((5, 5, 3), np.uint8), layout="HWC")
+    k3 = ndd.as_tensor(np.ones((3, 3), np.float32))
+    with pytest.raises(TypeError, match="filter: input 0 has dtype i32"):
+        ndd.filter(ndd.as_tensor(np.zeros((5, 5, 3), np.int32), layout="HWC"), k3)
+    with pytest.raises(TypeError, match="filter: input 1 has dtype f64"):
+        ndd.filter(x, np.ones((3, 3)))
+    with pytest.raises(ValueError, match=r"input 1 \(filter\) has 1 dimensions; expected 2"):
+        ndd.filter(x, np.ones(3, np.float32))
+    with pytest.raises(TypeError, match=r"input 2 \(fill_value\) has dtype i16; expected the "
+                                        "data type u8"):  # fmt: skip
+        ndd.filter(x, k3, np.int16(3), border="constant")
+    with pytest.raises(ValueError, match=r"input 2 \(fill_value\) sample 0: expected a scalar"):
+        ndd.filter(x, k3, np.zeros(2, np.uint8), border="constant")
+    with pytest.raises(ValueError, match="argument 'anchor' sample 0: expected -1 or 0..2 for "
+                                         "spatial axis 1"):  # fmt: skip
+        ndd.filter(x, k3, anchor=[1, 3])
+    with pytest.raises(ValueError, match=r"input 1 \(filter\) sample 0: kernel \(7, 1\) is "
+                                         "larger than the data"):  # fmt: skip
+        ndd.filter(x, np.ones((7, 1), np.float32), mode="valid")
+    with pytest.raises(ValueError, match="argument 'border' must be one of"):
+        ndd.filter(x, k3, border="mirror")
+    with pytest.raises(TypeError, match="argument 'dtype' must be the input type"):
+        ndd.filter(x, k3, dtype=ndd.int16)
+
+
+def test_one_launch_per_ragged_batch():
+    batch = ndd.as_batch(images([(3, 5, 3), (9, 2, 3), (1, 1, 3)]), layout="HWC").gpu()
+    kernels = ndd.as_batch([np.ones((1, 2), np.float32), np.ones((3, 3), np.float32),
+                            np.ones((2, 1), np.float32)])  # fmt: skip
+    with ndd.profile() as prof:
+        ndd.filter(batch, kernels, border="wrap").evaluate()
+    assert [r.gpu_launches for r in prof.records if r.op == "filter"] == [1]
