@@ -44,7 +44,8 @@ def convert_numpy(src: np.ndarray, dst_dtype: np.dtype[Any], out: np.ndarray | N
         if dst_dtype.itemsize >= 4:
             # float64 cannot hold INT64_MAX exactly: saturate explicitly after the cast.
             big = wide >= float(info.max)
-            res = wide.astype(dst_dtype)
+            with np.errstate(invalid="ignore"):  # values >= max are fixed up just below
+                res = wide.astype(dst_dtype)
             res[big] = info.max
             res[nan] = info.min
             out[...] = res

@@ -187,6 +187,15 @@ def test_normal_statistics():
     assert (ints == 255).mean() > 0.2
 
 
+def test_normal_64bit_integers_saturate():
+    for dtype, low, high in ((ndd.uint64, 0, 2**64 - 1), (ndd.int64, -(2**63), 2**63 - 1)):
+        results = run_both(R.normal, shape=200, stddev=1e20, dtype=dtype)
+        assert_same(results)
+        got = results[0][0]
+        assert got.dtype == dtype.numpy_dtype
+        assert {int(got.min()), int(got.max())} == {low, high}
+
+
 def test_normal_per_sample_mean_stddev():
     out = R.normal(shape=3000, mean=ndd.as_batch([np.float32(-5), np.float32(5)]),
                    stddev=ndd.as_batch([np.float32(0.5), np.float32(2)]), rng=R.RNG(seed=1))
