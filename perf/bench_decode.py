@@ -3,7 +3,8 @@
 Run: `python perf/bench_decode.py [--threads 2] [--count 64] [--batch 64] [--repeat 5]`.
 Generates ImageNet-like JPEGs (500x375, quality 90, 4:2:0) from the packaged sample photos in a
 temporary directory, then prints images/s for:
-  * Pillow, one thread: `Image.open(...).convert("RGB")` + `np.asarray` per file;
+  * Pillow, one thread: `Image.open(...).convert("RGB")` + `np.asarray` per file, and the
+    same over a `ThreadPoolExecutor` with `--threads` workers;
   * `ndd.decoders.image` on Batches of encoded files (cpu, `--threads` workers), header
     parsing included; plus `ndd.imread` (file reading included);
   * DALI dynamic mode's CPU decoder on the same batches, when `nvidia.dali` is importable.
@@ -21,6 +22,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from PIL import Image
@@ -75,11 +77,21 @@ def main() -> None:
                    for i in range(0, len(encoded), opts.batch)]  # fmt: skip
         results: dict[str, float] = {}
 
+        def decode_one(data: np.ndarray) -> np.ndarray:
+            return np.asarray(Image.open(io.BytesIO(data.tobytes())).convert("RGB"))
+
         def pillow_loop() -> None:
             for data in encoded:
-                np.asarray(Image.open(io.BytesIO(data.tobytes())).convert("RGB"))
+                decode_one(data)
 
         results["Pillow loop (1 thread)"] = rate(pillow_loop, len(paths), opts.repeat)
+        with ThreadPoolExecutor(opts.threads) as pool:
+
+            def pillow_pool() -> None:
+                list(pool.map(decode_one, encoded))
+
+            results[f"Pillow ThreadPoolExecutor ({opts.threads} threads)"] = rate(
+                pillow_pool, len(paths), opts.repeat)
         ndd.set_num_threads(opts.threads)
 
         def ndd_decode() -> None:
