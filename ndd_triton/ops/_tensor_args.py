@@ -24,7 +24,7 @@ def insert_letters(layout: str | None, ndim: int, positions: list[int], letters:
         return None
     out_ndim = ndim + len(positions)
     result: list[str] = [""] * out_ndim
-    for pos, letter in zip(positions, letters):
+    for pos, letter in zip(positions, letters, strict=False):
         result[pos] = letter
     rest = iter(layout or "")
     return "".join(c if c else next(rest) for c in result)

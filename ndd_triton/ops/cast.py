@@ -35,7 +35,7 @@ def _infer_cast_like(call: Call) -> OutputSpec:
 cast = OpSchema(
     name="cast",
     doc="Converts samples to `dtype` (round half away from zero, saturate; NaN to 0 below 32 "
-        "bits, to the minimum otherwise; nonzero to True for bool). Layout is kept.",
+    "bits, to the minimum otherwise; nonzero to True for bool). Layout is kept.",
     inputs=(Input("input", dtypes=CASTABLE),),
     args=(Arg("dtype", "dtype", default=REQUIRED, doc="Output data type."),),
     infer=_infer_cast,

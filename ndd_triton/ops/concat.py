@@ -80,15 +80,19 @@ def _infer_stack(call: Call) -> OutputSpec:
     return OutputSpec(first.dtype, shapes, layout)
 
 
-_INPUTS = (Input("input_0", doc="First input."),
-           Input("inputs", variadic=True, doc="More inputs, as separate positionals."))
+_INPUTS = (
+    Input("input_0", doc="First input."),
+    Input("inputs", variadic=True, doc="More inputs, as separate positionals."),
+)
 
 cat = OpSchema(
     name="cat",
     doc="Concatenates the inputs sample by sample along an existing axis.",
     inputs=_INPUTS,
-    args=(Arg("axis", "int", default=0, doc="Axis to join along (negative counts from the end)."),
-          Arg("axis_name", "layout", doc="Layout letter of the axis (instead of `axis`).")),
+    args=(
+        Arg("axis", "int", default=0, doc="Axis to join along (negative counts from the end)."),
+        Arg("axis_name", "layout", doc="Layout letter of the axis (instead of `axis`)."),
+    ),
     infer=_infer_cat,
     module="concat",
 )
@@ -97,9 +101,14 @@ stack = OpSchema(
     name="stack",
     doc="Stacks the inputs sample by sample along a new axis inserted at `axis`.",
     inputs=_INPUTS,
-    args=(Arg("axis", "int", default=0, doc="Position of the new axis (-1: last)."),
-          Arg("axis_name", "layout", doc="Layout letter of the new axis (the output has no "
-              "layout without it).")),
+    args=(
+        Arg("axis", "int", default=0, doc="Position of the new axis (-1: last)."),
+        Arg(
+            "axis_name",
+            "layout",
+            doc="Layout letter of the new axis (the output has no layout without it).",
+        ),
+    ),
     infer=_infer_stack,
     module="concat",
 )

@@ -55,8 +55,8 @@ def broadcast_strides(call: Call, fill: InputMeta, target: np.ndarray) -> np.nda
         src = [int(v) for v in fill.shapes[i]]
         dst = [int(v) for v in target[i]]
         lead = ndim - len(src)
-        if lead < 0 or any(s not in (1, d) for s, d in zip(src, dst[lead:])):
-            shown = lambda s: " x ".join(map(str, s)) or "()"  # noqa: E731
+        if lead < 0 or any(s not in (1, d) for s, d in zip(src, dst[lead:], strict=False)):
+            shown = lambda s: " x ".join(map(str, s)) or "()"
             raise call.error(f"sample {i}: Shapes {shown(dst)} and {shown(src)} can't be "
                              "broadcast", RuntimeError)  # fmt: skip
         step = 1
@@ -95,8 +95,13 @@ def _infer_full_like(call: Call) -> OutputSpec:
     return OutputSpec(like.dtype, like.shapes.copy(), like.layout)
 
 
-_SHAPE = Arg("shape", "int", vector=True, per_sample=True,
-             doc="Output shape (default: scalar); a Tensor or Batch gives it per sample.")
+_SHAPE = Arg(
+    "shape",
+    "int",
+    vector=True,
+    per_sample=True,
+    doc="Output shape (default: scalar); a Tensor or Batch gives it per sample.",
+)
 _LAYOUT = Arg("layout", "layout", doc="Output layout (must match the number of dimensions).")
 _DTYPE = Arg("dtype", "dtype", doc="Output data type.")
 _LIKE = Input("data_like", doc="Provides the shape, layout (and dtype) of the output.")
@@ -115,17 +120,35 @@ ones = _generator("ones", "A batch (or tensor) of ones of the given shape and dt
 full = OpSchema(
     name="full",
     doc="Fills samples of `shape` with `fill_value` (its dtype; without `shape`, its shape).",
-    inputs=(_FILL,), args=(_SHAPE, _LAYOUT), infer=_infer_full, module="constants")
+    inputs=(_FILL,),
+    args=(_SHAPE, _LAYOUT),
+    infer=_infer_full,
+    module="constants",
+)
 zeros_like = OpSchema(
-    name="zeros_like", doc="Zeros with the shape, layout and (unless `dtype`) dtype of the input.",
-    inputs=(_LIKE,), args=(_DTYPE,), infer=_infer_like, module="constants")
+    name="zeros_like",
+    doc="Zeros with the shape, layout and (unless `dtype`) dtype of the input.",
+    inputs=(_LIKE,),
+    args=(_DTYPE,),
+    infer=_infer_like,
+    module="constants",
+)
 ones_like = OpSchema(
-    name="ones_like", doc="Ones with the shape, layout and (unless `dtype`) dtype of the input.",
-    inputs=(_LIKE,), args=(_DTYPE,), infer=_infer_like, module="constants")
+    name="ones_like",
+    doc="Ones with the shape, layout and (unless `dtype`) dtype of the input.",
+    inputs=(_LIKE,),
+    args=(_DTYPE,),
+    infer=_infer_like,
+    module="constants",
+)
 full_like = OpSchema(
     name="full_like",
     doc="Fills the shape of `data_like` with `fill_value` converted to `data_like`'s dtype "
-        "(round half away from zero, saturate).",
-    inputs=(_LIKE, _FILL), args=(), infer=_infer_full_like, module="constants")
+    "(round half away from zero, saturate).",
+    inputs=(_LIKE, _FILL),
+    args=(),
+    infer=_infer_full_like,
+    module="constants",
+)
 
 schemas = [zeros, ones, full, zeros_like, ones_like, full_like]

@@ -17,8 +17,11 @@ def _infer(call: Call) -> OutputSpec:
             raise call.error(f"argument 'axes': Axis value can't be negative; got {axes}",
                              RuntimeError)  # fmt: skip
         if a >= out_ndim:
-            raise call.error(f"argument 'axes': axis {a} is out of range for a {out_ndim}-D "
-                             f"result (expected 0..{out_ndim - 1}); got {axes}", RuntimeError)
+            raise call.error(
+                f"argument 'axes': axis {a} is out of range for a {out_ndim}-D "
+                f"result (expected 0..{out_ndim - 1}); got {axes}",
+                RuntimeError,
+            )
     if len(set(axes)) != len(axes):
         raise call.error(f"argument 'axes' has repeated values: {axes}", RuntimeError)
     names = call.new_axis_names or ""
@@ -36,10 +39,19 @@ schema = OpSchema(
     doc="Inserts size-1 axes at output positions `axes` (the data is unchanged).",
     inputs=(Input("data"),),
     args=(
-        Arg("axes", "int", default=REQUIRED, vector=True,
-            doc="Output positions of the new axes (non-negative)."),
-        Arg("new_axis_names", "layout", default="",
-            doc="One layout letter per new axis; empty clears the output layout."),
+        Arg(
+            "axes",
+            "int",
+            default=REQUIRED,
+            vector=True,
+            doc="Output positions of the new axes (non-negative).",
+        ),
+        Arg(
+            "new_axis_names",
+            "layout",
+            default="",
+            doc="One layout letter per new axis; empty clears the output layout.",
+        ),
     ),
     infer=_infer,
 )

@@ -1,8 +1,9 @@
 """one_hot: expand class indices into one-hot vectors along a new axis (ops.md §4.10).
 
 Float inputs are truncated (1.7 is class 1); indices outside `[0, num_classes)` give all
-`off_value`; on/off values are converted to `dtype` with round + saturate. DALI's legacy rule: when every sample holds exactly one element with shape (1,),
-the samples are treated as scalars (result `(num_classes,)`).
+`off_value`; on/off values are converted to `dtype` with round + saturate. DALI's legacy
+rule: when every sample holds exactly one element with shape (1,), the samples are treated as
+scalars (result `(num_classes,)`).
 """
 
 from __future__ import annotations

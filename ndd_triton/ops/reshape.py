@@ -42,7 +42,7 @@ def _wanted(call: Call, i: int, base: list[int], shape: np.ndarray | None,
         raise call.error(f"argument 'rel_shape' sample {i} has {len(rel)} entries but the "
                          f"source has only {len(base)} dimensions", RuntimeError)  # fmt: skip
     return [-1.0 if r == -1 else float(np.copysign(np.floor(abs(b * r) + 0.5), b * r))
-            for b, r in zip(base, rel)]  # fmt: skip
+            for b, r in zip(base, rel, strict=False)]  # fmt: skip
 
 
 def _resolve(call: Call, i: int, wanted: list[float], volume: int, what: str) -> list[int]:
@@ -62,9 +62,12 @@ def _resolve(call: Call, i: int, wanted: list[float], volume: int, what: str) ->
                              f"{volume} elements", RuntimeError)  # fmt: skip
         out[unknown[0]] = volume // known
     if int(np.prod(out, dtype=np.int64)) != volume:
-        raise call.error(f"Input and output samples must occupy the same size in bytes; "
-                         f"sample {i}: the input has {volume} elements, the requested shape "
-                         f"{tuple(out)} has {int(np.prod(out, dtype=np.int64))}", RuntimeError)
+        raise call.error(
+            f"Input and output samples must occupy the same size in bytes; "
+            f"sample {i}: the input has {volume} elements, the requested shape "
+            f"{tuple(out)} has {int(np.prod(out, dtype=np.int64))}",
+            RuntimeError,
+        )
     return out
 
 
@@ -125,16 +128,37 @@ def _infer(call: Call) -> OutputSpec:
 schema = OpSchema(
     name="reshape",
     doc="Reinterprets the shape of every sample without changing its data.",
-    inputs=(Input("data"),
-            Input("shape_input", optional=True, host_values=True,
-                  doc="1-D integer tensor per sample: the new shape (like `shape`).")),
+    inputs=(
+        Input("data"),
+        Input(
+            "shape_input",
+            optional=True,
+            host_values=True,
+            doc="1-D integer tensor per sample: the new shape (like `shape`).",
+        ),
+    ),
     args=(
-        Arg("shape", "int", vector=True, per_sample=True,
-            doc="New shape; one entry may be -1 (inferred)."),
-        Arg("rel_shape", "float", vector=True, per_sample=True,
-            doc="New shape relative to the input extents (of src_dims if given); one -1 allowed."),
-        Arg("src_dims", "int", vector=True, per_sample=True,
-            doc="Input dimensions that build the output; -1 inserts a size-1 dimension."),
+        Arg(
+            "shape",
+            "int",
+            vector=True,
+            per_sample=True,
+            doc="New shape; one entry may be -1 (inferred).",
+        ),
+        Arg(
+            "rel_shape",
+            "float",
+            vector=True,
+            per_sample=True,
+            doc="New shape relative to the input extents (of src_dims if given); one -1 allowed.",
+        ),
+        Arg(
+            "src_dims",
+            "int",
+            vector=True,
+            per_sample=True,
+            doc="Input dimensions that build the output; -1 inserts a size-1 dimension.",
+        ),
         Arg("layout", "layout", doc="Output layout; default: kept when ndim is unchanged."),
     ),
     infer=_infer,

@@ -16,8 +16,11 @@ def _axes_of(call: Call, ndim: int) -> list[list[int]]:
     """Per-sample sorted axes to remove, from `axes` or `axis_names`."""
     inp = call.inputs[0]
     if (call.axes is None) == (call.axis_names is None):
-        raise call.error("give exactly one of 'axes' and 'axis_names'; got "
-                         f"{'both' if call.axes is not None else 'neither'}", RuntimeError)
+        raise call.error(
+            "give exactly one of 'axes' and 'axis_names'; got "
+            f"{'both' if call.axes is not None else 'neither'}",
+            RuntimeError,
+        )
     if call.axis_names is not None:
         layout = inp.layout or ""
         missing = [c for c in call.axis_names if c not in layout]
@@ -67,8 +70,13 @@ schema = OpSchema(
     doc="Removes size-1 axes given by index (`axes`) or by layout letter (`axis_names`).",
     inputs=(Input("data"),),
     args=(
-        Arg("axes", "int", vector=True, per_sample=True,
-            doc="Axes to remove; negative values count from the end (NumPy)."),
+        Arg(
+            "axes",
+            "int",
+            vector=True,
+            per_sample=True,
+            doc="Axes to remove; negative values count from the end (NumPy).",
+        ),
         Arg("axis_names", "layout", doc="Layout letters of the axes to remove."),
     ),
     infer=_infer,

@@ -29,8 +29,10 @@ def _infer(call: Call) -> OutputSpec:
     layout = inp.layout
     if call.output_layout is not None and call.output_layout != "":
         if len(call.output_layout) != inp.ndim:
-            raise call.error(f"argument 'output_layout' {call.output_layout!r} has "
-                             f"{len(call.output_layout)} letters; expected {inp.ndim}")
+            raise call.error(
+                f"argument 'output_layout' {call.output_layout!r} has "
+                f"{len(call.output_layout)} letters; expected {inp.ndim}"
+            )
         layout = call.output_layout
     elif layout and call.transpose_layout:
         layout = "".join(layout[p] for p in perm)
@@ -42,12 +44,19 @@ schema = OpSchema(
     doc="Transposes every sample: output axis i is input axis `perm[i]`.",
     inputs=(Input("input"),),
     args=(
-        Arg("perm", "int", vector=True, doc="Output axis i is input axis perm[i]; default: "
-            "reversed axes."),
-        Arg("transpose_layout", "bool", default=True,
-            doc="Permute the layout letters too; False keeps the input layout string."),
-        Arg("output_layout", "layout", doc="Explicit output layout (wins over "
-            "transpose_layout)."),
+        Arg(
+            "perm",
+            "int",
+            vector=True,
+            doc="Output axis i is input axis perm[i]; default: reversed axes.",
+        ),
+        Arg(
+            "transpose_layout",
+            "bool",
+            default=True,
+            doc="Permute the layout letters too; False keeps the input layout string.",
+        ),
+        Arg("output_layout", "layout", doc="Explicit output layout (wins over transpose_layout)."),
     ),
     infer=_infer,
 )

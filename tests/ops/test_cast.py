@@ -50,11 +50,23 @@ def test_cast_float32_special_values(target):
              args={"dtype": ndd.dtype(target)}, all_modes=False)  # fmt: skip
 
 
-@pytest.mark.parametrize(("source", "target"), [
-    (np.int32, np.uint8), (np.int32, np.int8), (np.uint8, np.int8), (np.int64, np.int16),
-    (np.uint32, np.int32), (np.uint64, np.int64), (np.int16, np.uint64), (np.bool_, np.int32),
-    (np.int32, np.float32), (np.float64, np.int32), (np.uint8, np.bool_), (np.float16, np.int8),
-])
+@pytest.mark.parametrize(
+    ("source", "target"),
+    [
+        (np.int32, np.uint8),
+        (np.int32, np.int8),
+        (np.uint8, np.int8),
+        (np.int64, np.int16),
+        (np.uint32, np.int32),
+        (np.uint64, np.int64),
+        (np.int16, np.uint64),
+        (np.bool_, np.int32),
+        (np.int32, np.float32),
+        (np.float64, np.int32),
+        (np.uint8, np.bool_),
+        (np.float16, np.int8),
+    ],
+)
 def test_cast_integer_saturation(source, target):
     rng = np.random.default_rng(1)
     if np.dtype(source).kind == "b":
@@ -73,8 +85,10 @@ def test_cast_integer_saturation(source, target):
 
 def test_cast_keeps_layout_and_several_tiles_in_all_modes():
     rng = np.random.default_rng(2)
-    samples = [(rng.standard_normal((30, 41, 3)) * 200).astype(np.float32),
-               (rng.standard_normal((1, 1, 3)) * 200).astype(np.float32)]
+    samples = [
+        (rng.standard_normal((30, 41, 3)) * 200).astype(np.float32),
+        (rng.standard_normal((1, 1, 3)) * 200).astype(np.float32),
+    ]
     check_op(ndd.cast, samples, lambda s, dtype: ref_convert(s, np.uint8),
              args={"dtype": ndd.uint8}, layout="HWC")  # fmt: skip
     out = ndd.cast(ndd.as_batch(samples, layout="HWC"), dtype=ndd.int16)
@@ -91,7 +105,7 @@ def test_cast_like_takes_dtype_from_like_and_broadcasts_a_tensor(backend):
     out = ndd.cast_like(batch, like)
     assert out.dtype == ndd.int16
     assert out.device.device_type == backend
-    for got, sample in zip(out.cpu(), samples):
+    for got, sample in zip(out.cpu(), samples, strict=False):
         np.testing.assert_array_equal(np.asarray(got), ref_convert(sample, np.int16))
     like_batch = ndd.as_batch([np.zeros(1, np.uint8)] * 2)
     out = ndd.cast_like(batch, like_batch.gpu() if backend == "gpu" else like_batch)
@@ -107,7 +121,7 @@ def test_cast_errors():
     with pytest.raises(TypeError, match="cast: argument 'dtype' expects a dtype"):
         ndd.cast(x, dtype="not-a-type")
     bf16 = ndd.as_tensor(np.zeros(2, np.float32)).torch().to(__import__("torch").bfloat16)
-    with pytest.raises(TypeError, match="cast_like: input 1 .*bfloat16"):
+    with pytest.raises(TypeError, match=r"cast_like: input 1 .*bfloat16"):
         ndd.cast_like(x, ndd.as_tensor(bf16))
     with pytest.raises(TypeError, match="cast: input 0 has dtype bfloat16; expected one of"):
         ndd.cast(ndd.as_tensor(bf16), dtype=ndd.float32)

@@ -21,12 +21,13 @@ def test_zeros_ones_shapes_and_dtypes(backend, op, value):
     assert (out.layout, out.device.device_type) == ("HW", backend)
     assert_close(samples_of(out)[0], np.full((2, 3), value, np.float16))
     batch = fn(batch_size=3, shape=7, dtype=ndd.uint8, device=backend)
-    assert isinstance(batch, ndd.Batch) and batch.shape == [(7,)] * 3
+    assert isinstance(batch, ndd.Batch)
+    assert batch.shape == [(7,)] * 3
     for got in samples_of(batch):
         assert_close(got, np.full(7, value, np.uint8))
     shapes = ndd.as_batch([np.array([2, 1]), np.array([1, 40]), np.array([0, 3])])
     ragged = fn(shape=shapes, dtype=ndd.bool, device=backend)
-    for got, shape in zip(samples_of(ragged), [(2, 1), (1, 40), (0, 3)]):
+    for got, shape in zip(samples_of(ragged), [(2, 1), (1, 40), (0, 3)], strict=False):
         assert_close(got, np.full(shape, value, np.bool_))
 
 
@@ -52,7 +53,7 @@ def test_zeros_ones_like(backend):
                  backends=[backend], all_modes=False)  # fmt: skip
         out = op(ndd.as_batch(samples, layout="HW"), dtype=ndd.float32, device=backend)
         assert (out.dtype, out.layout) == (ndd.float32, "HW")
-        for got, s in zip(samples_of(out), samples):
+        for got, s in zip(samples_of(out), samples, strict=False):
             assert_close(got, np.full(s.shape, value, np.float32))
 
 
@@ -100,8 +101,9 @@ def test_constants_errors():
 def test_constants_one_launch_per_ragged_batch(name):
     like = ndd.as_batch([np.zeros((3, 5), np.uint8), np.zeros((9, 2), np.uint8)]).gpu()
     calls = {
-        "zeros": lambda: ndd.zeros(shape=ndd.as_batch([np.array([3]), np.array([40])]),
-                                   device="gpu"),
+        "zeros": lambda: ndd.zeros(
+            shape=ndd.as_batch([np.array([3]), np.array([40])]), device="gpu"
+        ),
         "ones": lambda: ndd.ones(batch_size=3, shape=[2, 2], device="gpu"),
         "full": lambda: ndd.full(ndd.as_batch([np.array([1]), np.array([2])]).gpu(), shape=[4]),
         "zeros_like": lambda: ndd.zeros_like(like),

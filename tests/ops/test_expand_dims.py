@@ -19,10 +19,16 @@ def test_expand_dims_positions(axes):
              args={"axes": axes}, all_modes=axes == [0])  # fmt: skip
 
 
-@pytest.mark.parametrize(("layout", "axes", "names", "expected"), [
-    ("HW", [0, 3], "FC", "FHWC"), ("HW", [3, 0], "CF", "FHWC"), ("HWC", [0], "F", "FHWC"),
-    ("HWC", [0, 3], "", None), ("HW", [2], "C", "HWC"),
-])
+@pytest.mark.parametrize(
+    ("layout", "axes", "names", "expected"),
+    [
+        ("HW", [0, 3], "FC", "FHWC"),
+        ("HW", [3, 0], "CF", "FHWC"),
+        ("HWC", [0], "F", "FHWC"),
+        ("HWC", [0, 3], "", None),
+        ("HW", [2], "C", "HWC"),
+    ],
+)
 def test_expand_dims_layout(layout, axes, names, expected):
     x = ndd.as_tensor(np.zeros((4, 6, 3)[: len(layout)], np.uint8), layout=layout)
     out = ndd.expand_dims(x, axes=axes, new_axis_names=names)

@@ -11,7 +11,7 @@ VALUES = [0.2, 0.4, 0.5, 0.6, 0.7, 0.1, 9.5]
 
 
 def ref_lookup(sample, keys, values, default_value=0.0, dtype=np.float32):
-    table = dict(zip(keys, values))  # later duplicates overwrite earlier ones
+    table = dict(zip(keys, values, strict=False))  # later duplicates overwrite earlier ones
     flat = [table.get(int(v), default_value) for v in np.asarray(sample).reshape(-1).tolist()]
     out = np.array(flat, dtype=np.float64).reshape(np.shape(sample))
     if np.dtype(dtype).kind in "iu":

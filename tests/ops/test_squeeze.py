@@ -28,10 +28,15 @@ def test_squeeze_per_sample_axes():
     assert out.layout is None  # different letters removed per sample
 
 
-@pytest.mark.parametrize(("layout", "kwargs", "expected"), [
-    ("HWC", {"axis_names": "C"}, "HW"), ("FXC", {"axes": [0, 2]}, "X"),
-    ("FXC", {"axis_names": "CF"}, "X"), ("FXC", {"axes": [-1]}, "FX"),
-])
+@pytest.mark.parametrize(
+    ("layout", "kwargs", "expected"),
+    [
+        ("HWC", {"axis_names": "C"}, "HW"),
+        ("FXC", {"axes": [0, 2]}, "X"),
+        ("FXC", {"axis_names": "CF"}, "X"),
+        ("FXC", {"axes": [-1]}, "FX"),
+    ],
+)
 def test_squeeze_layout(layout, kwargs, expected):
     x = ndd.as_tensor(np.zeros((1, 5, 1), np.uint8), layout=layout)
     assert ndd.squeeze(x, **kwargs).layout == expected

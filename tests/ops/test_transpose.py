@@ -19,10 +19,15 @@ def test_transpose_ragged_hwc_to_chw(dtype):
              args={"perm": [2, 0, 1]}, layout="HWC")  # fmt: skip
 
 
-@pytest.mark.parametrize(("shape", "perm"), [
-    ((2, 3, 4, 5), [3, 1, 0, 2]), ((6,), [0]), ((2, 3, 1, 2, 3, 2), [5, 4, 3, 2, 1, 0]),
-    ((4, 0, 3), [1, 2, 0]),
-])
+@pytest.mark.parametrize(
+    ("shape", "perm"),
+    [
+        ((2, 3, 4, 5), [3, 1, 0, 2]),
+        ((6,), [0]),
+        ((2, 3, 1, 2, 3, 2), [5, 4, 3, 2, 1, 0]),
+        ((4, 0, 3), [1, 2, 0]),
+    ],
+)
 def test_transpose_ranks_and_empty(shape, perm):
     samples = _data([shape, tuple(max(1, v - 1) if v else 0 for v in shape)], np.int16)
     check_op(ndd.transpose, samples, lambda s, perm: np.transpose(s, perm), args={"perm": perm},
@@ -34,12 +39,16 @@ def test_transpose_default_reverses_axes():
     check_op(ndd.transpose, samples, lambda s: np.transpose(s), all_modes=False)
 
 
-@pytest.mark.parametrize(("kwargs", "layout"), [
-    ({"perm": [2, 0, 1]}, "CHW"), ({}, "CWH"), ({"perm": [2, 0, 1], "transpose_layout": False},
-                                                 "HWC"),
-    ({"perm": [1, 2, 0], "output_layout": "XYZ"}, "XYZ"),
-    ({"perm": [1, 0, 2], "transpose_layout": False, "output_layout": "ABC"}, "ABC"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "layout"),
+    [
+        ({"perm": [2, 0, 1]}, "CHW"),
+        ({}, "CWH"),
+        ({"perm": [2, 0, 1], "transpose_layout": False}, "HWC"),
+        ({"perm": [1, 2, 0], "output_layout": "XYZ"}, "XYZ"),
+        ({"perm": [1, 0, 2], "transpose_layout": False, "output_layout": "ABC"}, "ABC"),
+    ],
+)
 def test_transpose_layout_rules(kwargs, layout):
     x = ndd.as_tensor(np.zeros((2, 3, 4), np.uint8), layout="HWC")
     assert ndd.transpose(x, **kwargs).layout == layout

@@ -4,7 +4,8 @@
   unravels the flat output index over the sample's shape (padded to rank 6). Permuted strides
   give `transpose`, zero strides give NumPy broadcasting (`full`, `zeros`), `FLAT=True` skips the
   unravelling (plain copies: `copy`, `reshape`, `squeeze`, `cast`). The stored value goes through
-  `_dali_convert` (round half away from zero, saturate; DALI's cast rules) when dtypes differ.
+  `_helper_dali_convert` (round half away from zero, saturate; DALI's cast rules) when dtypes
+  differ.
 * `pieces`: copies blocks of rows into a wider destination row, the shape of `cat` and `stack`
   (see `kernels/gpu/concat.py`).
 """
@@ -31,8 +32,8 @@ TILE = 1024
 
 
 @triton.jit
-def _dali_convert(x, DST: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr, NANV: tl.constexpr,
-                  LO_F: tl.constexpr, HI_F: tl.constexpr):  # fmt: skip
+def _helper_dali_convert(x, DST: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
+                         NANV: tl.constexpr, LO_F: tl.constexpr, HI_F: tl.constexpr):  # fmt: skip
     """Convert `x` to DST as DALI does: float->int rounds half away and saturates, int clamps."""
     if DST.is_floating():
         return x.to(DST)
@@ -45,7 +46,7 @@ def _dali_convert(x, DST: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr, NANV
         else:
             return x != 0
     elif x.dtype.is_floating():
-        if x.dtype.is_fp64():
+        if x.dtype.is_fp64():  # noqa: SIM108 (static branch on a dtype inside a Triton kernel)
             xf = x
         else:
             xf = x.to(tl.float32)
@@ -62,7 +63,7 @@ def _dali_convert(x, DST: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr, NANV
     elif x.dtype.is_int1():
         return x.to(DST)
     else:
-        if x.dtype.is_uint64():
+        if x.dtype.is_uint64():  # noqa: SIM108 (static branch on a dtype inside a Triton kernel)
             x = tl.where(x > HI, HI, x).to(tl.int64)  # HI <= INT64_MAX here (host clips)
         else:
             x = x.to(tl.int64)
@@ -90,12 +91,12 @@ def _gather_kernel(src, dst, samples, tiles, BLOCK: tl.constexpr, FLAT: tl.const
             rem = rem // extent
     val = tl.load(src + tl.load(row + G_IN_OFF) + src_idx, mask=mask)
     if CONVERT:
-        val = _dali_convert(val, dst.dtype.element_ty, LO, HI, NANV, LO_F, HI_F)
+        val = _helper_dali_convert(val, dst.dtype.element_ty, LO, HI, NANV, LO_F, HI_F)
     tl.store(dst + tl.load(row + G_OUT_OFF) + idx, val, mask=mask)
 
 
 def convert_meta(src: DType, dst: DType) -> dict[str, Any]:
-    """Constexpr arguments of `_dali_convert` for a src -> dst conversion."""
+    """Constexpr arguments of `_helper_dali_convert` for a src -> dst conversion."""
     if src == dst:
         return {"CONVERT": False, "LO": 0, "HI": 0, "NANV": 0, "LO_F": 0.0, "HI_F": 0.0}
     if not dst.is_integer:
@@ -122,7 +123,7 @@ def padded_strides(strides: np.ndarray) -> np.ndarray:
     n, ndim = strides.shape
     out = np.zeros((n, MAX_RANK), dtype=np.int64)
     if ndim:
-        out[:, MAX_RANK - ndim:] = strides
+        out[:, MAX_RANK - ndim :] = strides
     return out
 
 

@@ -1,4 +1,4 @@
-"""one_hot on the GPU: one launch; output element (outer, class, inner) reads input (outer, inner)."""
+"""one_hot on the GPU: one launch; output (outer, class, inner) reads input (outer, inner)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""transpose on the GPU: one strided-gather launch; output axis i reads with input stride perm[i]."""
+"""transpose on the GPU: one strided-gather launch; output axis i uses input stride perm[i]."""
 
 from __future__ import annotations
 
