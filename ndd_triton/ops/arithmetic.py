@@ -212,7 +212,7 @@ def elementwise(schema: OpSchema, operands: Sequence[Any]) -> Any:
     other = promote_all(known) if known else None
     inputs: list[Any] = []
     constants: dict[str, Constant] = {}
-    for spec, x in zip(schema.inputs, operands):
+    for spec, x in zip(schema.inputs, operands, strict=True):
         if is_scalar(x):
             inputs.append(None)
             constants[f"{spec.name}_constant"] = make_constant(schema.name, x, other)
@@ -232,7 +232,7 @@ def _as_input(x: Any) -> Any:
 def operand_metas(call: Call) -> list[tuple[DType, np.ndarray, str | None, Constant | None]]:
     """(dtype, shapes [N, ndim], layout, constant) of every operand, constants as 0-d."""
     result = []
-    for spec, meta in zip(call.schema.inputs, call.inputs):
+    for spec, meta in zip(call.schema.inputs, call.inputs, strict=True):
         if meta is not None:
             result.append((meta.dtype, meta.shapes, meta.layout or None, None))
         else:

@@ -71,10 +71,8 @@ def _infer_with(name: str, result: Callable[[str, Sequence[DType]], tuple[DType,
 
 
 def _unary_schema(name: str) -> OpSchema:
-    if name == "abs":
-        rule = lambda op, d: unary_result("abs", d[0], op)  # noqa: E731
-    else:
-        rule = float_result
+    abs_rule = lambda op, d: unary_result("abs", d[0], op)
+    rule = abs_rule if name == "abs" else float_result
     return OpSchema(name=f"math.{name}", doc=_UNARY_DOCS[name], module="math",
                     inputs=(Input("input", doc="Tensor, Batch or array."),), args=(),
                     infer=_infer_with(name, rule))  # fmt: skip
@@ -89,7 +87,7 @@ def _call(name: str, *operands: Any) -> Any:
     return result
 
 
-def pow(base: Any, exponent: Any, /) -> Any:  # noqa: A001 (DALI's name)
+def pow(base: Any, exponent: Any, /) -> Any:  # DALI's name (shadows the builtin here)
     """`base ** exponent` with arithmetic promotion (integers stay integral; x ** -n == 0)."""
     return _call("math.pow", base, exponent)
 
@@ -99,12 +97,12 @@ def fpow(base: Any, exponent: Any, /) -> Any:
     return _call("math.fpow", base, exponent)
 
 
-def min(left: Any, right: Any, /) -> Any:  # noqa: A001 (DALI's name)
+def min(left: Any, right: Any, /) -> Any:  # DALI's name (shadows the builtin here)
     """Elementwise minimum, arithmetic promotion (Python ints act as int32)."""
     return _call("math.min", left, right)
 
 
-def max(left: Any, right: Any, /) -> Any:  # noqa: A001 (DALI's name)
+def max(left: Any, right: Any, /) -> Any:  # DALI's name (shadows the builtin here)
     """Elementwise maximum, arithmetic promotion (Python ints act as int32)."""
     return _call("math.max", left, right)
 

@@ -90,7 +90,7 @@ def make_cpu_kernel(schema: OpSchema, fn: Fn) -> Callable[..., None]:
     def kernel(out: np.ndarray, *rest: Any) -> None:
         *samples, arg = rest
         compute = arg.compute_dtype.numpy_dtype
-        values = [operand(x, n, arg, compute) for x, n in zip(samples, names)]
+        values = [operand(x, n, arg, compute) for x, n in zip(samples, names, strict=True)]
         if arg.check_zero_division and np.any(values[1] == 0):
             raise ValueError(f"{op}: Integer division by zero.")
         with np.errstate(all="ignore"):  # IEEE inf/nan and integer wrap-around are intended

@@ -117,11 +117,11 @@ def _binary_op(a, b, OP: tl.constexpr, IS_INT: tl.constexpr, BITS: tl.constexpr)
         r = a * b
     elif OP == TRUEDIV:
         r = a / b
-    elif OP == FLOORDIV or OP == MOD:
+    elif OP == FLOORDIV or OP == MOD:  # noqa: SIM109 (constexpr comparisons)
         if IS_INT:
             zero = b == 0
             safe = tl.where(zero, fm.full_like(b, 1), b)
-            if OP == FLOORDIV:
+            if OP == FLOORDIV:  # noqa: SIM108 (a static if: Triton compiles one branch)
                 q = a // safe
             else:
                 q = a % safe
@@ -131,7 +131,7 @@ def _binary_op(a, b, OP: tl.constexpr, IS_INT: tl.constexpr, BITS: tl.constexpr)
         else:
             r = a % b  # fmod
     elif OP == POW:
-        if IS_INT:
+        if IS_INT:  # noqa: SIM108 (a static if: Triton compiles one branch)
             r = _int_pow(a, b, BITS)
         else:
             r = fm.fpow(a, b)
@@ -353,7 +353,7 @@ def _launch(run: GpuRun, out: GpuBatch, operands: list[GpuBatch | None], call: C
         modes.append(mode)
     samples = np.concatenate([out.sizes[:, None], out.offsets[:, None], out_shapes, *columns],
                              axis=1)  # fmt: skip
-    pointers = [operand_pointer(x, n, call, compute) for x, n in zip(operands, names)]
+    pointers = [operand_pointer(x, n, call, compute) for x, n in zip(operands, names, strict=True)]
     if op == "clamp":
         run.launch(_clamp_kernel, (len(tiles),), *pointers, out.data, samples, tiles, CT=ct,
                    MODE_V=modes[0], MODE_LO=modes[1], MODE_HI=modes[2], OUT_BOOL=out_bool,

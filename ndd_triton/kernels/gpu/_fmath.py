@@ -55,7 +55,9 @@ def atan_unit(t):
     s = full_like(t, 0.0)
     for i in tl.static_range(ATAN_TERMS):
         j = ATAN_TERMS - 1 - i
-        s = s * z + full_like(t, (1.0 - 2.0 * (j % 2)) / (2 * j + 1))
+        # Integer arithmetic on j, then one division in t's type: a float computed from j
+        # would be rounded to float32 by the interpreter (j is a tensor there).
+        s = s * z + full_like(t, 1.0) * (1 - 2 * (j % 2)) / (2 * j + 1)
     return full_like(t, 4.0) * t * s
 
 
@@ -107,7 +109,7 @@ def sinh_series(ax):
     s = full_like(ax, 1.0)
     for i in tl.static_range(SINH_TERMS - 1):
         j = SINH_TERMS - 1 - i
-        s = full_like(ax, 1.0) + z * s * full_like(ax, 1.0 / ((2 * j) * (2 * j + 1)))
+        s = full_like(ax, 1.0) + z * s / ((2 * j) * (2 * j + 1))  # integer divisor: exact
     return ax * s
 
 
