@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from _check import samples_of
+from _check import check_op, samples_of
 from reference.philox_ref import draw
 
 import ndd_triton as ndd
@@ -198,6 +198,31 @@ def test_shot_cpu_equals_gpu_both_branches_per_sample_factor():
     floats = [np.array([0.5, 12.0, 3000.0], np.float32)]
     assert_same(run_both(N.shot, floats, factor=1.0))
     assert_same(run_both(N.shot, floats, factor=0.0))
+
+
+# ---- deterministic limits through the common battery (all modes, Batch/Tensor, metadata) ------
+def _round_sat_u8(x):
+    return np.clip(np.floor(np.abs(x) + 0.5) * np.sign(x), 0, 255).astype(np.uint8)
+
+
+def test_battery_gaussian_with_zero_stddev_is_a_shift():
+    samples = images([(3, 4, 3), (1, 2, 3), (5, 1, 3)])
+    check_op(N.gaussian, samples, lambda s, mean, stddev: _round_sat_u8(s + np.float32(mean)),
+             per_sample={"mean": [np.float32(2.5), np.float32(-300), np.float32(0.49)],
+                         "stddev": [np.float32(0)] * 3}, layout="HWC")  # fmt: skip
+
+
+def test_battery_salt_and_pepper_limits():
+    samples = images([(3, 4, 3), (2, 2, 3)])
+    check_op(N.salt_and_pepper, samples, lambda s, **a: np.full_like(s, 9),
+             args={"prob": 1.0, "salt_vs_pepper": 1.0, "salt_val": 9.4}, layout="HWC")
+    check_op(N.salt_and_pepper, samples, lambda s, **a: s.copy(), args={"prob": 0.0},
+             layout="HWC", all_modes=False)  # fmt: skip
+
+
+def test_battery_shot_factor_zero_is_identity():
+    samples = [np.linspace(-3, 7, 10, dtype=np.float32).reshape(2, 5), np.ones((1, 2), np.float32)]
+    check_op(N.shot, samples, lambda s, **a: s.copy(), args={"factor": 0.0}, all_modes=False)
 
 
 # ---- shared -----------------------------------------------------------------------------------

@@ -353,3 +353,15 @@ def test_signatures_and_exports():
 def test_errors(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_values_do_not_depend_on_the_thread_count():
+    shapes = ndd.as_batch([np.array([40]), np.array([3]), np.array([0]), np.array([25])])
+    results = []
+    for threads in (1, 3):
+        with ndd.EvalContext(num_threads=threads):
+            out = R.normal(shape=shapes, stddev=ndd.as_batch([np.float32(s) for s in range(4)]),
+                           rng=R.RNG(seed=31))  # fmt: skip
+            results.append(samples_of(out))
+    for a, b in zip(*results, strict=True):
+        np.testing.assert_array_equal(a, b)
