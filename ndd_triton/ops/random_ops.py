@@ -106,6 +106,7 @@ def f32_args(values: np.ndarray) -> np.ndarray:
 
 
 def sizes_of(shapes: np.ndarray) -> np.ndarray:
+    """Elements per sample of `[N, ndim]` shapes (1 for scalars)."""
     return np.prod(shapes, axis=1, dtype=np.int64) if shapes.shape[1] else \
         np.ones(len(shapes), dtype=np.int64)  # fmt: skip
 
@@ -239,11 +240,12 @@ def _beta_infer(call: Call) -> OutputSpec:
 
 
 def _schema(name: str, doc: str, args: tuple[Arg, ...], infer: object,
-            inputs: tuple[Input, ...] = (_SHAPE_LIKE,)) -> OpSchema:  # fmt: skip
+            inputs: tuple[Input, ...] = (_SHAPE_LIKE,), with_dtype: bool = True) -> OpSchema:
+    """A `random.<name>` schema: the op's args plus shape, dtype (unless choice) and rng."""
+    dtype = (Arg("dtype", "dtype", doc="Output element type."),) if with_dtype else ()
     return OpSchema(name=f"random.{name}", doc=doc, inputs=inputs,
-                    args=(*args, _SHAPE, Arg("dtype", "dtype", doc="Output element type."), _RNG)
-                    if name not in ("choice",) else (*args, _SHAPE, _RNG),
-                    infer=infer, random=True, module="random_ops")  # type: ignore[arg-type]
+                    args=(*args, _SHAPE, *dtype, _RNG), infer=infer,  # type: ignore[arg-type]
+                    random=True, module="random_ops")  # fmt: skip
 
 
 schemas = [
@@ -266,7 +268,7 @@ schemas = [
             (Arg("p", "float", per_sample=True, vector=True,
                  doc="Probability of each choice (default: uniform)."),), _choice_infer,
             inputs=(Input("a", doc="Number of choices or the array to choose from."),
-                    _SHAPE_LIKE)),
+                    _SHAPE_LIKE), with_dtype=False),
     _schema("beta", "Beta(alpha, beta) distributed values in [0, 1].",
             (Arg("alpha", "float", default=1.0, per_sample=True, doc="Shape parameter alpha > 0."),
              Arg("beta", "float", default=1.0, per_sample=True, doc="Shape parameter beta > 0.")),
