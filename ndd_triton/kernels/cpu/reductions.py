@@ -35,14 +35,15 @@ def _moment(x: np.ndarray, axes: tuple[int, ...], op: int, out_dtype: np.dtype[A
     squared = op in (red.MEAN_SQUARE, red.RMS)
     if out_dtype.kind in "iu":
         acc = np.uint64 if x.dtype.kind == "u" and op == red.SUM else np.int64
-        wide = x.astype(acc)
-        total = np.sum(wide * wide if squared else wide, axis=axes, keepdims=True, dtype=acc)
+        # np.sum(dtype=) widens in small buffers: no full-size copy unless squaring.
+        src = np.square(x.astype(acc)) if squared else x
+        total = np.sum(src, axis=axes, keepdims=True, dtype=acc)
         if op == red.SUM:
             return total
         total = _int_mean(total.astype(np.int64), count)
         return np.floor(np.sqrt(total)).astype(np.int64) if op == red.RMS else total
-    wide = x.astype(np.float64)
-    total = np.sum(wide * wide if squared else wide, axis=axes, keepdims=True)
+    src = np.square(x, dtype=np.float64) if squared else x
+    total = np.sum(src, axis=axes, keepdims=True, dtype=np.float64)
     if op == red.SUM:
         return total
     with np.errstate(invalid="ignore", divide="ignore"):

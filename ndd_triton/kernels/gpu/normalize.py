@@ -18,7 +18,7 @@ import triton.language as tl
 from ndd_triton._dtype import float32
 from ndd_triton.kernels import register
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
-from ndd_triton.kernels.gpu._tensor_copy import _dali_convert, convert_meta
+from ndd_triton.kernels.gpu._tensor_copy import _helper_dali_convert, convert_meta
 from ndd_triton.kernels.gpu.reductions import _block_for, _helper_strided_offset, _split_table
 from ndd_triton.ops import normalize
 from ndd_triton.schema import Call
@@ -91,7 +91,7 @@ def _normalize_kernel(src, dst, groups, params, segs, samples, ddof, epsilon, sc
             x = tl.load(src + base_in + off, mask=mask, other=0).to(tl.float32)
             y = (x - mean) * factor + shift
             if CONVERT:
-                y = _dali_convert(y, dst.dtype.element_ty, LO, HI, NANV, LO_F, HI_F)
+                y = _helper_dali_convert(y, dst.dtype.element_ty, LO, HI, NANV, LO_F, HI_F)
             tl.store(dst + base_out + off, y, mask=mask)
 
 

@@ -16,7 +16,7 @@ import triton.language as tl
 from ndd_triton.kernels import register
 from ndd_triton.kernels.gpu._common import MAX_RANK, padded_shapes
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
-from ndd_triton.kernels.gpu._tensor_copy import _dali_convert, convert_meta
+from ndd_triton.kernels.gpu._tensor_copy import _helper_dali_convert, convert_meta
 from ndd_triton.ops import slice as slice_op
 from ndd_triton.schema import Call
 
@@ -90,7 +90,7 @@ def _slice_kernel(src, dst, fills, samples, tiles, channel_axis, BLOCK: tl.const
         read = mask
     val = tl.load(src + tl.load(row + IN_OFF) + src_idx, mask=read)
     if CONVERT:
-        val = _dali_convert(val, dst.dtype.element_ty, LO, HI, NANV, LO_F, HI_F)
+        val = _helper_dali_convert(val, dst.dtype.element_ty, LO, HI, NANV, LO_F, HI_F)
     if POLICY == P_PAD:
         val = tl.where(inside, val, tl.load(fills + fill_idx, mask=mask))
     tl.store(dst + tl.load(row + OUT_OFF) + idx, val, mask=mask)
