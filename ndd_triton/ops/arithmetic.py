@@ -61,6 +61,7 @@ COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
 INT_DIVISION = ("truediv", "floordiv", "mod")
 _SIGNED_BY_BITS = {16: int16, 32: int32, 64: int64}
 _INT32 = np.iinfo(np.int32)
+MAX_GPU_RANK = 6  # kernels/gpu/_common.MAX_RANK (ops do not import kernels)
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,6 +293,10 @@ def infer_elementwise(call: Call, result: ResultFn) -> OutputSpec:
     operands = operand_metas(call)
     out_dtype, compute = result(op, [m[0] for m in operands])
     shapes = broadcast_shapes(op, [m[1] for m in operands])
+    if call.device == "gpu" and len(operands) > 1 and shapes.shape[1] > MAX_GPU_RANK:
+        raise call.error(f"the GPU kernels broadcast samples of up to {MAX_GPU_RANK} "
+                         f"dimensions; got {shapes.shape[1]}. Reshape the operands or use "
+                         "device='cpu'")
     layout = result_layout(op, [m[2] for m in operands], shapes.shape[1])
     base = call.values.get("base_op", op)
     check = base in INT_DIVISION and not promote_all([m[0] for m in operands]).is_float

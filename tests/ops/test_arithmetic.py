@@ -337,3 +337,26 @@ def test_integer_division_by_zero(backend):
     assert got[0] == np.inf
     assert got[1] == -np.inf
     assert np.isnan(got[2])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_empty_zero_d_and_high_rank_samples(backend):
+    ragged = [np.zeros((0, 3), np.int32), np.arange(6, dtype=np.int32).reshape(2, 3)]
+    batch = to_device(ndd.as_batch(ragged), backend)
+    result = batch * 2 + to_device(ndd.as_tensor(np.array([1, 2, 3], np.int32)), backend)
+    assert result.shape == [(0, 3), (2, 3)]
+    assert [s.tolist() for s in samples_of(result)] == [[], [[1, 4, 7], [7, 10, 13]]]
+    scalar = to_device(ndd.as_tensor(np.array(2.5, np.float32)), backend)
+    assert samples_of(scalar * scalar)[0].tolist() == 6.25
+    deep = np.arange(64, dtype=np.int16).reshape(2, 2, 2, 2, 2, 2)
+    deep_batch = to_device(ndd.as_batch([deep]), backend)
+    expected = deep + deep[:, :, :, :, :, :1]
+    assert_close(samples_of(deep_batch + to_device(ndd.as_batch([deep[..., :1]]), backend))[0],
+                 expected)  # fmt: skip
+    too_deep = to_device(ndd.as_batch([np.zeros((1,) * 7, np.int16)]), backend)
+    if backend == "gpu":
+        with pytest.raises(ValueError, match="__add__: the GPU kernels broadcast samples of up "
+                                             "to 6 dimensions; got 7"):
+            _ = too_deep + too_deep
+    else:
+        assert samples_of(too_deep + too_deep)[0].shape == (1,) * 7
