@@ -26,7 +26,8 @@ COMMON: dict[str, Any] = {
 SHUFFLE_AFTER_EPOCH: dict[str, Any] = {"shuffle_after_epoch": False,
                                        "shuffle_after_epoch_seed": None}  # fmt: skip
 _BOOLS = {"random_shuffle", "stick_to_shard", "pad_last_batch", "read_ahead", "dont_use_mmap",
-          "lazy_init", "skip_cached_images", "enable_checkpointing", "shuffle_after_epoch"}  # fmt: skip
+          "lazy_init", "skip_cached_images", "enable_checkpointing",
+          "shuffle_after_epoch"}  # fmt: skip
 _INTS = {"initial_fill": 1, "shard_id": 0, "num_shards": 1, "prefetch_queue_depth": 1,
          "tensor_init_bytes": 0}  # fmt: skip
 

@@ -74,7 +74,8 @@ class Reader:
         cls.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
 
     def __init__(self, max_batch_size: int | None = None, name: str | None = None,
-                 device: Any = "cpu", num_inputs: int | None = None, **kwargs: Any) -> None:  # fmt: skip
+                 device: Any = "cpu", num_inputs: int | None = None,
+                 **kwargs: Any) -> None:  # fmt: skip
         cls = type(self).__name__
         args = _args.parse_common(cls, kwargs, self._SPECIFIC, self._SHUFFLE_AFTER_EPOCH)
         if max_batch_size is not None:
@@ -91,7 +92,8 @@ class Reader:
         self._device: Device = dev
         self._seed = _args.resolve_seed(args["seed"])
         given = args.get("shuffle_after_epoch_seed")
-        self._shuffle_seed = _SHUFFLE_AFTER_EPOCH_SEED if given is None else int(given) & (2**63 - 1)
+        self._shuffle_seed = (_SHUFFLE_AFTER_EPOCH_SEED if given is None
+                              else int(given) & (2**63 - 1))  # fmt: skip
         self._checkpointing = bool(args["enable_checkpointing"])
         self._capture = False
         self._mode: str | None = None  # "sample", "batch" or "call"
@@ -220,7 +222,8 @@ class Reader:
                                    f"{size} samples")
         return self._dataset_size
 
-    def _apply_pending(self, state: ReaderState, size: int, batch_size: int) -> tuple[int, ...]:
+    def _apply_pending(self, state: ReaderState, size: int,
+                       batch_size: int) -> tuple[int, int, int]:  # fmt: skip
         cls = type(self).__name__
         if state.dataset_size != size:
             raise ValueError(f"{cls}: the restored state was saved for a dataset of "
@@ -246,7 +249,7 @@ class Reader:
 
     def _wrap(self, item: Item, as_batch: bool) -> tuple[Any, ...]:
         out: list[Any] = []
-        for storage, layout in zip(item.outputs, self._source.layouts):
+        for storage, layout in zip(item.outputs, self._source.layouts, strict=True):
             dtype = DType.from_fw_type(storage.samples[0].dtype)
             if self._device != Device.CPU:
                 from ndd_triton._construct import move_storage
@@ -282,7 +285,8 @@ class Reader:
         if not self._iterated:
             raise RuntimeError(f"Cannot get the reader's state before its first iteration "
                                f"({cls} {self._name!r}); call next_epoch first")
-        assert self._dataset_size is not None and self._batch_size is not None
+        assert self._dataset_size is not None
+        assert self._batch_size is not None
         epoch, start, offset = self._position
         return ReaderState(cls, self._dataset_size, epoch, start, offset, self._batch_size,
                            self._seed, self._shuffle_seed)  # fmt: skip
@@ -331,7 +335,6 @@ def file_size(path: str) -> int:
 
 def pack_arrays(arrays: list[np.ndarray], what: str) -> BatchStorage:
     """One packed CPU storage holding copies of `arrays` (one dtype for the whole batch)."""
-    import torch
 
     from ndd_triton._dtype import dtype as to_dtype
 
@@ -341,7 +344,7 @@ def pack_arrays(arrays: list[np.ndarray], what: str) -> BatchStorage:
                            f"{sorted(str(d) for d in dtypes)}")
     torch_dtype = to_dtype(arrays[0].dtype).torch_dtype
     storage = BatchStorage.allocate([a.shape for a in arrays], torch_dtype, Device.CPU)
-    for array, sample in zip(arrays, storage.samples):
+    for array, sample in zip(arrays, storage.samples, strict=True):
         if array.size:
             sample.numpy()[...] = array
     return storage

@@ -154,7 +154,7 @@ def _pixel_mask(entry: ImageEntry) -> np.ndarray:
     from PIL import Image, ImageDraw
 
     mask = np.zeros((entry.height, entry.width), np.int32)
-    for label, segmentation in zip(entry.labels, entry.segmentations):
+    for label, segmentation in zip(entry.labels, entry.segmentations, strict=True):
         if isinstance(segmentation, list):
             canvas = Image.new("L", (entry.width, entry.height), 0)
             draw = ImageDraw.Draw(canvas)

@@ -29,7 +29,7 @@ def read_into(path: str, out: torch.Tensor) -> None:
     """Read all of `path` into the u8 tensor `out` (sized from the file's size)."""
     try:
         with open(path, "rb") as f:
-            got = f.readinto(memoryview(out.numpy()))
+            got = f.readinto(memoryview(out.numpy()))  # type: ignore[arg-type]
     except OSError as e:
         raise RuntimeError(f"Cannot read file {path!r}: {e.strerror}") from e
     if got != out.numel():
@@ -41,7 +41,7 @@ def read_bytes_batch(paths: list[str]) -> BatchStorage:
     """One packed u8 storage with the contents of `paths` (read straight into the buffer)."""
     sizes = [(file_size(p),) for p in paths]
     storage = BatchStorage.allocate(sizes, torch.uint8, Device.CPU)
-    for path, sample in zip(paths, storage.samples):
+    for path, sample in zip(paths, storage.samples, strict=True):
         read_into(path, sample)
     return storage
 

@@ -70,7 +70,7 @@ class Roi:
         start, end = [0] * len(shape), list(shape)
         for i, axis in enumerate(axes):
             extent = shape[axis]
-            begin = self._get("start", i, extent, 0)
+            begin = self._get("start", i, extent, None) or 0
             start[axis] = begin
             stop = self._get("end", i, extent, None)
             size = self._get("shape", i, extent, None)
@@ -81,9 +81,9 @@ class Roi:
     def _get(self, part: str, i: int, extent: int, default: int | None) -> int | None:
         absolute, relative = self.values[f"roi_{part}"], self.values[f"rel_roi_{part}"]
         if absolute is not None:
-            return absolute[i]
+            return int(absolute[i])
         if relative is not None:
-            return int(np.floor(relative[i] * extent + 0.5))
+            return int(np.floor(float(relative[i]) * extent + 0.5))
         return default
 
 
@@ -92,7 +92,7 @@ def read_roi(array: np.ndarray, roi: Roi, policy: str, fill: float, path: str) -
     if not roi.active:
         return np.ascontiguousarray(array)
     start, end = roi.box(array.shape, path)
-    for axis, (a, b, n) in enumerate(zip(start, end, array.shape)):
+    for axis, (a, b, n) in enumerate(zip(start, end, array.shape, strict=True)):
         if b < a:
             raise RuntimeError(f"Numpy: file {path!r} axis {axis}: the ROI end {b} is before "
                                f"its start {a}")
@@ -101,12 +101,14 @@ def read_roi(array: np.ndarray, roi: Roi, policy: str, fill: float, path: str) -
                                f"of bounds for extent {n}; use out_of_bounds_policy='pad' or "
                                "'trim_to_shape'")
     if policy == "trim_to_shape":
-        start = [min(max(a, 0), n) for a, n in zip(start, array.shape)]
-        end = [min(max(b, s), n) for b, s, n in zip(end, start, array.shape)]
-        return np.ascontiguousarray(array[tuple(slice(a, b) for a, b in zip(start, end))])
-    out = np.full([b - a for a, b in zip(start, end)], fill, dtype=array.dtype)
-    src = tuple(slice(max(a, 0), min(b, n)) for a, b, n in zip(start, end, array.shape))
-    dst = tuple(slice(s.start - a, s.stop - a) for s, a in zip(src, start))
+        start = [min(max(a, 0), n) for a, n in zip(start, array.shape, strict=True)]
+        end = [min(max(b, s), n) for b, s, n in zip(end, start, array.shape, strict=True)]
+        box = tuple(slice(a, b) for a, b in zip(start, end, strict=True))
+        return np.ascontiguousarray(array[box])
+    out = np.full([b - a for a, b in zip(start, end, strict=True)], fill, dtype=array.dtype)
+    src = tuple(slice(max(a, 0), min(b, n))
+                for a, b, n in zip(start, end, array.shape, strict=True))  # fmt: skip
+    dst = tuple(slice(s.start - a, s.stop - a) for s, a in zip(src, start, strict=True))
     if all(s.stop > s.start for s in src):
         out[dst] = array[src]
     return out

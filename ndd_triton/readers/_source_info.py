@@ -26,7 +26,7 @@ def _forget(key: int) -> None:
 def tag(samples: list[torch.Tensor], sources: list[str]) -> None:
     """Remember `sources[i]` as the origin of `samples[i]`."""
     with _lock:
-        for sample, source in zip(samples, sources):
+        for sample, source in zip(samples, sources, strict=True):
             _sources[id(sample)] = source
     for sample in samples:
         weakref.finalize(sample, _forget, id(sample))

@@ -59,10 +59,12 @@ def _varint(buf: bytes, pos: int) -> tuple[int, int]:
 
 def _fields(buf: bytes) -> list[tuple[int, int, Any]]:
     """(field number, wire type, value) of a message: ints, or bytes for LEN/fixed types."""
-    out, pos = [], 0
+    out: list[tuple[int, int, Any]] = []
+    pos = 0
     while pos < len(buf):
         tag, pos = _varint(buf, pos)
         number, wire = tag >> 3, tag & 7
+        value: Any
         if wire == 0:
             value, pos = _varint(buf, pos)
         elif wire == 2:
@@ -193,7 +195,7 @@ class TFRecordSource:
                 if file_index not in handles:
                     handles[file_index] = open(path, "rb")  # noqa: SIM115 (closed below)
                 parsed = parse_example(_read_record(handles[file_index], offset, size, where))
-                for column, (name, spec) in zip(columns, self._features.items()):
+                for column, (name, spec) in zip(columns, self._features.items(), strict=True):
                     column.append(feature_array(name, spec, parsed.get(name), where))
                 sources.append(f"{path}:{offset}")
         except OSError as e:

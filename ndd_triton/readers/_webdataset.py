@@ -17,8 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ndd_triton._dtype import DType
-from ndd_triton._dtype import to_dtype_arg
+from ndd_triton._dtype import DType, to_dtype_arg
 from ndd_triton._storage import BatchStorage
 from ndd_triton.readers import _args, _source_info
 from ndd_triton.readers._base import Reader, pack_arrays
@@ -60,7 +59,8 @@ class WebdatasetSource:
                     if behavior == "skip":
                         continue
                     if behavior == "error":
-                        missing = [";".join(a) for a, c in zip(self._outputs, components)
+                        missing = [";".join(a) for a, c
+                                   in zip(self._outputs, components, strict=True)
                                    if c is None]  # fmt: skip
                         raise RuntimeError(f"Webdataset: sample {key!r} in {path!r} has no "
                                            f"component for extension(s) {missing}; it has "
@@ -76,7 +76,7 @@ class WebdatasetSource:
         try:
             columns: list[list[np.ndarray]] = [[] for _ in self._outputs]
             for source, components in chosen:
-                for column, component, dtype in zip(columns, components, self._dtypes):
+                for column, component, dtype in zip(columns, components, self._dtypes, strict=True):
                     column.append(self._read(handles, source, component, dtype))
         finally:
             for handle in handles.values():

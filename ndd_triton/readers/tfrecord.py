@@ -26,7 +26,7 @@ import numpy as np
 int64 = "int64"
 float32 = "float32"
 string = "string"
-_NUMPY = {int64: np.int64, float32: np.float32, string: np.uint8}
+_NUMPY: dict[str, type[np.generic]] = {int64: np.int64, float32: np.float32, string: np.uint8}
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +51,7 @@ def _check_dtype(dtype: Any, what: str) -> str:
     return str(dtype)
 
 
-def FixedLenFeature(shape: Any, dtype: Any, default_value: Any = None) -> Feature:  # noqa: N802
+def FixedLenFeature(shape: Any, dtype: Any, default_value: Any = None) -> Feature:
     """A feature with exactly `prod(shape)` values, reshaped to `shape`."""
     items = [shape] if isinstance(shape, int) else shape
     if not isinstance(items, list | tuple) or not all(
@@ -65,7 +65,7 @@ def FixedLenFeature(shape: Any, dtype: Any, default_value: Any = None) -> Featur
     return Feature(True, kind, tuple(items), default_value)
 
 
-def VarLenFeature(dtype: Any, default_value: Any = None) -> Feature:  # noqa: N802
+def VarLenFeature(dtype: Any, default_value: Any = None) -> Feature:
     """A feature with any number of values, returned as 1-D."""
     return Feature(False, _check_dtype(dtype, "VarLenFeature"), (), default_value)
 

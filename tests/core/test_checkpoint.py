@@ -62,7 +62,8 @@ def test_restored_run_continues_exactly(dataset, tmp_path, kwargs):
     assert as_lists(fresh.next_epoch(batch_size=2)) == expected_rest
     assert as_lists(fresh.next_epoch(batch_size=2)) == expected_next
     assert fresh_rng() == expected_draw
-    assert expected_rest and expected_next
+    assert expected_rest
+    assert expected_next
 
 
 def test_state_at_an_epoch_boundary_and_in_sample_mode(dataset):
@@ -80,7 +81,9 @@ def test_reader_state_text_round_trip(dataset):
     list(reader.next_epoch(batch_size=4))
     state = reader.get_state()
     text = str(state)
-    assert len(text) < 80 and text.isascii() and " " not in text
+    assert len(text) < 80
+    assert text.isascii()
+    assert " " not in text
     assert ndd.readers.ReaderState.parse(text) == state
     with pytest.raises(ValueError, match="Invalid reader state string"):
         ndd.readers.ReaderState.parse("not a state")
@@ -153,7 +156,8 @@ def test_serialize_format_and_flags():
     assert ckpt.register(rng) == "__op_0"  # already registered: same key
     assert ckpt.register(ndd.random.RNG(seed=4)) == "__op_1"
     assert ckpt.names == ("__op_0", "__op_1")
-    assert not ckpt.is_complete and not ckpt.is_loaded
+    assert not ckpt.is_complete
+    assert not ckpt.is_loaded
     with pytest.raises(RuntimeError, match="Cannot serialize an empty checkpoint"):
         ckpt.serialize()
     ckpt.collect()
@@ -164,9 +168,11 @@ def test_serialize_format_and_flags():
         "__op_1": {"state": str(ndd.random.RNG(seed=4).get_state()), "type": "RNG"}}}
     other = ndd.checkpoint.Checkpoint()
     other.deserialize(ckpt.serialize())
-    assert other.is_loaded and not other.is_complete
+    assert other.is_loaded
+    assert not other.is_complete
     ckpt.clear()
-    assert ckpt.names == () and not ckpt.is_complete
+    assert ckpt.names == ()
+    assert not ckpt.is_complete
     assert ckpt.register(rng) == "__op_0"  # the counter restarts
 
 
@@ -184,18 +190,18 @@ def test_deserialize_errors(text, error, message):
 
 def test_register_errors_and_type_tags():
     ckpt = ndd.checkpoint.Checkpoint()
-    with pytest.raises(ValueError, match="Manually assigned names must not start with '__op_'."):
+    with pytest.raises(ValueError, match=r"Manually assigned names must not start with '__op_'\."):
         ckpt.register(ndd.random.RNG(), "__op_7")
     with pytest.raises(TypeError, match="name must be a str or None; got int"):
         ckpt.register(ndd.random.RNG(), 3)
     ckpt.deserialize('{"version": 2, "states": {"rdr": {"state": "x", "type": "File"}}}')
-    with pytest.raises(TypeError, match="Type mismatch for operator 'rdr': checkpoint stores "
-                                        "state for type 'File', but the registered operator is "
-                                        "of type 'RNG'."):
+    with pytest.raises(TypeError, match=r"Type mismatch for operator 'rdr': checkpoint stores "
+                                        r"state for type 'File', but the registered operator is "
+                                        r"of type 'RNG'\."):
         ckpt.register(ndd.random.RNG(), "rdr")
-    with pytest.raises(KeyError, match="No op registered under 'nope'."):
+    with pytest.raises(KeyError, match=r"No op registered under 'nope'\."):
         ckpt.get_state("nope")
-    with pytest.raises(KeyError, match="No op registered under 'rdr'."):
+    with pytest.raises(KeyError, match=r"No op registered under 'rdr'\."):
         ckpt.get_state("rdr")  # loaded but not registered
 
 

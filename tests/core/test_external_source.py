@@ -16,21 +16,25 @@ def test_callable_source_returns_tensors():
     counter = iter(range(100))
     source = ndd.ExternalSource(lambda: np.full((2,), next(counter), np.int16))
     first, second = source(), source()
-    assert isinstance(first, ndd.Tensor) and first.dtype == ndd.int16
-    assert values(first) == [0, 0] and values(second) == [1, 1]
+    assert isinstance(first, ndd.Tensor)
+    assert first.dtype == ndd.int16
+    assert values(first) == [0, 0]
+    assert values(second) == [1, 1]
 
 
 def test_batch_size_broadcasts_a_sample():
     source = ndd.ExternalSource(lambda: np.arange(3, dtype=np.float32))
     out = source(batch_size=4)
-    assert isinstance(out, ndd.Batch) and out.batch_size == 4
+    assert isinstance(out, ndd.Batch)
+    assert out.batch_size == 4
     assert out.torch().tolist() == [[0.0, 1.0, 2.0]] * 4
 
 
 def test_batch_values_and_size_check():
     source = ndd.ExternalSource(lambda: ndd.batch([np.zeros(2), np.ones(3)]))
     out = source()
-    assert isinstance(out, ndd.Batch) and out.shape == [(2,), (3,)]
+    assert isinstance(out, ndd.Batch)
+    assert out.shape == [(2,), (3,)]
     assert source(batch_size=2).batch_size == 2
     with pytest.raises(ValueError, match="Expected batch size 3, got 2"):
         source(batch_size=3)
@@ -38,7 +42,8 @@ def test_batch_values_and_size_check():
 
 def test_iterable_ends_with_stop_iteration():
     source = ndd.ExternalSource([np.array([1]), np.array([2])])
-    assert values(source()) == [1] and values(source()) == [2]
+    assert values(source()) == [1]
+    assert values(source()) == [2]
     with pytest.raises(StopIteration):
         source()
     with pytest.raises(StopIteration):
@@ -67,7 +72,8 @@ def test_generator_function_and_generator():
     looping = ndd.ExternalSource(gen, cycle=True)
     assert [values(looping())[0] for _ in range(3)] == [7, 8, 7]
     once = ndd.ExternalSource(gen())
-    assert values(once()) == [7] and values(once()) == [8]
+    assert values(once()) == [7]
+    assert values(once()) == [8]
     with pytest.raises(StopIteration):
         once()
 
@@ -76,10 +82,13 @@ def test_multiple_outputs_with_layout_and_dtype():
     source = ndd.ExternalSource(lambda: (np.zeros((2, 2, 3), np.uint8), [1, 2]), num_outputs=2,
                                 layout=["HWC", None], dtype=[None, ndd.float32])  # fmt: skip
     image, label = source()
-    assert image.layout == "HWC" and image.dtype == ndd.uint8
-    assert label.dtype == ndd.float32 and values(label) == [1.0, 2.0]
+    assert image.layout == "HWC"
+    assert image.dtype == ndd.uint8
+    assert label.dtype == ndd.float32
+    assert values(label) == [1.0, 2.0]
     images, labels = source(batch_size=2)
-    assert images.layout == "HWC" and labels.batch_size == 2
+    assert images.layout == "HWC"
+    assert labels.batch_size == 2
 
 
 def test_gpu_device():

@@ -43,8 +43,10 @@ def test_boxes_labels_and_order(coco):
     assert [bytes(s[0]) for s in samples] == [b"bytes of a.jpg", b"bytes of b.jpg",
                                               b"bytes of c.jpg"]  # fmt: skip
     np.testing.assert_array_equal(samples[0][1], [[1, 2, 3, 2], [0, 0, 2, 2]])
-    assert samples[0][1].dtype == np.float32 and samples[1][1].shape == (0, 4)
-    assert samples[0][2].tolist() == [2, 1] and samples[0][2].dtype == np.int32
+    assert samples[0][1].dtype == np.float32
+    assert samples[1][1].shape == (0, 4)
+    assert samples[0][2].tolist() == [2, 1]
+    assert samples[0][2].dtype == np.int32
     assert samples[2][2].tolist() == [1]  # the 0.05-wide box is under size_threshold
     assert [s[3].tolist() for s in samples] == [[10], [20], [30]]
 
@@ -80,7 +82,8 @@ def test_polygon_masks(coco):
 def test_pixelwise_masks(coco):
     samples = read_epoch(ndd.readers.COCO(**coco, pixelwise_masks=True))
     mask = samples[0][3]
-    assert mask.shape == (6, 8, 1) and mask.dtype == np.int32
+    assert mask.shape == (6, 8, 1)
+    assert mask.dtype == np.int32
     expected_rle = np.zeros((6, 8), bool)
     expected_rle[0:2, 0] = True  # counts [0, 2, ...]: 2 pixels down column 0
     expected_rle[0:2, 1] = True  # then 4 off (rest of column 0), then 2 on in column 1

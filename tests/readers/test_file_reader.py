@@ -23,16 +23,20 @@ def test_file_root_classes_sorted_and_files_filtered(class_tree):
     assert names == ["b/sub/y.jpg", "b/x0.jpg", "b/x1.jpg", "c/UPPER.JPG", "c/z0.png",
                      "c/z1.jpg"]
     assert [int(np.asarray(label)[0]) for _, label in samples] == [0, 0, 0, 1, 1, 1]
-    for (data, label), name in zip(samples, names):
+    for (data, label), name in zip(samples, names, strict=True):
         assert bytes(np.asarray(data)) == content(name)
-        assert data.dtype == ndd.uint8 and data.ndim == 1 and data.device == ndd.Device.CPU
-        assert label.dtype == ndd.int32 and label.shape == (1,)
+        assert data.dtype == ndd.uint8
+        assert data.ndim == 1
+        assert data.device == ndd.Device.CPU
+        assert label.dtype == ndd.int32
+        assert label.shape == (1,)
 
 
 def test_case_sensitive_and_custom_filters(class_tree):
     sensitive = ndd.readers.File(file_root=class_tree, case_sensitive_filter=True)
     names = [ndd.readers.source_info(d) for d, _ in sensitive.next_epoch()]
-    assert "c/UPPER.JPG" not in names and len(names) == 5
+    assert "c/UPPER.JPG" not in names
+    assert len(names) == 5
     txt = ndd.readers.File(file_root=class_tree, file_filters=["*.txt"])
     assert [ndd.readers.source_info(d) for d, _ in txt.next_epoch()] == ["b/notes.txt"]
     only_c = ndd.readers.File(file_root=class_tree, dir_filters=["c"])
@@ -167,7 +171,8 @@ def test_direct_calls(flat_files):
         reader(batch_size=2)
     batched = ndd.readers.File(**flat_files(3))
     data, labels = batched(batch_size=2)
-    assert isinstance(data, ndd.Batch) and read_labels(labels) == [0, 1]
+    assert isinstance(data, ndd.Batch)
+    assert read_labels(labels) == [0, 1]
 
 
 def test_next_epoch_arguments(flat_files):
@@ -208,7 +213,8 @@ def test_io_runs_on_prefetch_thread(flat_files):
 
     reader._source.load = recording_load
     assert epoch_labels(reader, 2) == [[0, 1], [2, 3], [4, 5]]
-    assert seen and all(name.startswith("ndd-reader-") for name in seen)
+    assert seen
+    assert all(name.startswith("ndd-reader-") for name in seen)
     assert threading.current_thread().name not in seen
 
 
@@ -217,7 +223,8 @@ def test_outputs_feed_operators(flat_files):
     data, labels = next(iter(reader.next_epoch(batch_size=2)))
     assert labels.torch().shape == (2, 1)
     padded = data.torch(pad=True)
-    assert padded.shape[0] == 2 and padded.dtype == ndd.uint8.torch_dtype
+    assert padded.shape[0] == 2
+    assert padded.dtype == ndd.uint8.torch_dtype
     assert bytes(data.select(1).torch().numpy()) == content("f01.bin")
 
 
@@ -254,5 +261,7 @@ def test_signature_lists_every_keyword():
     params = inspect.signature(ndd.readers.File).parameters
     assert list(params)[:4] == ["max_batch_size", "name", "device", "num_inputs"]
     assert params["file_root"].kind is inspect.Parameter.KEYWORD_ONLY
-    assert params["initial_fill"].default == 1024 and params["seed"].default == -1
-    assert "shuffle_after_epoch" in params and "enable_checkpointing" in params
+    assert params["initial_fill"].default == 1024
+    assert params["seed"].default == -1
+    assert "shuffle_after_epoch" in params
+    assert "enable_checkpointing" in params

@@ -16,7 +16,8 @@ def arrays(tmp_path):
     (tmp_path / "sub").mkdir()
     for name, array in data.items():
         np.save(tmp_path / name, array)
-    np.save(tmp_path / "sub" / "f.npy", np.asfortranarray(np.arange(6, dtype=np.int16).reshape(2, 3)))
+    fortran = np.asfortranarray(np.arange(6, dtype=np.int16).reshape(2, 3))
+    np.save(tmp_path / "sub" / "f.npy", fortran)
     (tmp_path / "notes.txt").write_text("not an array")
     data["sub/f.npy"] = np.arange(6, dtype=np.int16).reshape(2, 3)
     return tmp_path, data
@@ -33,7 +34,7 @@ def test_whole_arrays(arrays):
     got = read_all(ndd.readers.Numpy(file_root=str(root)))
     expected = [data[k] for k in sorted(data)]
     assert len(got) == len(expected)
-    for g, e in zip(got, expected):
+    for g, e in zip(got, expected, strict=True):
         np.testing.assert_array_equal(g, e)
         assert g.dtype == np.int16
 
@@ -42,7 +43,8 @@ def test_files_and_dont_use_mmap(arrays):
     root, data = arrays
     reader = ndd.readers.Numpy(file_root=str(root), files=["s2.npy", "s0.npy"], dont_use_mmap=True)
     (batch,) = next(iter(reader.next_epoch(batch_size=2)))
-    assert batch.dtype == ndd.int16 and batch.shape == [(6, 5), (4, 5)]
+    assert batch.dtype == ndd.int16
+    assert batch.shape == [(6, 5), (4, 5)]
     np.testing.assert_array_equal(np.asarray(batch.select(0)), data["s2.npy"])
     assert ndd.readers.source_info(batch.select(1)) == "s0.npy"
 

@@ -6,6 +6,9 @@ are the dataset indices it holds.
 
 from __future__ import annotations
 
+import functools
+import operator
+
 import numpy as np
 import pytest
 from reader_files import read_labels
@@ -63,8 +66,9 @@ def test_random_shuffle_is_seeded_and_covers_each_epoch(flat_files):
     assert runs[0] == runs[1]
     assert runs[0] != runs[2]
     for epoch in runs[0]:
-        flat = sum(epoch, [])
-        assert sorted(flat) == list(range(20)) and flat != list(range(20))
+        flat = functools.reduce(operator.iadd, epoch, [])
+        assert sorted(flat) == list(range(20))
+        assert flat != list(range(20))
     assert runs[0][0] != runs[0][1]  # a new order every epoch
 
 

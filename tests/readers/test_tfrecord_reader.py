@@ -103,7 +103,8 @@ def test_features(records, use_index):
     samples = read_epoch(ndd.readers.TFRecord(path=[path], features=FEATURES, **kwargs))
     assert [bytes(s[0]) for s in samples] == [b"jpeg-0", b"jpeg-one", b""]
     assert [s[1].tolist() for s in samples] == [[3], [4], [5]]
-    assert samples[0][1].dtype == np.int64 and samples[0][2].dtype == np.float32
+    assert samples[0][1].dtype == np.int64
+    assert samples[0][2].dtype == np.float32
     assert [s[2].tolist() for s in samples] == [[0.5, 0.25, 1.0, 0.75], [0.125], [0.0]]
     assert [s[3].tolist() for s in samples] == [[-2, 7], [], [2**40]]
 

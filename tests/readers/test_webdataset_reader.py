@@ -70,7 +70,8 @@ def test_missing_component_behaviors(shards):
 def test_batches_and_multi_dot_extensions(shards):
     reader = ndd.readers.Webdataset(paths=[shards[1]], ext=["extra.txt", "jpg"])
     extra, jpg = next(iter(reader.next_epoch(batch_size=2)))
-    assert extra.shape == [(0,), (1,)] and jpg.dtype == ndd.uint8
+    assert extra.shape == [(0,), (1,)]
+    assert jpg.dtype == ndd.uint8
     assert ndd.readers.source_info(jpg.select(1)).endswith("b.tar:t1")
 
 
@@ -85,7 +86,7 @@ def test_errors(shards, tmp_path):
         ndd.readers.Webdataset(paths=shards, ext="jpg", dtypes=[object()])
     with pytest.raises(ValueError, match="'index_paths' must have one entry per path"):
         ndd.readers.Webdataset(paths=shards, ext="jpg", index_paths=["i"])
-    with pytest.raises(RuntimeError, match="index file .* does not exist"):
+    with pytest.raises(RuntimeError, match=r"index file .* does not exist"):
         ndd.readers.Webdataset(paths=shards[:1], ext="jpg",
                                index_paths=[str(tmp_path / "none.idx")]).next_epoch()
     (tmp_path / "bad.tar").write_bytes(b"not a tar archive at all" * 40)
