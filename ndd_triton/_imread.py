@@ -28,7 +28,8 @@ def imread(filepaths: Any, /, *, device: Any = "cpu", **kwargs: Any) -> Tensor |
     """
     from ndd_triton import decoders, io  # type: ignore[attr-defined]
 
-    allowed = set(decoders.image._schema.arg_map) | {"batch_size"}
+    decode = getattr(decoders, "image")  # installed from the schema at import  # noqa: B009
+    allowed = set(decode._schema.arg_map) | {"batch_size"}
     for name in kwargs:
         if name not in allowed:
             raise TypeError(f"imread() got an unexpected keyword argument '{name}'")
@@ -41,4 +42,4 @@ def imread(filepaths: Any, /, *, device: Any = "cpu", **kwargs: Any) -> Tensor |
     else:
         paths = as_tensor(_path_bytes(filepaths, "the path"))
     encoded = io.file.read(paths)
-    return decoders.image(encoded, device=device, **kwargs)  # type: ignore[no-any-return]
+    return decode(encoded, device=device, **kwargs)  # type: ignore[no-any-return]

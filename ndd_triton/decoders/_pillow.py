@@ -16,7 +16,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from PIL import Image
+from PIL import Image, UnidentifiedImageError
 
 # DALI's formats (JPEG, JPEG 2000, TIFF, PNG, BMP, PNM, WebP); MPO is Pillow's name for
 # multi-picture JPEGs. Restricting Image.open to these also keeps it away from EPS & co.
@@ -74,7 +74,7 @@ def _open(data: np.ndarray) -> Image.Image:
     """Open (header only) with Pillow's bomb warning muted: `read_info` applies the limit."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-        return Image.open(io.BytesIO(memoryview(data)), formats=_formats())
+        return Image.open(io.BytesIO(data.tobytes()), formats=_formats())
 
 
 def read_info(data: np.ndarray) -> ImageInfo:
@@ -85,7 +85,7 @@ def read_info(data: np.ndarray) -> ImageInfo:
         image = _open(data)
     except Image.DecompressionBombError as e:
         raise ImageError(f"the image is too large to decode ({e})") from e
-    except Image.UnidentifiedImageError:
+    except UnidentifiedImageError:
         head = bytes(data[:8]).hex(" ")
         raise ImageError(f"unrecognised or corrupt image data ({data.size} bytes starting with "
                          f"{head}); supported formats: JPEG, JPEG 2000, TIFF, PNG, BMP, PNM, "
@@ -115,7 +115,7 @@ def read_info(data: np.ndarray) -> ImageInfo:
 def _reopen(data: np.ndarray, info: ImageInfo) -> Image.Image:
     """Open with the plugin found by `read_info`: no format probing, no second bomb check."""
     factory = Image.OPEN[info.format][0]
-    return factory(io.BytesIO(memoryview(data)))  # type: ignore[no-any-return,operator]
+    return factory(io.BytesIO(data.tobytes()), "")
 
 
 def _to_8bit(image: Image.Image) -> Image.Image:
@@ -154,8 +154,8 @@ def _pixels(image: Image.Image, info: ImageInfo, output_type: int) -> np.ndarray
 
 def rgb_to_gray(rgb: np.ndarray) -> np.ndarray:
     """BT.601 luma, 14-bit fixed point, truncated (golden: all but 1 of 1,900 pixels exact)."""
-    acc = rgb[..., 0] * np.int32(4899) + rgb[..., 1] * np.int32(9617) + rgb[..., 2] * np.int32(1868)
-    return (acc >> 14).astype(np.uint8)[:, :, None]
+    acc = rgb.astype(np.int32) @ np.array([4899, 9617, 1868], np.int32)
+    return np.right_shift(acc, 14).astype(np.uint8)[:, :, None]
 
 
 def rgb_to_ycbcr(rgb: np.ndarray) -> np.ndarray:
@@ -163,7 +163,7 @@ def rgb_to_ycbcr(rgb: np.ndarray) -> np.ndarray:
     m = np.array([[65.481, 128.553, 24.966], [-37.797, -74.203, 112.0],
                   [112.0, -93.786, -18.214]]) / 255.0  # fmt: skip
     ycc = rgb.astype(np.float64) @ m.T + np.array([16.0, 128.0, 128.0])
-    return np.clip(np.floor(ycc + 0.5), 0, 255).astype(np.uint8)
+    return np.asarray(np.clip(np.floor(ycc + 0.5), 0, 255), dtype=np.uint8)
 
 
 def _orient(pixels: np.ndarray, orientation: int) -> np.ndarray:

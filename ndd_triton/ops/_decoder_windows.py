@@ -17,7 +17,7 @@ _AXIS_LETTERS = {"H": 0, "W": 1}
 
 
 def _round_half_away(x: np.ndarray) -> np.ndarray:
-    return np.copysign(np.floor(np.abs(x) + 0.5), x)
+    return np.asarray(np.copysign(np.floor(np.abs(x) + 0.5), x))
 
 
 def _per_sample(value: Any, n: int, what: str, call: Call, length: int | None) -> np.ndarray:

@@ -19,6 +19,7 @@ nvJPEG/nvImageCodec, not to a hand-written kernel.
 from __future__ import annotations
 
 import warnings
+from types import ModuleType
 
 import numpy as np
 
@@ -65,7 +66,8 @@ _CACHE = (
 _ENCODED = Input("input", host_values=True, doc="Encoded image files (1-D uint8 samples).")
 
 
-def _pillow():  # type: ignore[no-untyped-def]
+def _pillow() -> ModuleType:
+    """The Pillow helpers, imported on first use (`import ndd_triton` does not load PIL)."""
     from ndd_triton.decoders import _pillow
 
     return _pillow
