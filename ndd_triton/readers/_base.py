@@ -342,6 +342,10 @@ def pack_arrays(arrays: list[np.ndarray], what: str) -> BatchStorage:
     if len(dtypes) > 1:
         raise RuntimeError(f"{what}: the samples of one batch must share a dtype; got "
                            f"{sorted(str(d) for d in dtypes)}")
+    ranks = {a.ndim for a in arrays}
+    if len(ranks) > 1:
+        raise RuntimeError(f"{what}: the samples of one batch must have the same number of "
+                           f"dimensions; got shapes {[a.shape for a in arrays]}")
     torch_dtype = to_dtype(arrays[0].dtype).torch_dtype
     storage = BatchStorage.allocate([a.shape for a in arrays], torch_dtype, Device.CPU)
     for array, sample in zip(arrays, storage.samples, strict=True):

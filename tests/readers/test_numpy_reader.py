@@ -126,3 +126,22 @@ def test_runtime_errors(arrays, tmp_path):
     np.save(root / "mixed.npy", np.zeros(2, np.float32))
     with pytest.raises(RuntimeError, match="the samples of one batch must share a dtype"):
         next(iter(mixed.next_epoch(batch_size=2)))
+
+
+@pytest.mark.parametrize("dtype", [np.uint16, np.uint32, np.uint64, np.float16, np.bool_,
+                                   np.int8, np.float64])  # fmt: skip
+def test_every_numpy_dtype(tmp_path, dtype):
+    for i in range(2):
+        np.save(tmp_path / f"a{i}.npy", (np.arange(6 + i) % 2).astype(dtype))
+    (batch,) = next(iter(ndd.readers.Numpy(file_root=str(tmp_path)).next_epoch(batch_size=2)))
+    assert batch.dtype == ndd.dtype(np.dtype(dtype))
+    np.testing.assert_array_equal(np.asarray(batch.select(1)), (np.arange(7) % 2).astype(dtype))
+
+
+def test_batch_samples_must_share_ndim(tmp_path):
+    np.save(tmp_path / "a.npy", np.zeros(3, np.int8))
+    np.save(tmp_path / "b.npy", np.zeros((1, 2), np.int8))
+    reader = ndd.readers.Numpy(file_root=str(tmp_path))
+    with pytest.raises(RuntimeError, match="must have the same number of dimensions; got shapes "
+                                           r"\[\(3,\), \(1, 2\)\]"):
+        next(iter(reader.next_epoch(batch_size=2)))
