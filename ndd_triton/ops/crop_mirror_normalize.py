@@ -53,8 +53,9 @@ def _infer(call: Call) -> OutputSpec:
     for i in range(n):
         c = int(channels[i])
         std = _per_channel(call, "std", i, c)
-        gain[i, :c] = call.scale / std  # std == 0 gives inf/nan, as in DALI
-        bias[i, :c] = call.shift - _per_channel(call, "mean", i, c) * gain[i, :c]
+        with np.errstate(divide="ignore", invalid="ignore"):  # std == 0: inf/nan, no error
+            gain[i, :c] = call.scale / std
+            bias[i, :c] = call.shift - _per_channel(call, "mean", i, c) * gain[i, :c]
         fill[i, :int(out_channels[i])] = fill_table(call, c, int(out_channels[i]))
     call.derive("window_start", start, per_sample=True)
     call.derive("window_size", size, per_sample=True)

@@ -1,0 +1,129 @@
+"""crop_mirror_normalize: float64 reference = window, mirror, (x - mean) / std * scale + shift
+(fill values written as they are), channel padding, permutation, conversion."""
+
+import numpy as np
+import pytest
+from _check import check_op
+from reference import resample as ref
+
+import ndd_triton as ndd
+
+MEAN = [115.08, 117.96, 102.84]
+STD = [67.18, 50.57, 52.22]
+
+
+def _images(shapes, dtype=np.uint8, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.integers(0, 255, size=s).astype(dtype) for s in shapes]
+
+
+def ref_cmn(layout="HWC"):
+    def reference(sample, crop=None, crop_pos_x=0.5, crop_pos_y=0.5, mean=0.0, std=1.0,
+                  scale=1.0, shift=0.0, mirror=0, dtype=None, output_layout="CHW",
+                  pad_output=False, out_of_bounds_policy="error", fill_values=0.0):  # fmt: skip
+        hw = {c: sample.shape[layout.index(c)] for c in "HW"}
+        size = dict(zip("HW", crop)) if crop is not None else dict(hw)
+        start = {"H": ref.window_start(crop_pos_y, hw["H"], size["H"]),
+                 "W": ref.window_start(crop_pos_x, hw["W"], size["W"])}  # fmt: skip
+        if out_of_bounds_policy == "trim_to_shape":
+            for c in "HW":
+                end = min(start[c] + size[c], hw[c])
+                start[c] = min(max(start[c], 0), hw[c])
+                size[c] = end - start[c]
+        window = ref.crop_window(sample, layout, start, size, 0.0)
+        inside = ref.crop_window(np.ones_like(sample), layout, start, size, 0.0) > 0
+        c_axis = layout.index("C")
+        channels = sample.shape[c_axis]
+        shape = [1] * sample.ndim
+        shape[c_axis] = channels
+        mean = np.broadcast_to(np.asarray(mean, np.float64).reshape(-1), (channels,))
+        std = np.broadcast_to(np.asarray(std, np.float64).reshape(-1), (channels,))
+        fill = np.broadcast_to(np.asarray(fill_values, np.float64).reshape(-1), (channels,))
+        out = (window - mean.reshape(shape)) / std.reshape(shape) * scale + shift
+        out = np.where(inside, out, fill.reshape(shape))
+        if mirror:
+            out = np.flip(out, axis=layout.index("W"))
+        if pad_output and channels & (channels - 1):
+            pad = [(0, 0)] * out.ndim
+            pad[c_axis] = (0, (1 << channels.bit_length()) - channels)
+            out = np.pad(out, pad)
+        out = np.transpose(out, [layout.index(c) for c in output_layout])
+        return ref.to_dtype(out, np.dtype(dtype.numpy_dtype) if dtype else np.float32)
+
+    return reference
+
+
+def test_cmn_defaults_ragged_all_modes():
+    samples = _images([(9, 13, 3), (1, 1, 3), (40, 31, 3)])  # 40x31x3 f32: several tiles
+    check_op(ndd.crop_mirror_normalize, samples, ref_cmn(), layout="HWC", atol=1e-5)
+
+
+def test_cmn_per_sample_mean_std_mirror_crop():
+    samples = _images([(12, 14, 3), (9, 9, 3), (20, 8, 3)])
+    per_sample = {"mean": [MEAN, [1.0, 2.0, 3.0], [0.0, 0.0, 0.0]],
+                  "std": [STD, [2.0, 3.0, 4.0], [1.0, 1.0, 1.0]],
+                  "mirror": [1, 0, 1], "crop_pos_x": [0.0, 1.0, 0.3]}  # fmt: skip
+    check_op(ndd.crop_mirror_normalize, samples, ref_cmn(), args={"crop": [7, 6]},
+             per_sample=per_sample, layout="HWC", atol=1e-4, all_modes=False)  # fmt: skip
+
+
+@pytest.mark.parametrize(("dtype", "atol"), [(ndd.uint8, 0), (ndd.int8, 0), (ndd.float16, 2e-2)])
+def test_cmn_dtypes_scale_shift(dtype, atol):
+    samples = _images([(6, 7, 3), (5, 11, 3)])
+    check_op(ndd.crop_mirror_normalize, samples, ref_cmn(),
+             args={"mean": MEAN, "std": 12.0, "scale": 1.7, "shift": 2.25, "dtype": dtype,
+                   "output_layout": "HWC", "mirror": 1}, layout="HWC", atol=atol,
+             all_modes=False)  # fmt: skip
+
+
+@pytest.mark.parametrize("policy", ["pad", "trim_to_shape"])
+def test_cmn_out_of_bounds_and_pad_output(policy):
+    samples = _images([(5, 6, 3), (9, 4, 3)])
+    check_op(ndd.crop_mirror_normalize, samples, ref_cmn(),
+             args={"crop": [8, 7], "crop_pos_y": 0.2, "mean": MEAN, "std": STD, "mirror": 1,
+                   "out_of_bounds_policy": policy, "fill_values": [30.5, 49.9, 28.6],
+                   "pad_output": True}, layout="HWC", atol=1e-4, all_modes=False)  # fmt: skip
+
+
+@pytest.mark.parametrize(("layout", "out_layout", "shapes"), [
+    ("CHW", "HWC", [(3, 8, 9), (3, 5, 5)]), ("HWC", "HWC", [(6, 4, 1)]),
+    ("CHW", "CHW", [(1, 7, 7)]),
+])  # fmt: skip
+def test_cmn_layouts(layout, out_layout, shapes):
+    check_op(ndd.crop_mirror_normalize, _images(shapes), ref_cmn(layout),
+             args={"crop": [4, 3], "mean": 100.0, "std": 20.0, "output_layout": out_layout,
+                   "mirror": 1}, layout=layout, atol=1e-5, all_modes=False)  # fmt: skip
+
+
+def test_cmn_std_zero_is_not_an_error():
+    x = np.array([[[0.5, 0.25, 1.0]]], np.float32)
+    out = np.asarray(ndd.crop_mirror_normalize(x, mean=[0.5, 0.0, 0.0], std=[0.0, 0.0, 1.0]))
+    # DALI gives inf/nan for std == 0; the fused x * (1/std) + (-mean/std) form gives nan.
+    assert not np.isfinite(out[:2]).any() and out[2, 0, 0] == 1.0
+
+
+def test_cmn_one_launch():
+    batch = ndd.as_batch(_images([(5, 7, 3), (9, 4, 3)]), layout="HWC").gpu()
+    with ndd.profile() as prof:
+        ndd.crop_mirror_normalize(batch, crop=[3, 3], mirror=1, mean=MEAN).evaluate()
+    assert prof.records[0].gpu_launches == 1
+
+
+def test_cmn_errors():
+    x = np.zeros((4, 6, 3), np.uint8)
+    with pytest.raises(RuntimeError, match="argument 'mean' sample 0: expected 1 or 3 values "
+                                           r"\(one per channel\); got 2"):
+        ndd.crop_mirror_normalize(x, mean=[1.0, 2.0])
+    with pytest.raises(RuntimeError, match="argument 'std' sample 1: expected 1 or 3 values"):
+        ndd.crop_mirror_normalize(ndd.as_batch([x, x]), std=ndd.as_batch(
+            [np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0])]))  # fmt: skip
+    with pytest.raises(RuntimeError, match="argument 'output_layout' must be a permutation of "
+                                           "the input layout 'FHWC'; got 'CHW'"):
+        ndd.crop_mirror_normalize(ndd.as_tensor(np.zeros((2, 4, 4, 3), np.uint8), layout="FHWC"))
+    with pytest.raises(RuntimeError, match="argument 'dtype': Not supported output type i32"):
+        ndd.crop_mirror_normalize(x, dtype=ndd.int32)
+    with pytest.raises(RuntimeError, match="crop_mirror_normalize: sample 0: Slice can't be "
+                                           "placed out of bounds"):
+        ndd.crop_mirror_normalize(x, crop=[8, 8])
+    with pytest.raises(TypeError, match="argument 'scale' expects a float"):
+        ndd.crop_mirror_normalize(x, scale=[1.0, 2.0])
