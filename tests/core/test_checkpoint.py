@@ -288,3 +288,31 @@ def test_current_is_the_context_checkpoint():
     with ndd.EvalContext() as ctx:
         assert ndd.checkpoint.current() is ctx.checkpoint
     assert ndd.checkpoint.current() is not ctx.checkpoint
+
+
+def test_direct_calls_resume(dataset):
+    reader = make_reader(dataset, seed=4)
+    for _ in range(3):
+        reader(batch_size=2)
+    state = reader.get_state()
+    expected = [as_lists([reader(batch_size=2)]) for _ in range(4)]
+    fresh = make_reader(dataset)
+    fresh.set_state(str(state))
+    assert [as_lists([fresh(batch_size=2)]) for _ in range(4)] == expected
+
+
+def test_anonymous_registration_restores_in_order(dataset, tmp_path):
+    readers = [make_reader(dataset, seed=s) for s in (1, 2)]
+    ckpt = ndd.checkpoint.Checkpoint()
+    assert [ckpt.register(r) for r in readers] == ["__op_0", "__op_1"]
+    for r in readers:
+        list(r.next_epoch(batch_size=3))
+    ckpt.collect()
+    text = ckpt.serialize()
+    expected = [as_lists(r.next_epoch(batch_size=3)) for r in readers]
+    fresh = [make_reader(dataset), make_reader(dataset)]
+    restored = ndd.checkpoint.Checkpoint()
+    restored.deserialize(text)
+    for r in fresh:
+        restored.register(r)
+    assert [as_lists(r.next_epoch(batch_size=3)) for r in fresh] == expected

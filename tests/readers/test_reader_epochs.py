@@ -110,3 +110,14 @@ def test_epoch_length_is_shard_size_rounded_up(pad, stick):
 
 def test_shard_from_torch_distributed_without_a_process_group():
     assert ndd.readers.shard_from_torch_distributed() == (0, 1)
+
+
+def test_shard_from_torch_distributed_with_a_process_group(tmp_path):
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'rendezvous'}", rank=0,
+                            world_size=1)  # fmt: skip
+    try:
+        assert ndd.readers.shard_from_torch_distributed() == (0, 1)
+    finally:
+        dist.destroy_process_group()
