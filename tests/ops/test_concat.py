@@ -127,3 +127,12 @@ def test_cat_stack_one_launch_for_many_inputs(op):
         op(*inputs).evaluate()
     (record,) = prof.records
     assert record.gpu_launches == 1
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+def test_cat_first_input_empty_in_every_sample(backend):
+    empty = ndd.as_batch([np.zeros((0, 3), np.int8), np.zeros((0, 3), np.int8)])
+    full = _data([(2, 3), (1, 3)], np.int8)
+    out = _run(ndd.cat, [empty, ndd.as_batch(full), empty], backend)
+    for g, s in zip(samples_of(out), full, strict=True):
+        assert_close(g, s)

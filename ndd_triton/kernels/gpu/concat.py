@@ -2,9 +2,11 @@
 
 Design (one launch for any number of inputs): Triton cannot index a table of pointers, and a
 kernel argument per input does not scale to DALI's 999 inputs. Every input batch is one packed
-device buffer of the same dtype, so each input is addressed from input 0's buffer by its element
-distance `(ptr_k - ptr_0) / itemsize` (int64, possibly negative; exact because every buffer is
-aligned to its element size). No staging copy is made. A piece table row describes one
+device buffer of the same dtype, so each input is addressed from one base buffer (the first
+non-empty input's) by its element distance `(ptr_k - ptr_base) / itemsize` (int64, possibly
+negative; exact because every buffer is aligned to its element size). No staging copy is made:
+the cost is that the kernel addresses memory outside its pointer argument's allocation, which
+CUDA's flat address space (and the interpreter's raw addresses) allow. A piece table row describes one
 (sample, input) pair: source offset, destination offset of its first row, source row length,
 destination row length and size; the tile table spreads pieces over programs.
 
@@ -24,9 +26,14 @@ from ndd_triton.ops import concat
 from ndd_triton.schema import Call
 
 
+def _base(inputs: list[GpuBatch]) -> int:
+    """The first input with data (an empty buffer may have no valid device address)."""
+    return next((k for k, inp in enumerate(inputs) if inp.data.numel() > 0), 0)
+
+
 def _deltas(inputs: list[GpuBatch]) -> np.ndarray:
-    """Element distance of every input buffer from input 0's buffer."""
-    base = inputs[0].data
+    """Element distance of every input buffer from the base input's buffer."""
+    base = inputs[_base(inputs)].data
     size = base.element_size()
     deltas = []
     for inp in inputs:
@@ -56,7 +63,7 @@ def _launch(run: GpuRun, out: GpuBatch, rest: tuple[GpuBatch | Call, ...]) -> No
     batches = [b for b in inputs if isinstance(b, GpuBatch)]
     assert isinstance(arg, Call)
     pieces = _pieces(out, batches, arg.resolved_axis)
-    copy_pieces(run, out, batches[0].data, pieces)
+    copy_pieces(run, out, batches[_base(batches)].data, pieces)
 
 
 @register(concat.cat, "gpu")
