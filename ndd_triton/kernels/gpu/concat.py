@@ -6,9 +6,11 @@ device buffer of the same dtype, so each input is addressed from one base buffer
 non-empty input's) by its element distance `(ptr_k - ptr_base) / itemsize` (int64, possibly
 negative; exact because every buffer is aligned to its element size). No staging copy is made:
 the cost is that the kernel addresses memory outside its pointer argument's allocation, which
-CUDA's flat address space (and the interpreter's raw addresses) allow. A piece table row describes one
-(sample, input) pair: source offset, destination offset of its first row, source row length,
-destination row length and size; the tile table spreads pieces over programs.
+CUDA's flat address space (and the interpreter's raw addresses) allow.
+
+A piece table row describes one (sample, input) pair: source offset, destination offset of
+its first row, source row length, destination row length and size; the tile table spreads the
+pieces over programs.
 
 In the row view, `cat` along axis `a` sees input k as `[outer, ext_k * inner]` rows landing at
 column `(ext_0 + ... + ext_{k-1}) * inner` of `[outer, total * inner]` output rows; `stack` is the
