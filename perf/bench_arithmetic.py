@@ -11,6 +11,7 @@ versions and shapes go into each benchmark's `extra_info` (and `--benchmark-json
 from __future__ import annotations
 
 import platform
+from typing import Any
 
 import numpy as np
 import pytest
@@ -27,9 +28,9 @@ def _samples(shapes: list[tuple[int, ...]], dtype: type = np.float32) -> list[np
     return [rng.standard_normal(s).astype(dtype) for s in shapes]
 
 
-def _record(benchmark: pytest.FixtureRequest, nbytes: int, shapes: list[tuple[int, ...]]) -> None:
-    stats = benchmark.stats.stats  # type: ignore[attr-defined]
-    benchmark.extra_info.update({  # type: ignore[attr-defined]
+def _record(benchmark: Any, nbytes: int, shapes: list[tuple[int, ...]]) -> None:
+    stats = benchmark.stats.stats
+    benchmark.extra_info.update({
         "GB/s (best)": round(nbytes / stats.min / 1e9, 2),
         "GB/s (median)": round(nbytes / stats.median / 1e9, 2),
         "device": platform.processor() or platform.machine(),

@@ -139,9 +139,9 @@ def test_unary_promotion_matches_dali_table(op):
 
 
 # ---- values ------------------------------------------------------------------------------------
-PAIRS = [("uint8", "uint8"), ("int8", "uint8"), ("uint16", "int32"), ("int32", "int64"),
-         ("uint8", "float32"), ("int16", "int16"), ("float32", "float64"),
-         ("uint64", "uint64")]  # fmt: skip
+# Pairs the golden cases do not cover already (each GPU specialisation is compile-checked).
+PAIRS = [("int8", "uint8"), ("uint16", "int32"), ("int16", "int16"), ("float32", "float64"),
+         ("uint64", "uint64"), ("int64", "uint32")]  # fmt: skip
 
 
 @pytest.mark.parametrize(("lhs", "rhs"), PAIRS)
