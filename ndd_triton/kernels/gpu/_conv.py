@@ -17,7 +17,7 @@ import triton.language as tl
 
 from ndd_triton.kernels._conv_tables import BORDERS, view_5d
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
-from ndd_triton.kernels.gpu.color import dtype_bounds, store_converted
+from ndd_triton.kernels.gpu.color import dtype_bounds, _helper_store_converted
 
 IN_OFF: tl.constexpr = tl.constexpr(0)
 OUT_OFF: tl.constexpr = tl.constexpr(1)
@@ -33,7 +33,7 @@ TILE = 1024
 
 
 @triton.jit
-def _border(p, n, BORDER: tl.constexpr):
+def _helper_border(p, n, BORDER: tl.constexpr):
     """Map source coordinate `p` into [0, n) by the border rule; `ok` is False for fills."""
     ok = p == p
     if BORDER == 0:
@@ -89,12 +89,12 @@ def _correlate_kernel(src, dst, weights, fill, samples, tiles, BLOCK: tl.constex
         fill_value = tl.load(fill + tl.load(row + FILL_OFF)).to(tl.float32)
     acc = tl.zeros([BLOCK], dtype=tl.float32)
     for i in range(0, kd):
-        zz, okz = _border(z + i, d, BORDER)
+        zz, okz = _helper_border(z + i, d, BORDER)
         for j in range(0, kh):
-            yy, oky = _border(y + j, h, BORDER)
+            yy, oky = _helper_border(y + j, h, BORDER)
             plane = (outer * d + zz) * h + yy
             for k in range(0, kw):
-                xx, okx = _border(x + k, w, BORDER)
+                xx, okx = _helper_border(x + k, w, BORDER)
                 ok = okz & oky & okx
                 weight = tl.load(weights + w_off + (i * kh + j) * kw + k)
                 value = tl.load(base + (plane * w + xx) * inner + c, mask=mask & ok,
@@ -102,7 +102,7 @@ def _correlate_kernel(src, dst, weights, fill, samples, tiles, BLOCK: tl.constex
                 if BORDER == CONSTANT:
                     value = tl.where(ok, value, fill_value)
                 acc += weight * value
-    store_converted(dst + tl.load(row + OUT_OFF) + idx, acc, mask, OUT_INT, LO, HI, EVEN)
+    _helper_store_converted(dst + tl.load(row + OUT_OFF) + idx, acc, mask, OUT_INT, LO, HI, EVEN)
 
 
 def launch_correlate(run: GpuRun, out: GpuBatch, inp: GpuBatch, span: tuple[int, int],

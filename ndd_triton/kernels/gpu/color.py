@@ -27,7 +27,7 @@ TILE = 1024
 
 
 @triton.jit
-def store_converted(ptr, value, mask, OUT_INT: tl.constexpr, LO: tl.constexpr,
+def _helper_store_converted(ptr, value, mask, OUT_INT: tl.constexpr, LO: tl.constexpr,
                     HI: tl.constexpr, EVEN: tl.constexpr):
     """Store fp32 `value`: integers round (half away, or ties to even) and saturate."""
     if OUT_INT:
@@ -65,11 +65,11 @@ def _color_affine_kernel(src, dst, samples, params, tiles, BLOCK: tl.constexpr,
     for k in tl.static_range(COUT):
         acc = tl.load(prm + 3 * k) * v0 + tl.load(prm + 3 * k + 1) * v1 \
             + tl.load(prm + 3 * k + 2) * v2 + tl.load(prm + 9 + k)
-        store_converted(out + k, acc, mask, OUT_INT, LO, HI, False)
+        _helper_store_converted(out + k, acc, mask, OUT_INT, LO, HI, False)
 
 
 def dtype_bounds(dtype: np.dtype) -> tuple[bool, float, float]:
-    """(is integer, min, max) of an output dtype, for `store_converted`."""
+    """(is integer, min, max) of an output dtype, for `_helper_store_converted`."""
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
         return True, float(info.min), float(info.max)
