@@ -80,7 +80,15 @@ class Prefetcher:
         """The next batch, in stream order; re-raises a loading error (and every later take)."""
         if self._failed is not None:
             raise self._failed
-        item = self._queue.get()
+        while True:
+            try:
+                item = self._queue.get(timeout=0.1)
+                break
+            except queue.Empty:
+                if not self._thread.is_alive() and self._queue.empty():
+                    self._failed = RuntimeError("The reader's prefetch thread has stopped; "
+                                                "create a new reader")
+                    raise self._failed from None
         if isinstance(item, BaseException):
             self._failed = item
             self.stop()

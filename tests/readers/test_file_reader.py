@@ -265,3 +265,16 @@ def test_signature_lists_every_keyword():
     assert params["seed"].default == -1
     assert "shuffle_after_epoch" in params
     assert "enable_checkpointing" in params
+
+
+def test_stopped_prefetcher_is_reported(flat_files):
+    reader = ndd.readers.File(**flat_files(4))
+    iterator = reader.next_epoch(batch_size=1)
+    next(iterator)
+    prefetcher = reader._holder["prefetcher"]
+    prefetcher.stop()
+    prefetcher._thread.join()
+    while not prefetcher._queue.empty():  # drop what was loaded ahead
+        prefetcher._queue.get()
+    with pytest.raises(RuntimeError, match="prefetch thread has stopped; create a new reader"):
+        next(iterator)
