@@ -316,3 +316,19 @@ def test_anonymous_registration_restores_in_order(dataset, tmp_path):
     for r in fresh:
         restored.register(r)
     assert [as_lists(r.next_epoch(batch_size=3)) for r in fresh] == expected
+
+
+def test_loaded_state_cannot_be_applied_to_an_iterated_reader(dataset):
+    reader = make_reader(dataset)
+    list(reader.next_epoch(batch_size=5))
+    ckpt = ndd.checkpoint.Checkpoint()
+    ckpt.register(reader, "rdr")
+    ckpt.collect()
+    text = ckpt.serialize()
+    started = make_reader(dataset)
+    list(started.next_epoch(batch_size=5))
+    late = ndd.checkpoint.Checkpoint()
+    late.deserialize(text)
+    with pytest.raises(RuntimeError, match="Cannot set the reader's state after iteration has "
+                                           "begun"):
+        late.register(started, "rdr")
