@@ -52,15 +52,20 @@ def make_jpegs(folder: str, count: int) -> list[str]:
     return paths
 
 
-def rate(fn: Callable[[], None], images: int, repeat: int) -> float:
-    """Median images/s of `repeat` timed calls (after one warm-up call)."""
+def rate(fn: Callable[[], None], images: int, repeat: int) -> tuple[float, float]:
+    """Median images/s of `repeat` timed calls (after a warm-up call), and CPU ms per image.
+
+    CPU time (all threads of the process) says how much work each image costs, which stays
+    meaningful on a shared machine where wall-clock rates depend on the other load.
+    """
     fn()
-    times = []
+    times, cpu = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         fn()
         times.append(time.perf_counter() - start)
-    return images / statistics.median(times)
+        cpu.append(time.process_time() - start_cpu)
+    return images / statistics.median(times), 1e3 * statistics.median(cpu) / images
 
 
 def main() -> None:
@@ -75,7 +80,7 @@ def main() -> None:
         encoded = [np.fromfile(p, dtype=np.uint8) for p in paths]
         batches = [ndd.as_batch(encoded[i:i + opts.batch])
                    for i in range(0, len(encoded), opts.batch)]  # fmt: skip
-        results: dict[str, float] = {}
+        results: dict[str, tuple[float, float]] = {}
 
         def decode_one(data: np.ndarray) -> np.ndarray:
             return np.asarray(Image.open(io.BytesIO(data.tobytes())).convert("RGB"))
@@ -126,9 +131,10 @@ def main() -> None:
           f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python "
           f"{platform.python_version()}, Pillow {Image.__version__}, ndd_triton "
           f"{ndd.__version__}")  # fmt: skip
-    base = results["Pillow loop (1 thread)"]
-    for name, value in results.items():
-        print(f"{name:<44} {value:8.1f} images/s  ({value / base:4.2f}x Pillow loop)")
+    base = results["Pillow loop (1 thread)"][0]
+    for name, (value, cpu_ms) in results.items():
+        print(f"{name:<44} {value:8.1f} images/s  ({value / base:4.2f}x Pillow loop)  "
+              f"{cpu_ms:6.3f} CPU ms/image")
 
 
 if __name__ == "__main__":
