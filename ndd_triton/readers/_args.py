@@ -61,7 +61,10 @@ def check_bool(cls: str, name: str, value: Any) -> bool:
 def parse_common(cls: str, kwargs: dict[str, Any], specific: dict[str, Any],
                  shuffle_after_epoch: bool) -> dict[str, Any]:  # fmt: skip
     """Merge keywords with defaults; unknown keyword -> TypeError, bad value -> Type/ValueError."""
-    allowed = {**COMMON, **(SHUFFLE_AFTER_EPOCH if shuffle_after_epoch else {}), **specific}
+    allowed = dict(specific)  # reader-specific keywords first (repr order); their defaults win
+    for table in (COMMON, SHUFFLE_AFTER_EPOCH if shuffle_after_epoch else {}):
+        for key, default in table.items():
+            allowed.setdefault(key, default)
     for key in kwargs:
         if key not in allowed:
             hint = "; pass batch_size to next_epoch()" if key == "batch_size" else ""

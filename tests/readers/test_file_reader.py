@@ -278,3 +278,9 @@ def test_stopped_prefetcher_is_reported(flat_files):
         prefetcher._queue.get()
     with pytest.raises(RuntimeError, match="prefetch thread has stopped; create a new reader"):
         next(iterator)
+
+
+def test_repr_shows_non_default_keywords(tmp_path):
+    reader = ndd.readers.File(file_root=str(tmp_path), random_shuffle=True, seed=5)
+    assert repr(reader) == (f"readers.File(file_root={str(tmp_path)!r}, random_shuffle=True, "
+                            "seed=5)")
