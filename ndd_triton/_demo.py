@@ -42,40 +42,49 @@ def _progress(done: int, total: int, start: float) -> None:
     sys.stdout.flush()
 
 
+def pipeline(jpegs: ndd.Batch, device: str, size: int, rng: ndd.random.RNG) -> ndd.Batch:
+    """The seeds' preprocessing: decode, resize, random mirror + normalise to float CHW."""
+    images = ndd.decoders.image(jpegs, device=device)
+    images = ndd.resize(images, size=[size, size])
+    mirror = ndd.random.coin_flip(batch_size=jpegs.batch_size, rng=rng)
+    return ndd.crop_mirror_normalize(images, mean=MEAN, std=STD, mirror=mirror)
+
+
 def run(device: str = "cpu", epochs: int = 3, batch_size: int = 4, out_dir: str = "demo_out",
-        seed: int = 42) -> dict[str, Any]:
-    """Run the pipeline; returns throughput and the path of the contact sheet."""
-    ndd.random.set_seed(seed)
+        seed: int = 42, size: int = 224, data_root: str | None = None,
+        show_progress: bool = True) -> dict[str, Any]:  # fmt: skip
+    """Run the pipeline; returns throughput, the last batch and the contact sheet path."""
     rng = ndd.random.RNG(seed=seed)
     with tempfile.TemporaryDirectory() as tmp:
-        root = make_dataset(Path(tmp))
+        root = Path(data_root) if data_root else make_dataset(Path(tmp))
         reader = ndd.readers.File(file_root=str(root), random_shuffle=True, seed=seed)
-        total = reader.get_metadata()["epoch_size"] * epochs if hasattr(reader, "get_metadata") \
-            else 0  # fmt: skip
+        epoch_size = reader.get_metadata()["epoch_size"]
+        total = -(-epoch_size // batch_size) * batch_size * epochs
         shown: list[np.ndarray] = []
         labels_seen: list[int] = []
         done = 0
         start = time.perf_counter()
+        batch = None
         for _ in range(epochs):
             for jpegs, labels in reader.next_epoch(batch_size=batch_size):
-                images = ndd.decoders.image(jpegs, device=device)
-                images = ndd.resize(images, size=[224, 224])
-                mirror = ndd.random.coin_flip(batch_size=jpegs.batch_size, rng=rng)
-                images = ndd.crop_mirror_normalize(images, mean=MEAN, std=STD, mirror=mirror)
-                batch = images.torch()  # (N, 3, 224, 224) float32, what train_step gets
+                images = pipeline(jpegs, device, size, rng)
+                batch = images.torch()  # (N, 3, size, size) float32, what train_step gets
                 lab = labels.torch()
                 done += batch.shape[0]
-                _progress(done, total, start)
+                if show_progress:
+                    _progress(done, total, start)
                 if len(shown) < 16:
                     shown.extend(batch.cpu().numpy()[: 16 - len(shown)])
                     labels_seen.extend(int(v) for v in lab.reshape(-1)[:16])
         elapsed = time.perf_counter() - start
-        sys.stdout.write("\n")
+        if show_progress:
+            sys.stdout.write("\n")
     os.makedirs(out_dir, exist_ok=True)
     sheet = os.path.join(out_dir, "contact_sheet.png")
     save_contact_sheet(shown, sheet)
     return {"images": done, "seconds": elapsed, "images_per_s": done / elapsed, "sheet": sheet,
-            "device": device, "shape": tuple(batch.shape), "dtype": str(batch.dtype)}
+            "device": device, "shape": tuple(batch.shape), "dtype": str(batch.dtype),
+            "last_batch": batch, "labels": labels_seen}
 
 
 def save_contact_sheet(chw_images: list[np.ndarray], path: str, columns: int = 4) -> None:

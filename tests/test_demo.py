@@ -1,0 +1,42 @@
+"""The seeds' image-classification example end to end, on the cpu and on the emulated gpu."""
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from ndd_triton import _demo
+
+
+@pytest.fixture
+def tiny_dataset(tmp_path):
+    rng = np.random.default_rng(0)
+    root = tmp_path / "data"
+    for label, count in (("cats", 3), ("dogs", 2)):
+        (root / label).mkdir(parents=True)
+        for i in range(count):
+            h, w = rng.integers(12, 24, size=2)
+            pixels = rng.integers(0, 255, (h, w, 3), dtype=np.uint8)
+            Image.fromarray(pixels).save(root / label / f"{i}.jpg", quality=90)
+    return root
+
+
+def test_pipeline_cpu_and_emulated_gpu_agree(tiny_dataset, tmp_path):
+    results = {}
+    for device in ("cpu", "gpu"):
+        results[device] = _demo.run(device=device, epochs=1, batch_size=2, size=8,
+                                    data_root=str(tiny_dataset), out_dir=str(tmp_path / device),
+                                    show_progress=False)
+    cpu, gpu = results["cpu"], results["gpu"]
+    assert cpu["images"] == gpu["images"] == 6  # 3 batches of 2 (the last one wraps around)
+    assert cpu["shape"] == (2, 3, 8, 8) and cpu["dtype"] == "torch.float32"
+    assert cpu["labels"] == gpu["labels"]
+    np.testing.assert_allclose(gpu["last_batch"].numpy(), cpu["last_batch"].numpy(), atol=0.05)
+    assert (tmp_path / "cpu" / "contact_sheet.png").exists()
+
+
+def test_bundled_images_demo_cpu(tmp_path):
+    result = _demo.run(device="cpu", epochs=1, batch_size=5, size=32, out_dir=str(tmp_path),
+                       show_progress=False)
+    assert result["images"] == 10 and result["shape"] == (5, 3, 32, 32)
+    with Image.open(result["sheet"]) as sheet:
+        assert sheet.size == (4 * (32 + 4), 3 * (32 + 4))  # 10 tiles, 4 per row
