@@ -150,11 +150,14 @@ def _infer_random_crop(call: Call) -> OutputSpec:
         raise call.error(f"argument 'num_attempts' must be positive; got {call.num_attempts}")
     from ndd_triton.random import get_default_rng
 
-    rng = call.rng or get_default_rng()
-    draws = 2 * int(call.num_attempts) + 2
-    uniforms = rng.take_uniform(call.batch_size * draws, np.float64)
-    uniforms = uniforms.reshape(call.batch_size, draws)
-    return _with_windows(call, lambda c, dims: windows.random_windows(c, dims, uniforms))
+    def draw(c: Call, dims: np.ndarray) -> np.ndarray:
+        # After the headers were read: a call that fails consumes no random numbers.
+        rng = c.rng or get_default_rng()
+        count = 2 * int(c.num_attempts) + 2
+        uniforms = rng.take_uniform(c.batch_size * count, np.float64)
+        return windows.random_windows(c, dims, uniforms.reshape(c.batch_size, count))
+
+    return _with_windows(call, draw)
 
 
 _CROP_ARGS = (

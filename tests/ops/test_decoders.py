@@ -145,9 +145,10 @@ def test_image_int16_range(files):
     assert_close(out, np.floor(ref * 32767 / 255 + 0.5).astype(np.int16), where="int16")
 
 
-@pytest.mark.parametrize("orientation", range(1, 9))
-def test_image_exif_orientation(orientation):
-    data = with_orientation(_pixels(3, 5, 3, orientation), orientation)
+@pytest.mark.parametrize(("orientation", "fmt"), [*((o, "PNG") for o in range(1, 9)),
+                                                  (6, "JPEG"), (3, "JPEG")])  # fmt: skip
+def test_image_exif_orientation(orientation, fmt):
+    data = with_orientation(_pixels(3, 5, 3, orientation), orientation, fmt)
     for backend in ("cpu", "gpu"):
         out = np.asarray(ndd.decoders.image(data, device=backend).cpu())
         assert_close(out, ref_decode(data), where=f"orientation {orientation} {backend}")
@@ -286,6 +287,14 @@ def test_image_random_crop_windows_and_determinism(files):
             area = got.shape[0] * got.shape[1] / (full.shape[0] * full.shape[1])
             assert 0.02 <= area <= 1.0
             assert _find_window(full, got) is not None, "output is not a window of the image"
+
+
+def test_image_random_crop_failed_call_draws_nothing(files):
+    rng = ndd.random.RNG(seed=5)
+    state = rng.get_state()
+    with pytest.raises(RuntimeError, match="sample 0: the encoded data is empty"):
+        ndd.decoders.image_random_crop(np.zeros(0, np.uint8), rng=rng)
+    assert rng.get_state() == state
 
 
 def test_image_random_crop_fallback_and_checkpoint(files):
