@@ -22,15 +22,15 @@ BORDERS = {"reflect_101": 0, "reflect_1001": 1, "wrap": 2, "clamp": 3, "constant
 
 def view_5d(shape: tuple[int, ...] | np.ndarray, first: int, count: int) -> tuple[int, ...]:
     """`(outer, D, H, W, inner)` of one sample shape."""
-    shape = [int(s) for s in shape]
-    outer = math.prod(shape[:first])
-    inner = math.prod(shape[first + count:])
-    spatial = [1] * (3 - count) + shape[first:first + count]
+    dims = [int(s) for s in shape]
+    outer = math.prod(dims[:first])
+    inner = math.prod(dims[first + count:])
+    spatial = [1] * (3 - count) + dims[first:first + count]
     return (outer, *spatial, inner)
 
 
 def gaussian_taps(sigma: float, window: int) -> np.ndarray:
-    """Normalised sampled Gaussian (DALI rule: window `2·ceil(3σ)+1`, or σ from the window)."""
+    """Normalised sampled Gaussian (DALI: window `2·ceil(3·sigma)+1`, or sigma from the window)."""
     if window == 0:
         window = 2 * math.ceil(3 * sigma) + 1
     if sigma == 0:

@@ -26,4 +26,4 @@ def equalize_luts(hist: np.ndarray) -> np.ndarray:
     lut = np.clip(np.rint(values), 0, 255).astype(np.uint8)
     constant = (total == cdf_min)[:, 0]
     lut[constant] = np.arange(256, dtype=np.uint8)  # a constant channel stays unchanged
-    return lut
+    return lut  # type: ignore[no-any-return]

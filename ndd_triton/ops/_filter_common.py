@@ -66,4 +66,4 @@ def float_or_input_dtype(call: Call) -> DType:
     if dtype not in (in_dtype, _dtype.float32):
         raise call.error(f"argument 'dtype' must be the input type ({in_dtype}) or float32; "
                          f"got {dtype}", TypeError)
-    return dtype  # type: ignore[no-any-return]
+    return dtype

@@ -13,7 +13,7 @@ import numpy as np
 from ndd_triton import _dtype
 from ndd_triton._dtype import DType
 from ndd_triton.ops._color_matrix import half_range, hsv_matrices, scalar_affine, type_range
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.schema import Arg, Call, InferFn, Input, OpSchema, OutputSpec
 
 COLOR_LAYOUTS = ("HWC", "FHWC", "DHWC")
 COLOR_DTYPES = (_dtype.uint8, _dtype.int8, _dtype.int16, _dtype.int32, _dtype.float16,
@@ -26,7 +26,7 @@ def _out_dtype(call: Call, default: DType | None = None) -> DType:
     if dtype not in COLOR_DTYPES:
         raise call.error(f"argument 'dtype' must be one of "
                          f"{', '.join(str(d) for d in COLOR_DTYPES)}; got {dtype}", TypeError)
-    return dtype  # type: ignore[no-any-return]
+    return dtype
 
 
 def _spec(call: Call, matrix: np.ndarray, offset: np.ndarray, dtype: DType) -> OutputSpec:
@@ -123,9 +123,9 @@ _SATURATION = _f("saturation", 1.0, "Saturation factor; 0 gives greyscale.")
 _INPUT = (Input("input", layouts=COLOR_LAYOUTS, dtypes=COLOR_DTYPES),)
 
 
-def _schema(name: str, doc: str, args: tuple[Arg, ...], infer: object) -> OpSchema:
+def _schema(name: str, doc: str, args: tuple[Arg, ...], infer: InferFn) -> OpSchema:
     return OpSchema(name=name, doc=doc, inputs=_INPUT, args=(*args, _DTYPE), infer=infer,
-                    module="color")  # type: ignore[arg-type]
+                    module="color")
 
 
 schemas = [

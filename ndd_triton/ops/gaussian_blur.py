@@ -1,7 +1,7 @@
 """gaussian_blur: separable Gaussian over the spatial axes, reflect-101 border (DALI semantics).
 
-Per spatial axis (outermost first): only sigma -> window `2·ceil(3σ)+1`; only window_size ->
-`σ = ((window-1)/2 - 1)·0.3 + 0.8`; the taps are the sampled Gaussian normalised to sum 1
+Per spatial axis (outermost first): only sigma -> window `2·ceil(3·sigma)+1`; only window_size ->
+`sigma = ((window-1)/2 - 1)·0.3 + 0.8`; the taps are the sampled Gaussian normalised to sum 1
 (spec ops.md §3.1, golden README "Geometry"). Frames (F) and channels (C) are not filtered.
 """
 

@@ -57,7 +57,8 @@ def test_constant_channel_unchanged():
     x[..., 1] = np.arange(12, dtype=np.uint8).reshape(3, 4)
     out = np.asarray(ndd.equalize(x))
     assert (out[..., 0] == 77).all()
-    assert out[..., 1].max() == 255 and out[..., 1].min() == 0
+    assert out[..., 1].max() == 255
+    assert out[..., 1].min() == 0
 
 
 def test_equalize_errors():

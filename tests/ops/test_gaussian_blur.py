@@ -25,7 +25,7 @@ def ref_blur(x, layout, sigma=0.0, window_size=0, dtype=None):
     sig = np.broadcast_to(np.asarray(sigma, float).reshape(-1), (len(axes),))
     win = np.broadcast_to(np.asarray(window_size, int).reshape(-1), (len(axes),))
     kernel = np.ones(())
-    for s, w in zip(sig, win):
+    for s, w in zip(sig, win, strict=False):
         kernel = np.multiply.outer(kernel, taps(s, w))
     out = correlate(x, kernel, axes)
     return to_dtype(out, dtype.numpy_dtype if dtype is not None else x.dtype)

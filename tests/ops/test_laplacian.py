@@ -101,10 +101,10 @@ def test_layouts_and_normalized(layout, shapes):
 def test_laplacian_errors():
     x = ndd.as_tensor(np.zeros((5, 5), np.uint8), layout="HW")
     with pytest.raises(ValueError, match="laplacian: argument 'window_size' sample 0: expected "
-                                         "an odd window size in 3..31; got 4"):  # fmt: skip
+                                         r"an odd window size in 3\.\.31; got 4"):  # fmt: skip
         ndd.laplacian(x, window_size=4)
     with pytest.raises(ValueError, match="argument 'smoothing_size' sample 1: expected an odd "
-                                         "window size in 1..31; got 0"):  # fmt: skip
+                                         r"window size in 1\.\.31; got 0"):  # fmt: skip
         ndd.laplacian(ndd.as_batch([x, x]), smoothing_size=ndd.as_batch(
             [np.array([1]), np.array([0])]))
     with pytest.raises(ValueError, match="argument 'scale' cannot be combined with "

@@ -13,7 +13,7 @@ PAD_MODES = {"reflect_101": "reflect", "reflect_1001": "symmetric", "wrap": "wra
 def pad_axes(x, axes, before, after, border="reflect_101", fill=0.0):
     """`x` in float64, padded on `axes` by `before`/`after` per axis."""
     widths = [(0, 0)] * x.ndim
-    for a, b, c in zip(axes, before, after):
+    for a, b, c in zip(axes, before, after, strict=False):
         widths[a] = (b, c)
     x = x.astype(np.float64)
     if border == "constant":
@@ -28,16 +28,17 @@ def correlate(x, kernel, axes, anchor=None, border="reflect_101", fill=0.0, vali
     if valid:
         xp = x.astype(np.float64)
         out_shape = list(x.shape)
-        for a, k in zip(axes, ks):
+        for a, k in zip(axes, ks, strict=False):
             out_shape[a] -= k - 1
     else:
         anchor = [k // 2 for k in ks] if anchor is None else anchor
-        xp = pad_axes(x, axes, anchor, [k - 1 - a for k, a in zip(ks, anchor)], border, fill)
+        after = [k - 1 - a for k, a in zip(ks, anchor, strict=True)]
+        xp = pad_axes(x, axes, anchor, after, border, fill)
         out_shape = list(x.shape)
     out = np.zeros(out_shape)
     for idx in np.ndindex(*ks):
         sl = [slice(None)] * x.ndim
-        for a, i in zip(axes, idx):
+        for a, i in zip(axes, idx, strict=False):
             sl[a] = slice(i, i + out_shape[a])
         out += kernel[idx] * xp[tuple(sl)]
     return out

@@ -33,7 +33,7 @@ def pad_axis(x: torch.Tensor, axis: int, before: int, after: int, border: str,
 
 
 def _accumulate(src: torch.Tensor, taps: np.ndarray, count: int, out: torch.Tensor) -> None:
-    """`out[:, p] = Σ taps[i] · src[:, p + i]` for `count` positions of 3-D `(pre, n, post)` data."""
+    """`out[:, p] = Σ taps[i] · src[:, p + i]` for `count` positions of `(pre, n, post)` data."""
     started = False
     for i, t in enumerate(taps):
         if t == 0 and (started or i < len(taps) - 1):
@@ -78,7 +78,7 @@ def correlate_dense(x: torch.Tensor, weights: np.ndarray, out_size: tuple[int, i
     """`out[z, y, x] = Σ w[i, j, l] · xp[z + i, y + j, x + l]` over an already padded `x`."""
     od, oh, ow = out_size
     acc = torch.zeros((x.shape[0], od, oh, ow, x.shape[4]), dtype=torch.float32)
-    for (i, j, l), w in np.ndenumerate(weights):
+    for (i, j, k), w in np.ndenumerate(weights):
         if w != 0:
-            acc.add_(x[:, i:i + od, j:j + oh, l:l + ow, :], alpha=float(w))
+            acc.add_(x[:, i:i + od, j:j + oh, k:k + ow, :], alpha=float(w))
     return acc

@@ -1,4 +1,4 @@
-"""color_space_conversion on the CPU: the shared affine colour kernel with a `[C_out, C_in]` matrix."""
+"""color_space_conversion on the CPU: the shared affine colour kernel, `[C_out, C_in]` matrix."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from ndd_triton.schema import SampleArgs
 @register(equalize.schema, "cpu")
 def equalize_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
     """Equalise each (frame, channel) plane of one sample."""
-    outer, pixels, inner = planes_view(inp.shape, arg.layout)
+    outer, pixels, inner = planes_view(inp.shape, arg.layout or "HW")
     if inp.size == 0:
         return
     planes = outer * inner

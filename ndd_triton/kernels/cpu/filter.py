@@ -26,5 +26,5 @@ def filter_cpu(out: np.ndarray, data: np.ndarray, kernel: np.ndarray, fill: np.n
         for axis in range(3):
             k, a = weights.shape[axis], anchors[axis]
             x = pad_axis(x, axis + 1, a, k - 1 - a, arg.border, fill_value)
-    out_size = view_5d(out.shape, first, count)[1:4]
-    store_rounded(out, correlate_dense(x, weights, out_size), ties_to_even=True)
+    _, od, oh, ow, _ = view_5d(out.shape, first, count)
+    store_rounded(out, correlate_dense(x, weights, (od, oh, ow)), ties_to_even=True)

@@ -17,7 +17,7 @@ import triton.language as tl
 
 from ndd_triton.kernels._conv_tables import BORDERS, view_5d
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
-from ndd_triton.kernels.gpu.color import dtype_bounds, _helper_store_converted
+from ndd_triton.kernels.gpu.color import _helper_store_converted, dtype_bounds
 
 IN_OFF: tl.constexpr = tl.constexpr(0)
 OUT_OFF: tl.constexpr = tl.constexpr(1)
