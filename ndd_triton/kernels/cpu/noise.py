@@ -11,7 +11,12 @@ from ndd_triton._convert import convert_numpy
 from ndd_triton.kernels import register
 from ndd_triton.kernels.cpu.random_ops import standard_normal_f32
 from ndd_triton.ops import noise as ops
-from ndd_triton.random._philox import element_draws, to_unit_float32, to_unit_float64
+from ndd_triton.random._philox import (
+    element_draws,
+    pair_draws,
+    to_unit_float32,
+    to_unit_float64,
+)
 from ndd_triton.schema import SampleArgs
 
 POISSON_SMALL = 10.0  # below: inversion; above: transformed rejection (PTRS)
@@ -73,52 +78,67 @@ def loggam(x: np.ndarray) -> np.ndarray:
     return gl - np.log(shift)  # type: ignore[no-any-return]
 
 
-def poisson(lam: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """Poisson(lam) as float64 from `d` (`[n, SHOT_DRAWS]` uint32 draws per element).
+def poisson(lam: np.ndarray, key: int, first: np.ndarray) -> np.ndarray:
+    """Poisson(lam) as float64; element e owns draws `first[e] .. first[e] + 15` (uint64).
 
     lam < 10: inversion with u = 53-bit float from draws 0, 1. Otherwise Hoermann's PTRS with
     attempt j using draws 2j, 2j+1 as 32-bit floats; if all attempts reject (p < 1e-8), the
-    rounded mean is used.
+    rounded mean is used. Draws are computed only for elements that still need them; the GPU
+    kernel computes every step for every element, with the same result.
     """
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return _poisson(lam, d)
+        result = np.floor(lam + 0.5)
+        small = np.flatnonzero(lam < POISSON_SMALL)
+        if small.size:
+            result[small] = _inversion(lam[small], *pair_draws(key, first[small]))
+        big = np.flatnonzero(~(lam < POISSON_SMALL))
+        if big.size:
+            result[big] = _ptrs(lam[big], key, first[big], result[big])
+    return result
 
 
-def _poisson(lam: np.ndarray, d: np.ndarray) -> np.ndarray:
-    small = lam < POISSON_SMALL
-    result = np.floor(lam + 0.5)
-    lam_s = np.where(small, lam, 0.0)
-    u = to_unit_float64(d[:, 0], d[:, 1])
-    term = np.exp(-lam_s)
+def _inversion(lam: np.ndarray, d0: np.ndarray, d1: np.ndarray) -> np.ndarray:
+    """Sequential search: count the steps while u exceeds the cumulative pmf."""
+    u = to_unit_float64(d0, d1)
+    term = np.exp(-lam)
     total = term
     count = np.zeros_like(lam)
     for step in range(1, INVERSION_STEPS + 1):
-        count = count + (u > total)
-        term = term * lam_s / step
+        more = u > total
+        if not more.any():
+            break  # `total` only grows: every later step would add 0 as well
+        count += more
+        term = term * lam / step
         total = total + term
-    result = np.where(small, count, result)
-    big = ~small
-    lam_b = np.where(big, lam, POISSON_SMALL)
-    slam = np.sqrt(lam_b)
-    loglam = np.log(lam_b)
+    return count
+
+
+def _ptrs(lam: np.ndarray, key: int, first: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+    result = fallback.copy()
+    slam = np.sqrt(lam)
+    loglam = np.log(lam)
     b = 0.931 + 2.53 * slam
     a = -0.059 + 0.02483 * b
     log_invalpha = np.log(1.1239 + 1.1328 / (b - 3.4))
     vr = 0.9277 - 3.6224 / (b - 2.0)
-    pending = big.copy()
+    pending = np.arange(len(lam))
     for j in range(PTRS_ATTEMPTS):
-        uu = d[:, 2 * j].astype(np.float64) * INV_2_32 - 0.5
-        v = d[:, 2 * j + 1].astype(np.float64) * INV_2_32
+        if not pending.size:
+            break
+        e0, e1 = pair_draws(key, first[pending] + np.uint64(2 * j))
+        uu = e0.astype(np.float64) * INV_2_32 - 0.5
+        v = e1.astype(np.float64) * INV_2_32
         us = 0.5 - np.abs(uu)
-        k = np.floor((2.0 * a / us + b) * uu + lam_b + 0.43)
-        quick = (us >= 0.07) & (v <= vr)
+        lam_p, a_p, b_p = lam[pending], a[pending], b[pending]
+        k = np.floor((2.0 * a_p / us + b_p) * uu + lam_p + 0.43)
+        quick = (us >= 0.07) & (v <= vr[pending])
         reject = (k < 0) | ((us < 0.013) & (v > us))
-        lhs = np.log(v) + log_invalpha - np.log(a / (us * us) + b)
-        rhs = -lam_b + k * loglam - loggam(np.maximum(k, 0.0) + 1.0)
-        accept = pending & (quick | (~reject & (lhs <= rhs)))
-        result = np.where(accept, k, result)
-        pending &= ~accept
-    return result  # type: ignore[no-any-return]
+        lhs = np.log(v) + log_invalpha[pending] - np.log(a_p / (us * us) + b_p)
+        rhs = -lam_p + k * loglam[pending] - loggam(np.maximum(k, 0.0) + 1.0)
+        accept = quick | (~reject & (lhs <= rhs))
+        result[pending[accept]] = k[accept]
+        pending = pending[~accept]
+    return result
 
 
 @register(ops.shot, "cpu")
@@ -132,4 +152,6 @@ def shot_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
         return
     x = inp.reshape(-1).astype(np.float64) / factor
     lam = np.where(x > 0, x, 0.0)
-    _store(out, poisson(lam, _draws(arg, out.size, ops.SHOT_DRAWS)) * factor)
+    first = np.uint64(arg.rng_base) + np.arange(out.size, dtype=np.uint64) * np.uint64(
+        ops.SHOT_DRAWS)
+    _store(out, poisson(lam, arg.rng_key, first) * factor)
