@@ -133,7 +133,7 @@ def _pixels(image: Image.Image, info: ImageInfo, output_type: int) -> np.ndarray
     """Decoded HWC uint8 pixels in the output colour space (before orientation)."""
     image = _to_8bit(image)
     if output_type == ANY_DATA:
-        if image.mode == "P":
+        if image.mode in ("P", "PA"):
             image = image.convert("RGBA" if info.channels == 4 else "RGB")
         elif image.mode in ("1", "CMYK", "YCbCr", "LAB", "HSV", "La", "RGBa", "RGBX"):
             image = image.convert({"1": "L", "La": "LA"}.get(image.mode, "RGBA" if info.channels

@@ -512,3 +512,22 @@ def test_sixteen_bit_png_is_rescaled_to_8_bits():
     for output_type, channels in ((ANY, 1), (RGB, 3)):
         out = np.asarray(ndd.decoders.image(data, output_type=output_type))
         assert_close(out, np.repeat(expected[..., None], channels, axis=2), where="16-bit png")
+
+
+def test_palette_png():
+    rgb = _pixels(5, 6, 3, 12)
+    plain = Image.fromarray(rgb).quantize(8)
+    buf = io.BytesIO()
+    plain.save(buf, "PNG", transparency=0)
+    transparent = np.frombuffer(buf.getvalue(), np.uint8).copy()
+    buf = io.BytesIO()
+    plain.save(buf, "PNG")
+    opaque = np.frombuffer(buf.getvalue(), np.uint8).copy()
+    for data, channels in ((transparent, 4), (opaque, 3)):
+        image = Image.open(io.BytesIO(data.tobytes()))
+        mode = "RGBA" if channels == 4 else "RGB"
+        any_data = np.asarray(ndd.decoders.image(data, output_type=ANY))
+        assert_close(any_data, np.asarray(image.convert(mode)), where=f"palette {mode}")
+        assert np.asarray(ndd.peek_image_shape(data, image_type=ANY)).tolist() == [5, 6, channels]
+        rgb_out = np.asarray(ndd.decoders.image(data))
+        assert_close(rgb_out, np.asarray(image.convert("RGB")), where="palette to RGB")
