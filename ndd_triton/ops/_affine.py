@@ -1,0 +1,164 @@
+"""Affine geometry shared by warp_affine and rotate (and the future fused-geometry path).
+
+Every op of this family reduces, on the host, to one explicit **inverse map** per sample: a 2x3
+matrix `M` that takes the continuous coordinates `(x, y)` of an output pixel centre
+(`x + 0.5, y + 0.5`, origin at the corner of the first pixel) to continuous source coordinates
+`M @ [x, y, 1]`. The kernels (`kernels/cpu/warp_affine.py`, `kernels/gpu/warp_affine.py`) only
+sample the source there (NN or bilinear, pixel centres at `i + 0.5`), with a constant
+`fill_value` outside the source or clamped coordinates without one (DALI 2.4 semantics, checked
+against tests/golden).
+
+What infer derives for the kernels (`derive_affine`): `affine_matrix` `[N, 2, 3]` float64,
+`affine_fill` (float or None), `affine_interp` (0 NN, 1 LINEAR).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ndd_triton._dtype import (
+    DType,
+    float32,
+    int8,
+    int16,
+    int32,
+    uint8,
+    uint16,
+)
+from ndd_triton.schema import Arg, Call
+
+AFFINE_LAYOUTS = ("HWC", "FHWC")
+AFFINE_DTYPES = (uint8, int8, int16, uint16, int32, float32)
+INTERP_NN = 0
+INTERP_LINEAR = 1
+_INTERP_NAMES = ("INTERP_NN", "INTERP_LINEAR", "INTERP_CUBIC", "INTERP_LANCZOS3",
+                 "INTERP_TRIANGULAR", "INTERP_GAUSSIAN")  # fmt: skip
+
+
+def sampling_args() -> tuple[Arg, ...]:
+    """fill_value / interp_type / dtype, common to warp_affine and rotate."""
+    return (
+        Arg("fill_value", "float",
+            doc="Value of output pixels whose source lies outside the input; when absent, "
+                "source coordinates are clamped (border pixels repeat)."),
+        Arg("interp_type", "enum", default=INTERP_LINEAR, choices=tuple(range(6)),
+            doc="INTERP_NN or INTERP_LINEAR (other DALIInterpType values raise)."),
+        Arg("dtype", "dtype", doc="Output type (default: the input type)."),
+    )  # fmt: skip
+
+
+def invert(m: np.ndarray) -> np.ndarray:
+    """Inverse of affine maps `[..., 2, 3]` (as 3x3 with a `[0, 0, 1]` last row)."""
+    a, b, c = m[..., 0, 0], m[..., 0, 1], m[..., 0, 2]
+    d, e, f = m[..., 1, 0], m[..., 1, 1], m[..., 1, 2]
+    det = a * e - b * d
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv = np.stack([np.stack([e, -b, b * f - c * e], -1),
+                        np.stack([-d, a, c * d - a * f], -1)], -2) / det[..., None, None]
+    return inv  # type: ignore[no-any-return]
+
+
+def compose(*mats: np.ndarray) -> np.ndarray:
+    """`mats[0] @ mats[1] @ ...` for affine maps `[..., 2, 3]` (the last one applies first)."""
+    out = mats[0]
+    for m in mats[1:]:
+        lin = out[..., :, :2] @ m[..., :, :2]
+        shift = (out[..., :, :2] @ m[..., :, 2:])[..., 0] + out[..., :, 2]
+        out = np.concatenate([lin, shift[..., None]], axis=-1)
+    return out
+
+
+def rotation_inverse(angle_deg: np.ndarray, in_hw: np.ndarray, out_hw: np.ndarray) -> np.ndarray:
+    """`[N, 2, 3]` inverse maps of rotate: `src = R(angle) (p - c_out) + c_in`, `c = size / 2`,
+    `sx = cos*dx - sin*dy`, `sy = sin*dx + cos*dy` in y-down pixel coordinates."""
+    rad = np.deg2rad(np.asarray(angle_deg, np.float64))
+    cos, sin = np.cos(rad), np.sin(rad)
+    cy_in, cx_in = in_hw[:, 0] / 2.0, in_hw[:, 1] / 2.0
+    cy_out, cx_out = out_hw[:, 0] / 2.0, out_hw[:, 1] / 2.0
+    m = np.zeros((len(rad), 2, 3))
+    m[:, 0, 0], m[:, 0, 1] = cos, -sin
+    m[:, 1, 0], m[:, 1, 1] = sin, cos
+    m[:, 0, 2] = cx_in - cos * cx_out + sin * cy_out
+    m[:, 1, 2] = cy_in - sin * cx_out - cos * cy_out
+    return m
+
+
+def rotated_canvas(angle_deg: float, h: int, w: int) -> tuple[int, int]:
+    """DALI's rotate canvas: ceil of the rotated bounding box (floating noise ignored), each
+    extent raised by 1 where needed to keep the parity of the input extent it is closest to."""
+    rad = math.radians(angle_deg)
+    cos, sin = abs(math.cos(rad)), abs(math.sin(rad))
+    out_w = math.ceil(w * cos + h * sin - 1e-4)
+    out_h = math.ceil(w * sin + h * cos - 1e-4)
+    # Observed rule: from 45 degrees on (|sin| >= |cos|), the parity follows the other extent
+    # (40x61 at 45 degrees -> 73x72; 18x47 at 90 degrees -> 47x18).
+    like_h, like_w = (w, h) if sin >= cos - 1e-9 else (h, w)
+    out_h += (out_h - like_h) % 2
+    out_w += (out_w - like_w) % 2
+    return out_h, out_w
+
+
+def output_sizes(call: Call, in_hw: np.ndarray, arg: str = "size") -> np.ndarray | None:
+    """`[N, 2]` output (H, W) from a per-sample `size` argument (rounded), or None if absent."""
+    value = call.values.get(arg)
+    if value is None:
+        return None
+    out = np.zeros_like(in_hw)
+    for i in range(call.batch_size):
+        v = np.asarray(value[i], np.float64).reshape(-1)
+        if v.size == 0:
+            out[i] = in_hw[i]
+            continue
+        if v.size != 2:
+            raise call.error(f"argument '{arg}' sample {i}: expected 2 values (H, W); got "
+                             f"{v.size}")
+        if not np.isfinite(v).all() or (v < 0).any():
+            raise call.error(f"argument '{arg}' sample {i}: extents must be finite and "
+                             f"non-negative; got {v.tolist()}")
+        out[i] = np.floor(v + 0.5)
+    return out
+
+
+def check_interp(call: Call) -> int:
+    """The interpolation code; only NN and LINEAR are supported (as in DALI)."""
+    interp = int(call.interp_type)
+    if interp not in (INTERP_NN, INTERP_LINEAR):
+        raise call.error(f"argument 'interp_type': only INTERP_NN and INTERP_LINEAR are "
+                         f"supported; got {_INTERP_NAMES[interp]}")
+    return interp
+
+
+def output_dtype(call: Call) -> DType:
+    """`dtype` when given (one of AFFINE_DTYPES), else the input type."""
+    if call.dtype is None:
+        return call.inputs[0].dtype  # type: ignore[no-any-return]
+    if call.dtype not in AFFINE_DTYPES:
+        raise call.error(f"argument 'dtype': expected one of "
+                         f"{', '.join(str(d) for d in AFFINE_DTYPES)}; got {call.dtype}")
+    return call.dtype  # type: ignore[no-any-return]
+
+
+def spatial_hw(call: Call) -> np.ndarray:
+    """`[N, 2]` input (H, W)."""
+    layout = call.inputs[0].layout or "HWC"
+    shapes = call.inputs[0].shapes
+    return np.stack([shapes[:, layout.index("H")], shapes[:, layout.index("W")]], axis=1)
+
+
+def derive_affine(call: Call, inverse: np.ndarray, out_hw: np.ndarray) -> np.ndarray:
+    """Store the inverse maps, fill and interpolation for the kernels; returns output shapes."""
+    bad = np.flatnonzero(~np.isfinite(inverse).reshape(len(inverse), -1).all(axis=1))
+    if bad.size:
+        i = int(bad[0])
+        raise call.error(f"sample {i}: the affine matrix is singular or not finite: "
+                         f"{np.round(inverse[i], 6).tolist()}")
+    call.derive("affine_matrix", np.ascontiguousarray(inverse, np.float64), per_sample=True)
+    call.derive("affine_interp", check_interp(call))
+    call.derive("affine_fill", None if call.fill_value is None else float(call.fill_value))
+    layout = call.inputs[0].layout or "HWC"
+    shapes = call.inputs[0].shapes.copy()
+    shapes[:, layout.index("H")] = out_hw[:, 0]
+    shapes[:, layout.index("W")] = out_hw[:, 1]
+    return shapes

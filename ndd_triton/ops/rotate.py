@@ -1,0 +1,55 @@
+"""rotate: rotate each image about its centre (DALI `rotate`).
+
+Only the host side lives here: the per-sample inverse map and canvas size
+(`ops/_affine.py`); the pixels go through warp_affine's kernels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ndd_triton.ops import _affine
+from ndd_triton.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
+
+
+def _infer(call: Call) -> OutputSpec:
+    layout = call.inputs[0].layout or "HWC"
+    if call.axis is not None:
+        raise call.error(f"argument 'axis' applies to volumes (DHWC); got an input with "
+                         f"layout {layout}")
+    in_hw = _affine.spatial_hw(call)
+    angle = np.asarray(call.angle, np.float64).reshape(call.batch_size)
+    bad = np.flatnonzero(~np.isfinite(angle))
+    if bad.size:
+        raise call.error(f"argument 'angle' sample {int(bad[0])}: expected a finite angle in "
+                         f"degrees; got {angle[bad[0]]}")
+    out_hw = _affine.output_sizes(call, in_hw)
+    if call.keep_size:
+        out_hw = in_hw.copy()
+    elif out_hw is None:
+        out_hw = np.array([_affine.rotated_canvas(a, int(h), int(w))
+                           for a, (h, w) in zip(angle, in_hw)], np.int64).reshape(-1, 2)
+    inverse = _affine.rotation_inverse(angle, in_hw, out_hw)
+    shapes = _affine.derive_affine(call, inverse, out_hw)
+    return OutputSpec(_affine.output_dtype(call), shapes, layout)
+
+
+schema = OpSchema(
+    name="rotate",
+    doc="Rotates each image about its centre by `angle` degrees (counter-clockwise as "
+        "displayed), on a canvas that fits the rotated image unless `size`/`keep_size` say "
+        "otherwise.",
+    inputs=(Input("input", layouts=_affine.AFFINE_LAYOUTS, dtypes=_affine.AFFINE_DTYPES),),
+    args=(
+        Arg("angle", "float", default=REQUIRED, per_sample=True,
+            doc="Rotation angle in degrees."),
+        Arg("axis", "float", per_sample=True, vector=True,
+            doc="Rotation axis of volumes (DHWC); not supported for 2-D images."),
+        Arg("size", "float", per_sample=True, vector=True,
+            doc="Output (H, W), rounded; default: the bounding box of the rotated image, each "
+                "extent keeping the parity of the input extent."),
+        Arg("keep_size", "bool", default=False, doc="Output has the input size."),
+        *_affine.sampling_args(),
+    ),
+    infer=_infer,
+)  # fmt: skip
