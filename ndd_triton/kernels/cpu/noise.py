@@ -54,14 +54,15 @@ def salt_and_pepper_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> No
     if size == 0:
         return
     extent, inner = int(arg.chan_extent), int(arg.chan_inner)
-    idx = np.arange(size, dtype=np.int64)
-    unit = idx // (extent * inner) * inner + idx % inner
-    d = _draws(arg, size // extent, 2)[unit]
-    replace = to_unit_float32(d[:, 0]).astype(np.float64) < arg.prob
-    salt = to_unit_float32(d[:, 1]).astype(np.float64) < arg.salt_vs_pepper
+    outer = size // (extent * inner)
+    d = _draws(arg, outer * inner, 2)  # unit = outer index * inner + inner index
+    replace = (to_unit_float32(d[:, 0]).astype(np.float64) < arg.prob).reshape(outer, 1, inner)
+    salt = (to_unit_float32(d[:, 1]).astype(np.float64) < arg.salt_vs_pepper).reshape(outer, 1,
+                                                                                         inner)
     values = convert_numpy(np.array([arg.salt_val, arg.pepper_val]), out.dtype)
-    flat = inp.reshape(-1)
-    out.reshape(-1)[:] = np.where(replace, np.where(salt, values[0], values[1]), flat)
+    shaped = inp.reshape(outer, extent, inner)
+    out.reshape(outer, extent, inner)[...] = np.where(
+        replace, np.where(salt, values[0], values[1]), shaped)
 
 
 def loggam(x: np.ndarray) -> np.ndarray:
