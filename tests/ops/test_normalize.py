@@ -199,3 +199,11 @@ def test_errors():
     with pytest.raises(IndexError, match=r"normalize: argument 'axes': Axis index out of range: "
                                          r"3 not in range \[-3,2\]"):
         ndd.normalize(x, axes=[3])
+
+
+def test_per_channel_statistics_of_a_larger_sample():
+    # 1200 rows of 3 channels: the CPU's blocked per-channel sums (rows folded 341 at a time).
+    samples = _samples([(30, 40, 3), (3, 2, 3)], np.uint8, seed=8)
+    check_op(ndd.normalize, samples, lambda s, **a: ref_normalize(s, axes=(0, 1), ddof=1),
+             args={"axis_names": "HW", "ddof": 1}, layout="HWC", atol=1e-5, rtol=1e-5,
+             all_modes=False)  # fmt: skip

@@ -277,3 +277,12 @@ def test_errors():
         r.sum(x, axes=[0, -2])
     with pytest.raises(TypeError, match="unexpected keyword argument 'dtype'"):
         r.min(x, dtype=ndd.float32)
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "rms", "max"])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+def test_per_channel_of_larger_samples(name, dtype):
+    # 1230 rows of 3 channels: the CPU's blocked per-channel path (rows folded 341 at a time).
+    samples = _samples([(30, 41, 3), (2, 3, 3)], dtype, seed=7)
+    check_op(_op(name), samples, lambda s, **a: ref_reduce(s, name, **a),
+             args={"axis_names": "HW"}, layout="HWC", rtol=1e-5, all_modes=False)

@@ -8,6 +8,7 @@ import numpy as np
 
 from ndd_triton._convert import convert_numpy
 from ndd_triton.kernels import register
+from ndd_triton.kernels.cpu.reductions import fast_sum
 from ndd_triton.ops import normalize
 from ndd_triton.schema import Call
 
@@ -30,7 +31,7 @@ def _stats(call: Call, xs: list[np.ndarray], axes: tuple[int, ...]
     if "mean" in params:
         means = [_given(call, "mean", i, x, axes) for i, x in enumerate(xs)]
     else:
-        sums = [np.sum(x, axis=axes, keepdims=True) for x in xs]
+        sums = [fast_sum(x, axes, np.float64) for x in xs]
         if call.batch:
             total = sum(sums[1:], sums[0]) / max(sum(counts), 1)
             means = [total] * len(xs)
@@ -38,7 +39,7 @@ def _stats(call: Call, xs: list[np.ndarray], axes: tuple[int, ...]
             means = [s / max(c, 1) for s, c in zip(sums, counts)]
     if "stddev" in params:
         return means, [_given(call, "stddev", i, x, axes) for i, x in enumerate(xs)]
-    ssds = [np.sum((x - m) ** 2, axis=axes, keepdims=True) for x, m in zip(xs, means)]
+    ssds = [fast_sum(np.square(x - m), axes, np.float64) for x, m in zip(xs, means)]
     if call.batch:
         ssds = [sum(ssds[1:], ssds[0])] * len(xs)
         counts = [sum(counts)] * len(xs)

