@@ -138,6 +138,10 @@ class RNG:
     def __repr__(self) -> str:
         return f"RNG(state='{self.state}')"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle / copy as the state string (the lock is not copied)."""
+        return (RNG, (None, str(self.state)))
+
     # ---- bulk draws used by the random ops (all advance the stream atomically) --------------
     def take_u32(self, count: int) -> np.ndarray:
         """`count` uint32 draws."""

@@ -171,6 +171,18 @@ def test_clone_is_independent_and_continues():
     assert copy.state != rng.state
 
 
+def test_copy_and_pickle_continue_the_sequence():
+    import copy
+    import pickle
+
+    rng = RNG(seed=8)
+    rng()
+    for twin in (copy.copy(rng), copy.deepcopy(rng), pickle.loads(pickle.dumps(rng))):
+        assert twin is not rng
+        assert twin.state == rng.state
+        assert twin() == rng.clone()()
+
+
 def test_advance():
     rng, ref = RNG(seed=11), RNG(seed=11)
     rng.advance(5)
