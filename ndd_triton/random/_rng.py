@@ -66,7 +66,13 @@ class RNGState:
 
 
 class RNG:
-    """Philox-4x32-10 random stream; `RNG(seed=42)`; `rng()` returns the next uint32."""
+    """Philox-4x32-10 random stream; `RNG(seed=42)`; `rng()` returns the next uint32.
+
+    The state is (64-bit key = seed, draw offset): draw d is lane d % 4 of the Philox block with
+    counter d // 4. Random ops reserve ranges of draws in prepare (`reserve`), so their values
+    depend only on the state, never on the backend, the thread count or the eval mode.
+    `seed` is write-only; `state`/`get_state`/`set_state` round-trip through `str(state)`.
+    """
 
     __slots__ = ("__weakref__", "_key", "_lock", "_offset")
 
