@@ -17,8 +17,8 @@ from ndd_triton.schema import SampleArgs
 def gaussian_blur_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
     """Blur one sample: axes D, H, W of its `[outer, D, H, W, inner]` view, in turn."""
     first, count = spatial_span(arg.layout, inp.ndim)
-    x = torch.from_numpy(inp).reshape(view_5d(inp.shape, first, count))  # cast by 1st pass
+    x = torch.from_numpy(inp).reshape(view_5d(inp.shape, first, count)).to(torch.float32)
     for k in range(count):
         taps = gaussian_taps(float(arg.sigmas[k]), int(arg.windows[k]))
         x = correlate_axis(x, 4 - count + k, taps, len(taps) // 2)
-    store_rounded(out, x.to(torch.float32))  # (no-op unless no axis was filtered)
+    store_rounded(out, x, finite=inp.dtype.kind in "iu")

@@ -26,4 +26,4 @@ def laplacian_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
             term = correlate_axis(term, 4 - count + k, taps, len(taps) // 2)
         total = term.mul_(scale) if total is None else total.add_(term, alpha=scale)
     assert total is not None  # count >= 1: infer checked the layout
-    store_rounded(out, total)
+    store_rounded(out, total, finite=inp.dtype.kind in "iu")
