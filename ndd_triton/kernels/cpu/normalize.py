@@ -1,4 +1,7 @@
-"""normalize on the CPU: a whole-batch kernel (batch=True statistics span samples), float64 math."""
+"""normalize on the CPU: a whole-batch kernel (batch=True statistics span samples).
+
+Statistics accumulate in float64; the output is computed in float32, as DALI does.
+"""
 
 from __future__ import annotations
 
@@ -39,7 +42,9 @@ def _stats(call: Call, xs: list[np.ndarray], axes: tuple[int, ...]
             means = [s / max(c, 1) for s, c in zip(sums, counts)]
     if "stddev" in params:
         return means, [_given(call, "stddev", i, x, axes) for i, x in enumerate(xs)]
-    ssds = [fast_sum(np.square(x - m), axes, np.float64) for x, m in zip(xs, means)]
+    # Centred squares in float32 (DALI's precision), accumulated in float64.
+    ssds = [fast_sum(np.square(x - m.astype(np.float32)), axes, np.float64)
+            for x, m in zip(xs, means)]  # fmt: skip
     if call.batch:
         ssds = [sum(ssds[1:], ssds[0])] * len(xs)
         counts = [sum(counts)] * len(xs)
@@ -55,12 +60,16 @@ def _stats(call: Call, xs: list[np.ndarray], axes: tuple[int, ...]
 def normalize_cpu(call: Call, outs: list[list[np.ndarray]], ins: list[list[Any]]) -> None:
     """Compute the statistics (per sample or per batch), then normalize every sample."""
     axes: tuple[int, ...] = call.norm_axes
-    xs = [np.asarray(x, dtype=np.float64) for x in ins[0]]
+    xs = [np.asarray(x, dtype=np.float32) for x in ins[0]]
     means, stds = _stats(call, xs, axes)
     scale, shift = float(call.scale), float(call.shift)
     for out, x, mean, std in zip(outs[0], xs, means, stds):
         with np.errstate(divide="ignore"):
             factor = np.where(std > 0, scale / np.where(std > 0, std, 1.0), 0.0)
-        result = (x - mean) * factor + shift
-        out[...] = convert_numpy(result if out.dtype.kind in "iu" else
-                                 result.astype(out.dtype), out.dtype)  # fmt: skip
+        # float32 output math written in place: (x - mean) * factor + shift.
+        result = out if out.dtype == np.float32 else np.empty(out.shape, np.float32)
+        np.subtract(x, mean.astype(np.float32), out=result)
+        result *= factor.astype(np.float32)
+        result += np.float32(shift)
+        if result is not out:
+            convert_numpy(result, out.dtype, out=out)
