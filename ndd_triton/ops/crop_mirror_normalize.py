@@ -51,12 +51,12 @@ def _infer(call: Call) -> OutputSpec:
     width = int(out_channels.max()) if n else 1
     gain, bias, fill = (np.zeros((n, width)) for _ in range(3))
     for i in range(n):
-        c = int(channels[i])
-        std = _per_channel(call, "std", i, c)
+        nc = int(channels[i])
+        std = _per_channel(call, "std", i, nc)
         with np.errstate(divide="ignore", invalid="ignore"):  # std == 0: inf/nan, no error
-            gain[i, :c] = call.scale / std
-            bias[i, :c] = call.shift - _per_channel(call, "mean", i, c) * gain[i, :c]
-        fill[i, :int(out_channels[i])] = fill_table(call, c, int(out_channels[i]))
+            gain[i, :nc] = call.scale / std
+            bias[i, :nc] = call.shift - _per_channel(call, "mean", i, nc) * gain[i, :nc]
+        fill[i, :int(out_channels[i])] = fill_table(call, nc, int(out_channels[i]))
     call.derive("window_start", start, per_sample=True)
     call.derive("window_size", size, per_sample=True)
     call.derive("gain", gain, per_sample=True)

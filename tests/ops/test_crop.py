@@ -23,7 +23,7 @@ def ref_crop(layout="HWC"):
         letters = [c for c in "DHW" if c in layout]
         size = {c: sample.shape[layout.index(c)] for c in letters}
         if crop is not None:
-            size.update(zip(letters[-len(crop):], (int(v) for v in crop)))
+            size.update(zip(letters[-len(crop):], (int(v) for v in crop), strict=False))
         if crop_h is not None:
             size.update(H=int(crop_h), W=int(crop_w))
         start = {c: ref.window_start(float(pos.get(POS[c], 0.5)), sample.shape[layout.index(c)],
@@ -71,7 +71,8 @@ def test_crop_window_entirely_outside_is_fill():
         got = samples_of(out)[0]
         assert got.shape == (30, 30, 2)
         np.testing.assert_array_equal(got[:4, :4], x)
-        assert (got[4:, :, 0] == 5).all() and (got[:, 4:, 1] == 6).all()
+        assert (got[4:, :, 0] == 5).all()
+        assert (got[:, 4:, 1] == 6).all()
 
 
 @pytest.mark.parametrize(("layout", "shapes", "crop"), [

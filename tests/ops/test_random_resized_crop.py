@@ -48,7 +48,7 @@ def test_rrc_fixed_size_window_is_an_exact_crop_and_deterministic():
         results[backend] = samples_of(ndd.random_resized_crop(b, rng=ndd.random.RNG(seed=7),
                                                               **kwargs))  # fmt: skip
     offsets = []
-    for got_cpu, got_gpu in zip(results["cpu"], results["gpu"]):
+    for got_cpu, got_gpu in zip(results["cpu"], results["gpu"], strict=False):
         assert_close(got_gpu, got_cpu, atol=1e-4, where="gpu vs cpu, same seed")
         hits = [(y, xx) for y in range(11) for xx in range(12)
                 if np.allclose(got_cpu, x[y:y + 10, xx:xx + 10], atol=1e-3)]  # fmt: skip
@@ -56,7 +56,7 @@ def test_rrc_fixed_size_window_is_an_exact_crop_and_deterministic():
         offsets.append(hits[0])
     assert len(set(offsets)) > 1, "windows should differ between samples"
     again = samples_of(ndd.random_resized_crop(batch, rng=ndd.random.RNG(seed=7), **kwargs))
-    for a, b in zip(again, results["cpu"]):
+    for a, b in zip(again, results["cpu"], strict=False):
         assert a.tobytes() == b.tobytes()
 
 
@@ -64,7 +64,10 @@ def test_rrc_window_law_stays_in_range():
     u = np.random.default_rng(3).uniform(size=(2000, 1, 4))
     for draws in u:
         y, x, h, w = _window(60, 80, draws, (0.1, 0.5), (0.5, 2.0))
-        assert 0 <= y and y + h <= 60 and 0 <= x and x + w <= 80
+        assert y >= 0
+        assert y + h <= 60
+        assert x >= 0
+        assert x + w <= 80
         if (y, x, h, w) != (0, 0, 60, 80):  # an accepted draw, not the fallback
             assert 0.1 * 4800 * 0.8 <= h * w <= 0.5 * 4800 * 1.2
             assert 0.5 * 0.8 <= w / h <= 2.0 * 1.2
@@ -77,7 +80,9 @@ def test_rrc_default_rng_advances():
     b = np.asarray(ndd.random_resized_crop(x, size=8))
     ndd.random.set_seed(11)
     c = np.asarray(ndd.random_resized_crop(x, size=8))
-    assert a.shape == (8, 8, 3) and a.tobytes() == c.tobytes() and a.tobytes() != b.tobytes()
+    assert a.shape == (8, 8, 3)
+    assert a.tobytes() == c.tobytes()
+    assert a.tobytes() != b.tobytes()
 
 
 def test_rrc_errors():

@@ -140,7 +140,7 @@ def test_resize_min_mag_filters_and_dtypes():
 def test_resize_save_attrs():
     batch = ndd.as_batch(_images([(9, 8, 3), (5, 12, 3)]), layout="HWC")
     for b in (batch, batch.gpu()):
-        out, attrs = ndd.resize(b, size=[4, 4], save_attrs=True)
+        _out, attrs = ndd.resize(b, size=[4, 4], save_attrs=True)
         assert attrs.dtype == ndd.int32
         assert [np.asarray(a).tolist() for a in attrs.cpu()] == [[9, 8], [5, 12]]
 

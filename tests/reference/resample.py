@@ -89,14 +89,15 @@ def resize(sample: np.ndarray, layout: str = "HWC", size: tuple[int, ...] = (),
            **kwargs: object) -> np.ndarray:  # fmt: skip
     """Resize the spatial axes (outermost first) to `size`, whole image, no flip."""
     letters = [c for c in "DHW" if c in layout]
-    axes = {c: (n, 0.0, sample.shape[layout.index(c)] / n) for c, n in zip(letters, size)}
+    axes = {c: (n, 0.0, sample.shape[layout.index(c)] / n)
+            for c, n in zip(letters, size, strict=True)}
     return resample(sample, layout, axes, **kwargs)  # type: ignore[arg-type]
 
 
 def crop_window(sample: np.ndarray, layout: str, start: dict[str, int], size: dict[str, int],
                 fill: float | list[float] = 0.0, edge: bool = False) -> np.ndarray:  # fmt: skip
     """The window `[start, start + size)` per named axis, outside filled (or clamped)."""
-    out_shape = [size.get(c, n) for c, n in zip(layout, sample.shape)]
+    out_shape = [size.get(c, n) for c, n in zip(layout, sample.shape, strict=False)]
     index = np.indices(out_shape)
     inside = np.ones(out_shape, bool)
     src = []
@@ -116,5 +117,5 @@ def crop_window(sample: np.ndarray, layout: str, start: dict[str, int], size: di
 def window_start(pos: float, n_in: int, n: int, rounding: str = "round") -> int:
     """The crop rule: round_half_away(pos * (in - crop)) or truncated."""
     raw = pos * (n_in - n)
-    return int(math.trunc(raw)) if rounding == "truncate" else \
+    return math.trunc(raw) if rounding == "truncate" else \
         int(math.copysign(math.floor(abs(raw) + 0.5), raw))  # fmt: skip

@@ -88,7 +88,7 @@ def crop_into(out: np.ndarray, inp: np.ndarray, win: Window) -> None:
         # destination strides match (measured: 0.11 vs 0.3 ms for a 224x224x3 u8 -> CHW f32).
         order = [win.layout.index(c) for c in win.out_layout]
         src = src.permute(order).contiguous().permute([order.index(k) for k in range(len(order))])
-    if win.gain is None:
+    if win.gain is None or win.bias is None:
         if src.dtype.is_floating_point and not dst.dtype.is_floating_point:
             _round_into(dst, src)
         else:
@@ -110,5 +110,6 @@ def crop_into(out: np.ndarray, inp: np.ndarray, win: Window) -> None:
 @register(crop.schema, "cpu")
 def crop_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
     """Crop one sample."""
-    crop_into(out, inp, Window(arg.layout, arg.layout, arg.window_start, arg.window_size,
+    layout = arg.layout or "HWC"
+    crop_into(out, inp, Window(layout, layout, arg.window_start, arg.window_size,
                                arg.out_of_bounds_policy, arg.fill))  # fmt: skip

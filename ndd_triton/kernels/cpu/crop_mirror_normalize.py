@@ -13,6 +13,7 @@ from ndd_triton.schema import SampleArgs
 @register(crop_mirror_normalize.schema, "cpu")
 def crop_mirror_normalize_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
     """Crop, mirror, normalise and permute one sample."""
-    crop_into(out, inp, Window(arg.layout, arg.out_layout, arg.window_start, arg.window_size,
+    layout = arg.layout or "HWC"
+    crop_into(out, inp, Window(layout, arg.out_layout, arg.window_start, arg.window_size,
                                arg.out_of_bounds_policy, arg.fill, arg.gain, arg.bias,
                                bool(arg.mirror)))  # fmt: skip

@@ -86,7 +86,7 @@ def resample(out: np.ndarray, inp: np.ndarray, layout: str, letters: str,
     """Resample the spatial axes `letters` of one sample into `out`, innermost axis first."""
     t = torch.from_numpy(inp)
     order = list(range(inp.ndim))
-    for letter, plan in reversed(list(zip(letters, plans))):
+    for letter, plan in reversed(list(zip(letters, plans, strict=False))):
         t, order = _pass(t, order, layout.index(letter), plan)
     if t.dtype != torch.float32:  # no spatial axis (cannot happen for valid layouts)
         t = t.to(torch.float32)
@@ -100,4 +100,4 @@ def resize_cpu(out: np.ndarray | tuple[np.ndarray, np.ndarray], inp: np.ndarray,
     if isinstance(out, tuple):
         out, attrs = out
         attrs[...] = arg.resample_in
-    resample(out, inp, arg.layout, arg.resample_axes, sample_plans(arg, arg.antialias))
+    resample(out, inp, arg.layout or "HWC", arg.resample_axes, sample_plans(arg, arg.antialias))

@@ -1,4 +1,4 @@
-"""random_resized_crop on the GPU: the resize passes (one launch per axis), mapping set up by infer."""
+"""random_resized_crop on the GPU: the resize passes (one launch per axis)."""
 
 from __future__ import annotations
 

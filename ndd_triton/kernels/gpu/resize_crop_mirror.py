@@ -1,4 +1,4 @@
-"""resize_crop_mirror on the GPU: the resize passes (one launch per axis), mapping set up by infer."""
+"""resize_crop_mirror on the GPU: the resize passes (one launch per axis)."""
 
 from __future__ import annotations
 
