@@ -94,7 +94,10 @@ def make_cpu_kernel(schema: OpSchema, fn: Fn) -> Callable[..., None]:
         if arg.check_zero_division and np.any(values[1] == 0):
             raise ValueError(f"{op}: Integer division by zero.")
         with np.errstate(all="ignore"):  # IEEE inf/nan and integer wrap-around are intended
-            out[...] = fn(*values)
+            if isinstance(fn, np.ufunc):  # straight into the output: no temporary, no copy
+                fn(*values, out=out, casting="unsafe")
+            else:
+                out[...] = fn(*values)
 
     kernel.__name__ = kernel.__qualname__ = f"{schema.module}_{schema.short_name.strip('_')}_cpu"
     return kernel
