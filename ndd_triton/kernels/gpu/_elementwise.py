@@ -75,7 +75,7 @@ _TL = {"bool": tl.uint8, "u8": tl.uint8, "u16": tl.uint16, "u32": tl.uint32, "u6
 
 
 @triton.jit
-def _src_index(row, idx, COL: tl.constexpr, MODE: tl.constexpr):
+def _helper_src_index(row, idx, COL: tl.constexpr, MODE: tl.constexpr):
     """Element index inside one operand for flat output indices `idx`."""
     if MODE == 0:
         src = idx
@@ -93,9 +93,9 @@ def _src_index(row, idx, COL: tl.constexpr, MODE: tl.constexpr):
 
 
 @triton.jit
-def _int_pow(a, b, BITS: tl.constexpr):
+def _helper_int_pow(a, b, BITS: tl.constexpr):
     """a ** b by squaring in a's integer type (wraps); negative exponents give 0."""
-    one = fm.full_like(a, 1)
+    one = fm._helper_full_like(a, 1)
     r = one
     square = a
     e = b
@@ -103,11 +103,11 @@ def _int_pow(a, b, BITS: tl.constexpr):
         r = tl.where((e & one) != 0, r * square, r)
         square = square * square
         e = e >> one
-    return tl.where(b < 0, fm.full_like(a, 0), r)
+    return tl.where(b < 0, fm._helper_full_like(a, 0), r)
 
 
 @triton.jit
-def _binary_op(a, b, OP: tl.constexpr, IS_INT: tl.constexpr, BITS: tl.constexpr):
+def _helper_binary_op(a, b, OP: tl.constexpr, IS_INT: tl.constexpr, BITS: tl.constexpr):
     """One binary op on operands already in the compute type."""
     if OP == ADD:
         r = a + b
@@ -120,23 +120,23 @@ def _binary_op(a, b, OP: tl.constexpr, IS_INT: tl.constexpr, BITS: tl.constexpr)
     elif OP == FLOORDIV or OP == MOD:  # noqa: SIM109 (constexpr comparisons)
         if IS_INT:
             zero = b == 0
-            safe = tl.where(zero, fm.full_like(b, 1), b)
+            safe = tl.where(zero, fm._helper_full_like(b, 1), b)
             if OP == FLOORDIV:  # noqa: SIM108 (a static if: Triton compiles one branch)
                 q = a // safe
             else:
                 q = a % safe
-            r = tl.where(zero, fm.full_like(a, 0), q)
+            r = tl.where(zero, fm._helper_full_like(a, 0), q)
         elif OP == FLOORDIV:
             r = a / b  # DALI: // on floats is a plain division
         else:
             r = a % b  # fmod
     elif OP == POW:
         if IS_INT:  # noqa: SIM108 (a static if: Triton compiles one branch)
-            r = _int_pow(a, b, BITS)
+            r = _helper_int_pow(a, b, BITS)
         else:
-            r = fm.fpow(a, b)
+            r = fm._helper_fpow(a, b)
     elif OP == FPOW:
-        r = fm.fpow(a, b)
+        r = fm._helper_fpow(a, b)
     elif OP == AND:
         r = a & b
     elif OP == OR:
@@ -164,19 +164,19 @@ def _binary_op(a, b, OP: tl.constexpr, IS_INT: tl.constexpr, BITS: tl.constexpr)
     elif OP == MAX:
         r = tl.where((a > b) | (a != a), a, b)
     else:
-        r = fm.atan2(a, b)
+        r = fm._helper_atan2(a, b)
     return r
 
 
 @triton.jit
-def _unary_math(x, OP: tl.constexpr):
+def _helper_unary_math(x, OP: tl.constexpr):
     """Float functions of ndd.math."""
     if OP == SQRT:
         r = tl.sqrt(x)
     elif OP == RSQRT:
-        r = fm.full_like(x, 1.0) / tl.sqrt(x)
+        r = fm._helper_full_like(x, 1.0) / tl.sqrt(x)
     elif OP == CBRT:
-        r = fm.cbrt(x)
+        r = fm._helper_cbrt(x)
     elif OP == EXP:
         r = tl.exp(x)
     elif OP == LOG:
@@ -184,31 +184,31 @@ def _unary_math(x, OP: tl.constexpr):
     elif OP == LOG2:
         r = tl.log2(x)
     elif OP == LOG10:
-        r = fm.log10(x)
+        r = fm._helper_log10(x)
     elif OP == SIN:
         r = tl.sin(x)
     elif OP == COS:
         r = tl.cos(x)
     elif OP == TAN:
-        r = fm.tan(x)
+        r = fm._helper_tan(x)
     elif OP == ASIN:
-        r = fm.asin(x)
+        r = fm._helper_asin(x)
     elif OP == ACOS:
-        r = fm.acos(x)
+        r = fm._helper_acos(x)
     elif OP == ATAN:
-        r = fm.atan(x)
+        r = fm._helper_atan(x)
     elif OP == SINH:
-        r = fm.sinh(x)
+        r = fm._helper_sinh(x)
     elif OP == COSH:
-        r = fm.cosh(x)
+        r = fm._helper_cosh(x)
     elif OP == TANH:
-        r = fm.tanh(x)
+        r = fm._helper_tanh(x)
     elif OP == ASINH:
-        r = fm.asinh(x)
+        r = fm._helper_asinh(x)
     elif OP == ACOSH:
-        r = fm.acosh(x)
+        r = fm._helper_acosh(x)
     elif OP == ATANH:
-        r = fm.atanh(x)
+        r = fm._helper_atanh(x)
     elif OP == FLOOR:
         r = tl.floor(x)
     else:
@@ -217,7 +217,7 @@ def _unary_math(x, OP: tl.constexpr):
 
 
 @triton.jit
-def _store(dst, index, r, mask, OUT_BOOL: tl.constexpr):
+def _helper_store(dst, index, r, mask, OUT_BOOL: tl.constexpr):
     if OUT_BOOL:
         r = r != 0
     tl.store(dst + index, r.to(dst.dtype.element_ty), mask=mask)
@@ -234,7 +234,7 @@ def _unary_kernel(src, dst, samples, tiles, OP: tl.constexpr, CT: tl.constexpr,
     mask = idx < tl.load(row + SIZE)
     x = tl.load(src + tl.load(row + IN_OFF_U) + idx, mask=mask, other=0).to(CT)
     if OP == NEG:
-        r = fm.full_like(x, 0) - x  # wraps for unsigned types, as DALI
+        r = fm._helper_full_like(x, 0) - x  # wraps for unsigned types, as DALI
     elif OP == POS:
         r = x
     elif OP == INVERT:
@@ -244,8 +244,8 @@ def _unary_kernel(src, dst, samples, tiles, OP: tl.constexpr, CT: tl.constexpr,
     elif OP == ABS:
         r = tl.abs(x)
     else:
-        r = _unary_math(x, OP)
-    _store(dst, tl.load(row + OUT_OFF_U) + idx, r, mask, OUT_BOOL)
+        r = _helper_unary_math(x, OP)
+    _helper_store(dst, tl.load(row + OUT_OFF_U) + idx, r, mask, OUT_BOOL)
 
 
 @triton.jit
@@ -258,12 +258,12 @@ def _binary_kernel(a_ptr, b_ptr, dst, samples, tiles, OP: tl.constexpr, CT: tl.c
     row = samples + sample * NCOL2
     idx = first + tl.arange(0, BLOCK).to(tl.int64)
     mask = idx < tl.load(row + SIZE)
-    ia = tl.load(row + OPERAND) + _src_index(row, idx, OPERAND, MODE_A)
-    ib = tl.load(row + OPERAND + 7) + _src_index(row, idx, OPERAND + 7, MODE_B)
+    ia = tl.load(row + OPERAND) + _helper_src_index(row, idx, OPERAND, MODE_A)
+    ib = tl.load(row + OPERAND + 7) + _helper_src_index(row, idx, OPERAND + 7, MODE_B)
     a = tl.load(a_ptr + ia, mask=mask, other=0).to(CT)
     b = tl.load(b_ptr + ib, mask=mask, other=1).to(CT)
-    r = _binary_op(a, b, OP, IS_INT, BITS)
-    _store(dst, tl.load(row + OUT_OFF) + idx, r, mask, OUT_BOOL)
+    r = _helper_binary_op(a, b, OP, IS_INT, BITS)
+    _helper_store(dst, tl.load(row + OUT_OFF) + idx, r, mask, OUT_BOOL)
 
 
 @triton.jit
@@ -276,14 +276,14 @@ def _clamp_kernel(v_ptr, lo_ptr, hi_ptr, dst, samples, tiles, CT: tl.constexpr,
     row = samples + sample * NCOL3
     idx = first + tl.arange(0, BLOCK).to(tl.int64)
     mask = idx < tl.load(row + SIZE)
-    iv = tl.load(row + OPERAND) + _src_index(row, idx, OPERAND, MODE_V)
-    ilo = tl.load(row + OPERAND + 7) + _src_index(row, idx, OPERAND + 7, MODE_LO)
-    ihi = tl.load(row + OPERAND + 14) + _src_index(row, idx, OPERAND + 14, MODE_HI)
+    iv = tl.load(row + OPERAND) + _helper_src_index(row, idx, OPERAND, MODE_V)
+    ilo = tl.load(row + OPERAND + 7) + _helper_src_index(row, idx, OPERAND + 7, MODE_LO)
+    ihi = tl.load(row + OPERAND + 14) + _helper_src_index(row, idx, OPERAND + 14, MODE_HI)
     v = tl.load(v_ptr + iv, mask=mask, other=0).to(CT)
     lo = tl.load(lo_ptr + ilo, mask=mask, other=0).to(CT)
     hi = tl.load(hi_ptr + ihi, mask=mask, other=0).to(CT)
-    r = _binary_op(_binary_op(v, lo, MAX, False, 8), hi, MIN, False, 8)
-    _store(dst, tl.load(row + OUT_OFF) + idx, r, mask, OUT_BOOL)
+    r = _helper_binary_op(_helper_binary_op(v, lo, MAX, False, 8), hi, MIN, False, 8)
+    _helper_store(dst, tl.load(row + OUT_OFF) + idx, r, mask, OUT_BOOL)
 
 
 # ---- host side --------------------------------------------------------------------------------
