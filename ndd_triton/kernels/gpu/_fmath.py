@@ -50,7 +50,7 @@ def _helper_log1p(u):
 def _helper_atan_unit(t):
     """atan(t) for 0 <= t <= 1 (or inf/nan passed through by the callers)."""
     one = _helper_full_like(t, 1.0)
-    t = t / (one + tl.sqrt(one + t * t))  # _helper_atan(t) = 2 _helper_atan(t / (1 + sqrt(1 + t^2)))
+    t = t / (one + tl.sqrt(one + t * t))  # atan(t) = 2 atan(t / (1 + sqrt(1 + t^2)))
     t = t / (one + tl.sqrt(one + t * t))
     z = t * t
     s = _helper_full_like(t, 0.0)
@@ -81,7 +81,8 @@ def _helper_atan2(y, x):
     ax = tl.abs(x)
     hi = tl.where(ay > ax, ay, ax)
     lo = tl.where(ay > ax, ax, ay)
-    t = tl.where(hi == 0, _helper_full_like(x, 0.0), lo / tl.where(hi == 0, _helper_full_like(x, 1.0), hi))
+    safe_hi = tl.where(hi == 0, _helper_full_like(x, 1.0), hi)
+    t = tl.where(hi == 0, _helper_full_like(x, 0.0), lo / safe_hi)
     r = _helper_atan_unit(t)
     r = tl.where(ay > ax, _helper_full_like(x, PI_2) - r, r)
     r = tl.where(x < 0, _helper_full_like(x, PI) - r, r)
@@ -119,7 +120,8 @@ def _helper_sinh(x):
     """Hyperbolic sine: series below 1, (e^x - e^-x) / 2 above."""
     ax = tl.abs(x)
     e = tl.exp(ax)
-    r = tl.where(ax < 1, _helper_sinh_series(ax), (e - _helper_full_like(x, 1.0) / e) * _helper_full_like(x, 0.5))
+    large = (e - _helper_full_like(x, 1.0) / e) * _helper_full_like(x, 0.5)
+    r = tl.where(ax < 1, _helper_sinh_series(ax), large)
     return tl.where(x < 0, -r, r)
 
 
