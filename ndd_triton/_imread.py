@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 from typing import Any
 
@@ -10,6 +11,7 @@ import numpy as np
 from ndd_triton._batch import Batch
 from ndd_triton._construct import as_batch, as_tensor
 from ndd_triton._tensor import Tensor
+from ndd_triton.ops import decoders as _decoder_schemas
 
 
 def _path_bytes(path: Any, where: str) -> np.ndarray:
@@ -43,3 +45,18 @@ def imread(filepaths: Any, /, *, device: Any = "cpu", **kwargs: Any) -> Tensor |
         paths = as_tensor(_path_bytes(filepaths, "the path"))
     encoded = io.file.read(paths)
     return decode(encoded, device=device, **kwargs)  # type: ignore[no-any-return]
+
+
+def _signature() -> inspect.Signature:
+    """DALI's signature: the path positional-only, then every `decoders.image` keyword."""
+    schema = next(s for s in _decoder_schemas.schemas if s.name == "decoders.image")
+    kw = inspect.Parameter.KEYWORD_ONLY
+    params = [inspect.Parameter("filepaths", inspect.Parameter.POSITIONAL_ONLY),
+              inspect.Parameter("device", kw, default="cpu"),
+              inspect.Parameter("batch_size", kw, default=None)]  # fmt: skip
+    params += [inspect.Parameter(a.name, kw, default=None)
+               for a in sorted(schema.args, key=lambda a: a.name)]  # fmt: skip
+    return inspect.Signature(params)
+
+
+imread.__signature__ = _signature()  # type: ignore[attr-defined]

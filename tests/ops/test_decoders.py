@@ -531,3 +531,12 @@ def test_palette_png():
         assert np.asarray(ndd.peek_image_shape(data, image_type=ANY)).tolist() == [5, 6, channels]
         rgb_out = np.asarray(ndd.decoders.image(data))
         assert_close(rgb_out, np.asarray(image.convert("RGB")), where="palette to RGB")
+
+
+def test_imread_signature_lists_decoder_keywords():
+    import inspect
+
+    params = inspect.signature(ndd.imread).parameters
+    assert list(params)[:2] == ["filepaths", "device"]
+    assert params["device"].default == "cpu"
+    assert {"output_type", "dtype", "adjust_orientation", "cache_size"} <= set(params)
