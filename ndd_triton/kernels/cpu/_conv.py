@@ -32,7 +32,7 @@ def pad_axis(x: torch.Tensor, axis: int, before: int, after: int, border: str,
     return x.index_select(axis, index)
 
 
-def _accumulate(src: torch.Tensor, taps: np.ndarray, count: int, out: torch.Tensor) -> None:
+def accumulate(src: torch.Tensor, taps: np.ndarray, count: int, out: torch.Tensor) -> None:
     """`out[:, p] = Σ taps[i] · src[:, p + i]` for `count` positions of `(pre, n, post)` data."""
     started = False
     for i, t in enumerate(taps):
@@ -59,17 +59,17 @@ def correlate_axis(x: torch.Tensor, axis: int, taps: np.ndarray, anchor: int,
     out = torch.empty((pre, n, post), dtype=torch.float32)
     interior = n - k + 1
     if interior < k:  # small extent: pad the whole axis
-        _accumulate(pad_axis(src, 1, anchor, k - 1 - anchor, border), taps, n, out)
+        accumulate(pad_axis(src, 1, anchor, k - 1 - anchor, border), taps, n, out)
         return out.reshape(x.shape)
-    _accumulate(src, taps, interior, out.narrow(1, anchor, interior))
+    accumulate(src, taps, interior, out.narrow(1, anchor, interior))
     index = torch.from_numpy(border_index(n, anchor, k - 1 - anchor, border))
     if anchor:  # outputs 0 .. anchor-1 read padded positions 0 .. anchor+k-2
         strip = src.index_select(1, index[:anchor + k - 1])
-        _accumulate(strip, taps, anchor, out.narrow(1, 0, anchor))
+        accumulate(strip, taps, anchor, out.narrow(1, 0, anchor))
     after = k - 1 - anchor
     if after:
         strip = src.index_select(1, index[len(index) - after - k + 1:])
-        _accumulate(strip, taps, after, out.narrow(1, n - after, after))
+        accumulate(strip, taps, after, out.narrow(1, n - after, after))
     return out.reshape(x.shape)
 
 
