@@ -130,7 +130,7 @@ def test_cpu_row_bands(monkeypatch):
     from ndd_triton.kernels.cpu import gaussian_blur as cpu_kernel
 
     monkeypatch.setattr(cpu_kernel, "BAND_ELEMENTS", 1)  # 8-row bands: edge, interior, edge
-    samples = images([(30, 9, 3), (5, 4, 3)]) + [images([(3, 26, 7)])[0]]
+    samples = [*images([(30, 9, 3), (5, 4, 3)]), images([(3, 26, 7)])[0]]
     check_op(ndd.gaussian_blur, samples[:2], lambda s, **a: ref_blur(s, "HWC", **a),
              args={"sigma": [2.0, 1.0]}, layout="HWC", atol=1, backends=("cpu",),
              all_modes=False)  # fmt: skip
