@@ -54,7 +54,9 @@ def _group_values(call: Call, name: str, arrays: list[np.ndarray], keep: np.ndar
         if p.size == 1:
             out.append(np.full(int(np.prod(shape)), float(p.reshape(-1)[0])))
             continue
-        if p.ndim != len(shape) or any(e not in (1, k) for e, k in zip(p.shape, shape)):
+        if p.ndim != len(shape) or any(
+            e not in (1, k) for e, k in zip(p.shape, shape, strict=True)
+        ):
             raise call.error(f"argument '{name}' sample {i}: Normalization parameters' shape "
                              f"{p.shape} must have extent 1 or the input's extent on every "
                              f"non-reduced axis and 1 on reduced ones (expected broadcastable "
@@ -66,9 +68,11 @@ def _group_values(call: Call, name: str, arrays: list[np.ndarray], keep: np.ndar
 def _check_batch(call: Call, keep: np.ndarray, given: dict[str, list[np.ndarray]]) -> None:
     for i in range(1, call.batch_size):
         if not np.array_equal(keep[i], keep[0]):
-            raise call.error(f"batch=True needs the same non-reduced extents in every sample; "
-                             f"sample {i} has {tuple(int(e) for e in keep[i])}, sample 0 has "
-                             f"{tuple(int(e) for e in keep[0])}")
+            raise call.error(
+                f"batch=True needs the same non-reduced extents in every sample; "
+                f"sample {i} has {tuple(int(e) for e in keep[i])}, sample 0 has "
+                f"{tuple(int(e) for e in keep[0])}"
+            )
     for name, arrays in given.items():
         if any(not np.array_equal(a, arrays[0]) for a in arrays[1:]):
             raise call.error(f"argument '{name}' must be the same for every sample with "
@@ -111,24 +115,38 @@ def _infer(call: Call) -> OutputSpec:
 schema = OpSchema(
     name="normalize",
     doc="Normalizes samples: scale * (input - mean) / stddev + shift, with mean and stddev "
-        "given or computed over `axes` (per sample, or over the batch with batch=True).",
+    "given or computed over `axes` (per sample, or over the batch with batch=True).",
     inputs=(Input("input", doc="Samples of any layout, integer or float."),),
     args=(
         Arg("axes", "int", vector=True, doc="Axes to compute the statistics over; default: all."),
         Arg("axis_names", "layout", doc="Axes to compute the statistics over, by layout letter."),
-        Arg("mean", "float", per_sample=True, vector=True,
+        Arg(
+            "mean",
+            "float",
+            per_sample=True,
+            vector=True,
             doc="Mean to subtract: a scalar or a tensor broadcastable to the sample; computed "
-                "when not given."),
-        Arg("stddev", "float", per_sample=True, vector=True,
+            "when not given.",
+        ),
+        Arg(
+            "stddev",
+            "float",
+            per_sample=True,
+            vector=True,
             doc="Standard deviation to divide by (ddof and epsilon are then unused); computed "
-                "when not given."),
+            "when not given.",
+        ),
         Arg("batch", "bool", default=False, doc="Compute the statistics over the whole batch."),
         Arg("ddof", "int", default=0, doc="Delta degrees of freedom of the computed variance."),
         Arg("epsilon", "float", default=0.0, doc="Added to the computed variance."),
         Arg("scale", "float", default=1.0, doc="Multiplier applied after normalizing."),
         Arg("shift", "float", default=0.0, doc="Offset added after scaling."),
-        Arg("dtype", "dtype", default=None,
-            doc="Output dtype: float32 (default) or an integer type (rounded, saturated)."),
-    ),  # fmt: skip
+        Arg(
+            "dtype",
+            "dtype",
+            default=None,
+            doc="Output dtype: float32 (default) or an integer type (rounded, saturated).",
+        ),
+    ),
     infer=_infer,
 )

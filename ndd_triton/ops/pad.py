@@ -73,26 +73,51 @@ def _infer(call: Call) -> OutputSpec:
                                      f"got {step}")  # fmt: skip
                 extent = -(-extent // step) * step
             out[i, axis] = extent
-    call.derive("fill", wrap_fill(call.fill_value, inp.dtype.numpy_dtype,
-                                  f"{call.schema.name}: argument 'fill_value'"), per_sample=True)
+    call.derive(
+        "fill",
+        wrap_fill(
+            call.fill_value, inp.dtype.numpy_dtype, f"{call.schema.name}: argument 'fill_value'"
+        ),
+        per_sample=True,
+    )
     return OutputSpec(inp.dtype, out, inp.layout)
 
 
 schema = OpSchema(
     name="pad",
     doc="Pads the samples of a batch at the end of the selected axes so that they share "
-        "extents (batch maximum, a minimum `shape`, and/or a multiple of `align`).",
+    "extents (batch maximum, a minimum `shape`, and/or a multiple of `align`).",
     inputs=(Input("input", doc="Samples of any layout and dtype."),),
     args=(
-        Arg("axes", "int", per_sample=True, vector=True,
-            doc="Axes to pad (negative allowed); default: all axes."),
+        Arg(
+            "axes",
+            "int",
+            per_sample=True,
+            vector=True,
+            doc="Axes to pad (negative allowed); default: all axes.",
+        ),
         Arg("axis_names", "layout", doc="Axes to pad, by layout letter."),
-        Arg("shape", "int", per_sample=True, vector=True,
-            doc="Minimum extent per padded axis; -1 = batch maximum; one value for all axes."),
-        Arg("align", "int", per_sample=True, vector=True,
-            doc="Round padded extents up to a multiple of this (one value or one per axis)."),
-        Arg("fill_value", "float", default=0.0, per_sample=True,
-            doc="Padding value, converted to the dtype with wrap-around."),
-    ),  # fmt: skip
+        Arg(
+            "shape",
+            "int",
+            per_sample=True,
+            vector=True,
+            doc="Minimum extent per padded axis; -1 = batch maximum; one value for all axes.",
+        ),
+        Arg(
+            "align",
+            "int",
+            per_sample=True,
+            vector=True,
+            doc="Round padded extents up to a multiple of this (one value or one per axis).",
+        ),
+        Arg(
+            "fill_value",
+            "float",
+            default=0.0,
+            per_sample=True,
+            doc="Padding value, converted to the dtype with wrap-around.",
+        ),
+    ),
     infer=_infer,
 )

@@ -27,8 +27,9 @@ OP_CODES = {"sum": SUM, "mean": MEAN, "mean_square": MEAN_SQUARE, "rms": RMS, "m
 
 def _check_input(call: Call, inp: InputMeta) -> None:
     if inp.dtype not in SUPPORTED_INPUTS:
+        names = ", ".join(str(d) for d in SUPPORTED_INPUTS)
         raise call.error(f"Unsupported input type {inp.dtype} for input 0; expected one of "
-                         f"{', '.join(str(d) for d in SUPPORTED_INPUTS)}", RuntimeError)  # fmt: skip
+                         f"{names}", RuntimeError)  # fmt: skip
 
 
 def _output_dtype(call: Call, inp: InputMeta, op: int) -> dt.DType:
@@ -106,8 +107,11 @@ def _schema(name: str) -> OpSchema:
     if name in ("std_dev", "variance"):
         inputs: tuple[Input, ...] = (
             Input("data", doc="Samples to reduce."),
-            Input("mean", doc="Mean over the same axes: a scalar or the reduced shape "
-                              "(with or without kept dims), float."),
+            Input(
+                "mean",
+                doc="Mean over the same axes: a scalar or the reduced shape "
+                "(with or without kept dims), float.",
+            ),
         )
         args: tuple[Arg, ...] = (_AXES, _AXIS_NAMES, _DDOF, _KEEP)
     else:

@@ -38,8 +38,11 @@ def _slice_axes(call: Call, ndim: int, layout: str | None) -> list[int]:
         return [1, 0]
     for name in "WH":
         if name not in layout:
-            raise call.error(f"Axis '{name}' is not present in the input layout '{layout}' (the "
-                             "default axes are 'WH'); pass axes or axis_names", RuntimeError)
+            raise call.error(
+                f"Axis '{name}' is not present in the input layout '{layout}' (the "
+                "default axes are 'WH'); pass axes or axis_names",
+                RuntimeError,
+            )
     return [layout.index("W"), layout.index("H")]
 
 
@@ -54,7 +57,8 @@ def _coordinate(call: Call, name: str, i: int, count: int, rel: bool) -> tuple[n
 
 def _positional(call: Call, k: int, i: int, count: int) -> tuple[np.ndarray, bool]:
     meta = call.inputs[k]
-    assert meta is not None and meta.values is not None
+    assert meta is not None
+    assert meta.values is not None
     what = "anchor" if k == 1 else "shape"
     vec = np.asarray(meta.values[i]).reshape(-1)
     if vec.dtype.kind not in "iuf":
@@ -73,8 +77,11 @@ def _check_sources(call: Call) -> bool:
     positional = [call.inputs[k] is not None for k in (1, 2)] if len(call.inputs) > 2 else [0, 0]
     keywords = [name for name in _KEYWORDS if call.values.get(name) is not None]
     if any(positional) and keywords:
-        raise call.error(f"the positional anchor/shape inputs and the keyword coordinates "
-                         f"({', '.join(keywords)}) are mutually exclusive", RuntimeError)
+        raise call.error(
+            f"the positional anchor/shape inputs and the keyword coordinates "
+            f"({', '.join(keywords)}) are mutually exclusive",
+            RuntimeError,
+        )
     if any(positional) and not all(positional):
         raise call.error("the positional 'anchor' and 'shape' inputs must be given together",
                          RuntimeError)  # fmt: skip
@@ -84,11 +91,17 @@ def _check_sources(call: Call) -> bool:
                              RuntimeError)  # fmt: skip
     ends = [n for n in ("end", "shape", "rel_end", "rel_shape") if call.values.get(n) is not None]
     if len(ends) > 1:
-        raise call.error(f"arguments {', '.join(repr(e) for e in ends)} are mutually exclusive; "
-                         "give one of end, shape, rel_end, rel_shape", RuntimeError)
+        raise call.error(
+            f"arguments {', '.join(repr(e) for e in ends)} are mutually exclusive; "
+            "give one of end, shape, rel_end, rel_shape",
+            RuntimeError,
+        )
     if not any(positional) and not keywords:
-        raise call.error("no slice coordinates given; pass start/end/shape (or rel_start/rel_end"
-                         "/rel_shape), or the positional anchor and shape inputs", RuntimeError)
+        raise call.error(
+            "no slice coordinates given; pass start/end/shape (or rel_start/rel_end"
+            "/rel_shape), or the positional anchor and shape inputs",
+            RuntimeError,
+        )
     return all(positional)
 
 
@@ -106,8 +119,13 @@ def _window(call: Call, i: int, extents: np.ndarray, positional: bool
         start, (end_v, end_rel) = _positional(call, 1, i, count), _positional(call, 2, i, count)
         end_kind = "shape"
     else:
-        start = _coordinate(call, "start", i, count, False) if call.start is not None else \
-            _coordinate(call, "rel_start", i, count, True) if call.rel_start is not None else zero
+        start = (
+            _coordinate(call, "start", i, count, False)
+            if call.start is not None
+            else _coordinate(call, "rel_start", i, count, True)
+            if call.rel_start is not None
+            else zero
+        )
         end_v, end_rel = extents.astype(np.float64), False
         for name in ("end", "shape", "rel_end", "rel_shape"):
             if call.values.get(name) is not None:
@@ -168,13 +186,17 @@ def _fill(call: Call, layout: str | None, shapes: np.ndarray, dtype: Any) -> tup
     if values.size <= 1:
         return converted.reshape(1) if values.size else np.zeros(1, dtype), -1
     if not layout or "C" not in layout:
-        raise call.error(f"argument 'fill_values' has {values.size} values (one per channel) "
-                         "but input 0 has no 'C' axis in its layout; pass one value")
+        raise call.error(
+            f"argument 'fill_values' has {values.size} values (one per channel) "
+            "but input 0 has no 'C' axis in its layout; pass one value"
+        )
     channel = layout.index("C")
     for i, extent in enumerate(shapes[:, channel]):
         if extent != values.size:
-            raise call.error(f"argument 'fill_values' has {values.size} values but sample {i} "
-                             f"has {extent} channels; pass one value or one per channel")
+            raise call.error(
+                f"argument 'fill_values' has {values.size} values but sample {i} "
+                f"has {extent} channels; pass one value or one per channel"
+            )
     return converted, channel
 
 
@@ -204,36 +226,71 @@ _COORD_DOC = " per sliced axis (in the order of `axes`; default 'WH', x first)."
 schema = OpSchema(
     name="slice",
     doc="Extracts a box from each sample; coordinates are absolute or relative, given as "
-        "keywords or as the positional `anchor` and `shape` inputs.",
+    "keywords or as the positional `anchor` and `shape` inputs.",
     inputs=(
         Input("data", doc="Samples of any rank >= 1 and any dtype."),
-        Input("anchor", optional=True, host_values=True,
-              doc="1-D start per sliced axis (float: relative unless normalized_anchor=False)."),
-        Input("shape_input", optional=True, host_values=True,
-              doc="1-D extent per sliced axis (float: relative unless normalized_shape=False)."),
+        Input(
+            "anchor",
+            optional=True,
+            host_values=True,
+            doc="1-D start per sliced axis (float: relative unless normalized_anchor=False).",
+        ),
+        Input(
+            "shape_input",
+            optional=True,
+            host_values=True,
+            doc="1-D extent per sliced axis (float: relative unless normalized_shape=False).",
+        ),
     ),
     args=(
         Arg("start", "int", per_sample=True, vector=True, doc="Absolute start" + _COORD_DOC),
-        Arg("end", "int", per_sample=True, vector=True, doc="Absolute end (exclusive)" + _COORD_DOC),
+        Arg(
+            "end", "int", per_sample=True, vector=True, doc="Absolute end (exclusive)" + _COORD_DOC
+        ),
         Arg("shape", "int", per_sample=True, vector=True, doc="Absolute extent" + _COORD_DOC),
         Arg("rel_start", "float", per_sample=True, vector=True, doc="Relative start" + _COORD_DOC),
         Arg("rel_end", "float", per_sample=True, vector=True, doc="Relative end" + _COORD_DOC),
-        Arg("rel_shape", "float", per_sample=True, vector=True,
-            doc="Relative extent" + _COORD_DOC),
-        Arg("axes", "int", per_sample=True, vector=True,
-            doc="Axes the coordinates refer to, in order; default [1, 0] ('WH')."),
+        Arg("rel_shape", "float", per_sample=True, vector=True, doc="Relative extent" + _COORD_DOC),
+        Arg(
+            "axes",
+            "int",
+            per_sample=True,
+            vector=True,
+            doc="Axes the coordinates refer to, in order; default [1, 0] ('WH').",
+        ),
         Arg("axis_names", "layout", doc="Axes the coordinates refer to, by layout letter."),
-        Arg("normalized_anchor", "bool", default=True,
-            doc="Float positional anchors are fractions of the extent (else absolute)."),
-        Arg("normalized_shape", "bool", default=True,
-            doc="Float positional shapes are fractions of the extent (else absolute)."),
-        Arg("out_of_bounds_policy", "str", default="error", choices=POLICIES,
+        Arg(
+            "normalized_anchor",
+            "bool",
+            default=True,
+            doc="Float positional anchors are fractions of the extent (else absolute).",
+        ),
+        Arg(
+            "normalized_shape",
+            "bool",
+            default=True,
+            doc="Float positional shapes are fractions of the extent (else absolute).",
+        ),
+        Arg(
+            "out_of_bounds_policy",
+            "str",
+            default="error",
+            choices=POLICIES,
             doc="What to read outside the input: error, pad/constant, edge/clamp, reflect/"
-                "reflect_1001, reflect_101, wrap, or trim_to_shape (shrink the window)."),
-        Arg("fill_values", "float", default=[0.0], vector=True,
-            doc="Padding value(s) for 'pad': one, or one per channel."),
-        Arg("dtype", "dtype", doc="Output dtype (default: the input's); converted with rounding "
-                                  "and saturation."),
-    ),  # fmt: skip
+            "reflect_1001, reflect_101, wrap, or trim_to_shape (shrink the window).",
+        ),
+        Arg(
+            "fill_values",
+            "float",
+            default=[0.0],
+            vector=True,
+            doc="Padding value(s) for 'pad': one, or one per channel.",
+        ),
+        Arg(
+            "dtype",
+            "dtype",
+            doc="Output dtype (default: the input's); converted with rounding and saturation.",
+        ),
+    ),
     infer=_infer,
 )

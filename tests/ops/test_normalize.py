@@ -25,11 +25,11 @@ def ref_stats(xs, red, mean=None, stddev=None, ddof=0, epsilon=0.0, batch=False)
         means = [x.mean(axis=red, keepdims=True) for x in xs]
     if stddev is not None:
         return means, [np.asarray(s, np.float64) for s in stddev]
-    ssd = [((x - m) ** 2).sum(axis=red, keepdims=True) for x, m in zip(xs, means)]
+    ssd = [((x - m) ** 2).sum(axis=red, keepdims=True) for x, m in zip(xs, means, strict=True)]
     counts = [np.prod([x.shape[a] for a in red]) for x in xs]
     if batch:
         ssd, counts = [sum(ssd)] * len(xs), [sum(counts)] * len(xs)
-    return means, [np.sqrt(s / (c - ddof) + epsilon) for s, c in zip(ssd, counts)]
+    return means, [np.sqrt(s / (c - ddof) + epsilon) for s, c in zip(ssd, counts, strict=True)]
 
 
 def ref_apply(x, mean, std, scale=1.0, shift=0.0, dtype=None):
@@ -47,8 +47,15 @@ def ref_normalize(x, batch_samples=None, axes=None, axis_names=None, layout="HWC
                   batch=False):  # fmt: skip
     red = _red_axes(x, axes, axis_names, layout)
     xs = batch_samples if batch else [x]
-    means, stds = ref_stats(xs, red, None if mean is None else [mean] * len(xs),
-                            None if stddev is None else [stddev] * len(xs), ddof, epsilon, batch)
+    means, stds = ref_stats(
+        xs,
+        red,
+        None if mean is None else [mean] * len(xs),
+        None if stddev is None else [stddev] * len(xs),
+        ddof,
+        epsilon,
+        batch,
+    )
     return ref_apply(x, means[0], stds[0], scale, shift, dtype)
 
 
@@ -64,24 +71,41 @@ RAGGED = [(5, 7, 3), (2, 1, 3), (30, 40, 3)]  # 3600 elements: several BLOCK chu
 
 def test_all_axes_ragged_all_modes():
     samples = _samples(RAGGED, np.uint8)
-    check_op(ndd.normalize, samples, lambda s, **a: ref_normalize(s, **a), layout="HWC",
-             atol=1e-5, rtol=1e-5)
+    check_op(
+        ndd.normalize,
+        samples,
+        lambda s, **a: ref_normalize(s, **a),
+        layout="HWC",
+        atol=1e-5,
+        rtol=1e-5,
+    )
 
 
-@pytest.mark.parametrize(("args", "dtype"), [
-    ({"axes": [0, 1]}, np.float32),
-    ({"axis_names": "W", "ddof": 1, "epsilon": 0.5}, np.int16),
-    ({"axes": [2], "scale": 3.0, "shift": -1.5}, np.uint8),
-    ({"axes": [0, 1], "dtype": ndd.uint8, "scale": 40.0, "shift": 128.0}, np.uint8),
-    ({"dtype": ndd.int16, "scale": 1000.0}, np.float32),
-])
+@pytest.mark.parametrize(
+    ("args", "dtype"),
+    [
+        ({"axes": [0, 1]}, np.float32),
+        ({"axis_names": "W", "ddof": 1, "epsilon": 0.5}, np.int16),
+        ({"axes": [2], "scale": 3.0, "shift": -1.5}, np.uint8),
+        ({"axes": [0, 1], "dtype": ndd.uint8, "scale": 40.0, "shift": 128.0}, np.uint8),
+        ({"dtype": ndd.int16, "scale": 1000.0}, np.float32),
+    ],
+)
 def test_axes_options_and_output_types(args, dtype):
     samples = _samples([(4, 6, 3), (7, 3, 3)], dtype)
     ref_args = {k: (np.int16 if v is ndd.int16 else np.uint8) if k == "dtype" else v
                 for k, v in args.items()}  # fmt: skip
     atol = 1 if "dtype" in args else 1e-5
-    check_op(ndd.normalize, samples, lambda s, **a: ref_normalize(s, **ref_args), args=args,
-             layout="HWC", atol=atol, rtol=1e-5, all_modes=False)
+    check_op(
+        ndd.normalize,
+        samples,
+        lambda s, **a: ref_normalize(s, **ref_args),
+        args=args,
+        layout="HWC",
+        atol=atol,
+        rtol=1e-5,
+        all_modes=False,
+    )
 
 
 @pytest.mark.parametrize("backend", ["cpu", "gpu"])
@@ -91,9 +115,13 @@ def test_batch_statistics(backend, args):
     batch = ndd.as_batch(samples, layout="HWC")
     batch = batch.gpu() if backend == "gpu" else batch
     got = samples_of(ndd.normalize(batch, batch=True, **args))
-    for i, (g, s) in enumerate(zip(got, samples)):
-        expected = ref_normalize(s, batch_samples=samples, batch=True,
-                                 **{k: tuple(v) if k == "axes" else v for k, v in args.items()})
+    for i, (g, s) in enumerate(zip(got, samples, strict=True)):
+        expected = ref_normalize(
+            s,
+            batch_samples=samples,
+            batch=True,
+            **{k: tuple(v) if k == "axes" else v for k, v in args.items()},
+        )
         assert_close(g, expected, atol=1e-5, rtol=1e-5, where=f"{backend} sample {i}")
 
 
@@ -117,8 +145,16 @@ def test_given_scalars_and_only_mean_or_only_stddev():
     check_op(ndd.normalize, samples, lambda s, **a: ref_normalize(s, mean=0.7, axes=(0, 1)),
              args={"mean": 0.7, "axes": [0, 1]}, layout="HWC", atol=1e-5, rtol=1e-5,
              all_modes=False)  # fmt: skip
-    check_op(ndd.normalize, samples, lambda s, **a: ref_normalize(s, stddev=3.0),
-             args={"stddev": 3.0}, layout="HWC", atol=1e-5, rtol=1e-5, all_modes=False)
+    check_op(
+        ndd.normalize,
+        samples,
+        lambda s, **a: ref_normalize(s, stddev=3.0),
+        args={"stddev": 3.0},
+        layout="HWC",
+        atol=1e-5,
+        rtol=1e-5,
+        all_modes=False,
+    )
 
 
 @pytest.mark.parametrize("backend", ["cpu", "gpu"])
@@ -137,14 +173,16 @@ def test_spec_example_values(backend):
     np.testing.assert_allclose(run(scale=2, shift=10)[0, 0], 7.0723, rtol=1e-4)
     np.testing.assert_allclose(run(scale=2, shift=10)[1, 2], 12.9277, rtol=1e-4)
     u8 = run(dtype=ndd.uint8, scale=64, shift=128)
-    assert u8.dtype == np.uint8 and u8.ravel().tolist() == [34, 72, 109, 147, 184, 222]
+    assert u8.dtype == np.uint8
+    assert u8.ravel().tolist() == [34, 72, 109, 147, 184, 222]
     assert run(dtype=ndd.int32).ravel().tolist() == [-1, -1, 0, 0, 1, 1]
     rms = np.sqrt(np.mean(np.arange(1, 7) ** 2))
     np.testing.assert_allclose(run(mean=0).ravel(), np.arange(1, 7) / rms, rtol=1e-5)
     const = ndd.as_tensor(np.full((2, 3), 7, np.uint8))
     const = const.gpu() if backend == "gpu" else const
     out = np.asarray(ndd.normalize(const).cpu())
-    assert out.dtype == np.float32 and np.array_equal(out, np.zeros((2, 3), np.float32))
+    assert out.dtype == np.float32
+    assert np.array_equal(out, np.zeros((2, 3), np.float32))
     pair = ndd.as_batch([np.array([1, 2], np.float32), np.array([3, 4], np.float32)])
     pair = pair.gpu() if backend == "gpu" else pair
     got = samples_of(ndd.normalize(pair, batch=True))
@@ -169,35 +207,50 @@ def test_empty_sample_and_one_launch():
 
 def test_errors():
     x = ndd.as_tensor(np.zeros((2, 3, 3), np.float32), layout="HWC")
-    with pytest.raises(RuntimeError, match="normalize: arguments 'axes' and 'axis_names' are "
-                                           "mutually exclusive"):
+    with pytest.raises(
+        RuntimeError, match="normalize: arguments 'axes' and 'axis_names' are mutually exclusive"
+    ):
         ndd.normalize(x, axes=[0], axis_names="H")
-    with pytest.raises(RuntimeError, match="normalize: argument 'dtype' must be float32 or an "
-                                           "integer type; got f16"):
+    with pytest.raises(
+        RuntimeError,
+        match="normalize: argument 'dtype' must be float32 or an integer type; got f16",
+    ):
         ndd.normalize(x, dtype=ndd.float16)
-    with pytest.raises(ValueError, match=r"normalize: argument 'mean' sample 0: Normalization "
-                                         r"parameters' shape \(1, 1, 2\) must have extent 1"):
+    with pytest.raises(
+        ValueError,
+        match=r"normalize: argument 'mean' sample 0: Normalization "
+        r"parameters' shape \(1, 1, 2\) must have extent 1",
+    ):
         ndd.normalize(x, axes=[0, 1], mean=ndd.as_tensor(np.zeros((1, 1, 2), np.float32)))
     with pytest.raises(ValueError, match=r"argument 'stddev' sample 0: .*shape \(2, 1, 3\)"):
         ndd.normalize(x, axes=[0, 1], stddev=ndd.as_tensor(np.ones((2, 1, 3), np.float32)))
     ragged = ndd.as_batch([np.zeros((2, 3, 3), np.float32), np.zeros((2, 3, 1), np.float32)],
                           layout="HWC")  # fmt: skip
-    with pytest.raises(ValueError, match="normalize: batch=True needs the same non-reduced "
-                                         r"extents in every sample; sample 1 has \(1, 1, 1\)"):
+    with pytest.raises(
+        ValueError,
+        match="normalize: batch=True needs the same non-reduced "
+        r"extents in every sample; sample 1 has \(1, 1, 1\)",
+    ):
         ndd.normalize(ragged, axes=[0, 1], batch=True)
     pair = ndd.as_batch([np.zeros((2, 2), np.float32)] * 2)
-    with pytest.raises(ValueError, match="normalize: argument 'mean' must be the same for every "
-                                         "sample with batch=True"):
+    with pytest.raises(
+        ValueError,
+        match="normalize: argument 'mean' must be the same for every sample with batch=True",
+    ):
         ndd.normalize(pair, batch=True, mean=ndd.as_batch([np.float32(0), np.float32(1)]))
     with pytest.raises(ValueError, match="normalize: argument 'ddof' must be non-negative"):
         ndd.normalize(x, ddof=-1)
     with pytest.raises(ValueError, match="normalize: argument 'epsilon' must be non-negative"):
         ndd.normalize(x, epsilon=-0.1)
-    with pytest.raises(TypeError, match="normalize: input 0 has dtype bool; expected an integer "
-                                        "or float type"):
+    with pytest.raises(
+        TypeError, match="normalize: input 0 has dtype bool; expected an integer or float type"
+    ):
         ndd.normalize(np.zeros(3, np.bool_))
-    with pytest.raises(IndexError, match=r"normalize: argument 'axes': Axis index out of range: "
-                                         r"3 not in range \[-3,2\]"):
+    with pytest.raises(
+        IndexError,
+        match=r"normalize: argument 'axes': Axis index out of range: "
+        r"3 not in range \[-3,2\]",
+    ):
         ndd.normalize(x, axes=[3])
 
 

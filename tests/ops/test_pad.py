@@ -45,34 +45,56 @@ RAGGED = [(5, 7, 3), (1, 1, 3), (0, 4, 3), (13, 40, 3)]  # last: largest (Tensor
 @pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.int16])
 def test_pad_all_axes_ragged(dtype):
     samples = _samples(RAGGED, dtype)
-    check_op(ndd.pad, samples, lambda s, **a: ref_pad(s, samples, **a), args={"fill_value": 7},
-             layout="HWC")
+    check_op(
+        ndd.pad,
+        samples,
+        lambda s, **a: ref_pad(s, samples, **a),
+        args={"fill_value": 7},
+        layout="HWC",
+    )
 
 
-@pytest.mark.parametrize("args", [
-    {"axes": [0]},
-    {"axes": [-2], "shape": [50]},
-    {"axes": [0, 1], "shape": [20, -1], "fill_value": -1},
-    {"axes": [1], "shape": [1], "align": [9]},
-    {"align": [8, 8, 1]},
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"axes": [0]},
+        {"axes": [-2], "shape": [50]},
+        {"axes": [0, 1], "shape": [20, -1], "fill_value": -1},
+        {"axes": [1], "shape": [1], "align": [9]},
+        {"align": [8, 8, 1]},
+    ],
+)
 def test_pad_args(args):
     samples = _samples([(5, 7, 3), (2, 9, 3), (13, 40, 3)])
-    check_op(ndd.pad, samples, lambda s, **a: ref_pad(s, samples, **a), args=args, layout="HWC",
-             all_modes=False)
+    check_op(
+        ndd.pad,
+        samples,
+        lambda s, **a: ref_pad(s, samples, **a),
+        args=args,
+        layout="HWC",
+        all_modes=False,
+    )
 
 
 def test_pad_axis_names_matches_axes():
     samples = _samples([(4, 2, 3), (3, 5, 3)])
-    check_op(ndd.pad, samples, lambda s, **a: ref_pad(s, samples, axes=[1], align=4),
-             args={"axis_names": "W", "align": 4}, layout="HWC", all_modes=False)
+    check_op(
+        ndd.pad,
+        samples,
+        lambda s, **a: ref_pad(s, samples, axes=[1], align=4),
+        args={"axis_names": "W", "align": 4},
+        layout="HWC",
+        all_modes=False,
+    )
 
 
 def test_pad_per_sample_args():
     samples = _samples([(4, 6), (7, 3), (2, 2)])
-    per_sample = {"shape": [np.array([5, 5]), np.array([1, 9]), np.array([-1, -1])],
-                  "fill_value": [np.float32(3), np.float32(300), np.float32(-1)],
-                  "align": [np.array([2]), np.array([1]), np.array([4])]}
+    per_sample = {
+        "shape": [np.array([5, 5]), np.array([1, 9]), np.array([-1, -1])],
+        "fill_value": [np.float32(3), np.float32(300), np.float32(-1)],
+        "align": [np.array([2]), np.array([1]), np.array([4])],
+    }
     check_op(ndd.pad, samples, lambda s, **a: ref_pad(s, samples, **a), per_sample=per_sample)
 
 
@@ -102,10 +124,17 @@ def test_pad_spec_examples(backend):
 
 
 @pytest.mark.parametrize("backend", ["cpu", "gpu"])
-@pytest.mark.parametrize(("dtype", "fill", "expected"), [
-    (np.uint8, 300, 44), (np.uint8, -1, 255), (np.int8, 200, -56), (np.uint16, 70000.7, 4464),
-    (np.float32, 2.5, 2.5), (np.bool_, 2.0, True),
-])
+@pytest.mark.parametrize(
+    ("dtype", "fill", "expected"),
+    [
+        (np.uint8, 300, 44),
+        (np.uint8, -1, 255),
+        (np.int8, 200, -56),
+        (np.uint16, 70000.7, 4464),
+        (np.float32, 2.5, 2.5),
+        (np.bool_, 2.0, True),
+    ],
+)
 def test_pad_fill_value_wraps_around(backend, dtype, fill, expected):
     batch = ndd.as_batch([np.zeros(1, dtype), np.zeros(3, dtype)])
     batch = batch.gpu() if backend == "gpu" else batch
@@ -131,19 +160,27 @@ def test_pad_one_launch_per_ragged_batch():
 
 def test_pad_errors():
     batch = ndd.as_batch([np.zeros((2, 3), np.uint8), np.zeros((1, 5), np.uint8)], layout="HW")
-    with pytest.raises(RuntimeError, match="pad: arguments 'axes' and 'axis_names' are mutually "
-                                           "exclusive"):
+    with pytest.raises(
+        RuntimeError, match="pad: arguments 'axes' and 'axis_names' are mutually exclusive"
+    ):
         ndd.pad(batch, axes=[0], axis_names="H")
-    with pytest.raises(IndexError, match=r"pad: argument 'axes': Axis index out of range: 2 not in"
-                                         r" range \[-2,1\]"):
+    with pytest.raises(
+        IndexError,
+        match=r"pad: argument 'axes': Axis index out of range: 2 not in"
+        r" range \[-2,1\]",
+    ):
         ndd.pad(batch, axes=[2])
-    with pytest.raises(ValueError, match="pad: argument 'shape' sample 0: expected 1 or 2 values "
-                                         r"\(one per padded axis\); got 3"):
+    with pytest.raises(
+        ValueError,
+        match="pad: argument 'shape' sample 0: expected 1 or 2 values "
+        r"\(one per padded axis\); got 3",
+    ):
         ndd.pad(batch, shape=[1, 2, 3])
     with pytest.raises(ValueError, match="pad: argument 'shape' sample 1: extents must be -1"):
         ndd.pad(batch, shape=ndd.as_batch([np.array([1]), np.array([-5])]))
-    with pytest.raises(ValueError, match="pad: argument 'align' sample 0: alignment must be "
-                                         "positive; got 0"):
+    with pytest.raises(
+        ValueError, match="pad: argument 'align' sample 0: alignment must be positive; got 0"
+    ):
         ndd.pad(batch, align=0)
     with pytest.raises(ValueError, match="pad: argument 'axes' must be the same for every sample"):
         ndd.pad(batch, axes=ndd.as_batch([np.array([0]), np.array([1])]))

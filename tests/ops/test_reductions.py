@@ -9,7 +9,6 @@ from _check import assert_close, check_op, samples_of
 import ndd_triton as ndd
 
 MOMENTS = ("sum", "mean", "mean_square", "rms")
-UNSIGNED = "uint8 uint16 uint32 uint64".split()
 
 
 def _axes(x, axes, axis_names, layout):
@@ -28,15 +27,16 @@ def _default_dtype(op, x):
     return np.dtype(np.float32)
 
 
-def ref_reduce(x, op, axes=None, axis_names=None, keep_dims=False, dtype=None, layout="HWC",
-               mean=None, ddof=0):
+def ref_reduce(
+    x, op, axes=None, axis_names=None, keep_dims=False, dtype=None, layout="HWC", mean=None, ddof=0
+):
     """Reduce with Python integers / float64 per output element (slow, obviously correct)."""
     red = _axes(x, axes, axis_names, layout)
     out_dtype = np.dtype(dtype) if dtype is not None else _default_dtype(op, x)
     if op in ("std_dev", "variance"):
         out_dtype = np.dtype(np.float32)
     moved = np.moveaxis(x, red, tuple(range(x.ndim - len(red), x.ndim)))
-    kept_shape = moved.shape[:x.ndim - len(red)]
+    kept_shape = moved.shape[: x.ndim - len(red)]
     rows = moved.reshape(int(np.prod(kept_shape)), -1)
     means = None if mean is None else np.broadcast_to(
         np.asarray(mean, np.float64).reshape(-1), (len(rows),))  # fmt: skip
@@ -93,22 +93,32 @@ RAGGED = [(5, 7, 3), (1, 1, 3), (30, 41, 3)]  # 3690 elements: several BLOCK chu
 @pytest.mark.parametrize("name", [*MOMENTS, "min", "max"])
 def test_all_axes_ragged_all_modes(name):
     samples = _samples(RAGGED, np.uint8)
-    check_op(_op(name), samples, lambda s, **a: ref_reduce(s, name, **a), layout="HWC",
-             rtol=1e-5)
+    check_op(_op(name), samples, lambda s, **a: ref_reduce(s, name, **a), layout="HWC", rtol=1e-5)
 
 
 @pytest.mark.parametrize("name", [*MOMENTS, "min", "max"])
-@pytest.mark.parametrize(("args", "dtype"), [
-    ({"axis_names": "W"}, np.float32),
-    ({"axes": [0, 1], "keep_dims": True}, np.int16),
-    ({"axes": -1}, np.int8),
-    ({"axes": [2, 0]}, np.uint16),
-])
+@pytest.mark.parametrize(
+    ("args", "dtype"),
+    [
+        ({"axis_names": "W"}, np.float32),
+        ({"axes": [0, 1], "keep_dims": True}, np.int16),
+        ({"axes": -1}, np.int8),
+        ({"axes": [2, 0]}, np.uint16),
+    ],
+)
 def test_axes_and_dtypes(name, args, dtype):
     samples = _samples([(4, 6, 3), (7, 2, 2)], dtype, low=-100 if dtype in (np.int8,
                        np.int16) else 0, high=100)  # fmt: skip
-    check_op(_op(name), samples, lambda s, **a: ref_reduce(s, name, **a), args=args,
-             layout="HWC", rtol=1e-5, atol=1e-5, all_modes=False)
+    check_op(
+        _op(name),
+        samples,
+        lambda s, **a: ref_reduce(s, name, **a),
+        args=args,
+        layout="HWC",
+        rtol=1e-5,
+        atol=1e-5,
+        all_modes=False,
+    )
 
 
 def test_layouts_of_results():
@@ -126,7 +136,8 @@ def test_spec_example_values(backend):
     x = x.gpu() if backend == "gpu" else x
     r = ndd.reductions
     total = r.sum(x)
-    assert total.dtype == ndd.uint64 and int(np.asarray(total.cpu())) == 21
+    assert total.dtype == ndd.uint64
+    assert int(np.asarray(total.cpu())) == 21
     by_col = r.sum(x, axes=0)
     assert by_col.layout == "W"
     np.testing.assert_array_equal(np.asarray(by_col.cpu()), [5, 7, 9])
@@ -147,9 +158,11 @@ def test_dtype_override_wraps_and_truncates(backend):
     x = ndd.as_tensor(np.array([200, 100], np.uint8))
     x = x.gpu() if backend == "gpu" else x
     wrapped = ndd.reductions.sum(x, dtype=ndd.uint8)
-    assert wrapped.dtype == ndd.uint8 and int(np.asarray(wrapped.cpu())) == 44
+    assert wrapped.dtype == ndd.uint8
+    assert int(np.asarray(wrapped.cpu())) == 44
     as_float = ndd.reductions.sum(x, dtype=ndd.float32)
-    assert as_float.dtype == ndd.float32 and float(np.asarray(as_float.cpu())) == 300.0
+    assert as_float.dtype == ndd.float32
+    assert float(np.asarray(as_float.cpu())) == 300.0
     pair = ndd.as_batch([np.array([1, 2], np.int32), np.array([-1, -2], np.int32)])
     pair = pair.gpu() if backend == "gpu" else pair
     means = samples_of(ndd.reductions.mean(pair, dtype=ndd.int32))
@@ -178,7 +191,8 @@ def test_empty_samples(backend):
     r = ndd.reductions
     assert [float(v) for v in samples_of(r.sum(batch))] == [0.0, 6.0]
     mean = samples_of(r.mean(batch))
-    assert np.isnan(mean[0]) and float(mean[1]) == 1.0
+    assert np.isnan(mean[0])
+    assert float(mean[1]) == 1.0
     assert float(samples_of(r.max(batch))[0]) == float(np.finfo(np.float32).min)
     assert float(samples_of(r.min(batch))[0]) == float(np.finfo(np.float32).max)
     per_col = samples_of(r.sum(batch, axes=0))
@@ -191,8 +205,13 @@ def test_empty_samples(backend):
 
 def test_no_axes_means_no_reduction():
     samples = _samples([(3, 4), (2, 5)], np.uint8)
-    check_op(ndd.reductions.sum, samples, lambda s, **a: s.astype(np.uint64), args={"axes": []},
-             all_modes=False)
+    check_op(
+        ndd.reductions.sum,
+        samples,
+        lambda s, **a: s.astype(np.uint64),
+        args={"axes": []},
+        all_modes=False,
+    )
 
 
 @pytest.mark.parametrize("name", ["std_dev", "variance"])
@@ -203,15 +222,19 @@ def test_std_dev_variance_with_mean_input(name, backend):
     kept = [x.mean(axis=(0, 1), keepdims=True).astype(np.float32) for x in xs]
     flat = [k.reshape(3) for k in kept]
     scalar = [np.float32(x.mean()) for x in xs]
-    cases = [({"axes": [0, 1]}, kept), ({"axes": [0, 1], "keep_dims": True}, flat),
-             ({"ddof": 1}, scalar), ({"axes": 1, "ddof": 1}, [x.mean(axis=1) for x in xs])]
+    cases = [
+        ({"axes": [0, 1]}, kept),
+        ({"axes": [0, 1], "keep_dims": True}, flat),
+        ({"ddof": 1}, scalar),
+        ({"axes": 1, "ddof": 1}, [x.mean(axis=1) for x in xs]),
+    ]
     for args, means in cases:
         data = ndd.as_batch(xs, layout="HWC")
         mean = ndd.as_batch([np.asarray(m, np.float32) for m in means])
         if backend == "gpu":
             data, mean = data.gpu(), mean.gpu()
         got = samples_of(op(data, mean, **args))
-        for i, (g, x, m) in enumerate(zip(got, xs, means)):
+        for i, (g, x, m) in enumerate(zip(got, xs, means, strict=True)):
             assert_close(g, ref_reduce(x, name, mean=m, **args), atol=1e-5, rtol=1e-5,
                          where=f"{name} {args} sample {i}")  # fmt: skip
 
@@ -242,36 +265,57 @@ def test_one_launch_per_ragged_batch():
 def test_errors():
     x = np.zeros((2, 3), np.float32)
     r = ndd.reductions
-    with pytest.raises(IndexError, match=r"reductions.sum: argument 'axes': Axis index out of "
-                                         r"range: 2 not in range \[-2,1\]"):
+    with pytest.raises(
+        IndexError,
+        match=r"reductions.sum: argument 'axes': Axis index out of "
+        r"range: 2 not in range \[-2,1\]",
+    ):
         r.sum(x, axes=2)
     with pytest.raises(IndexError, match=r"not in range \[-2,1\]"):
         r.max(x, axes=[-3])
-    with pytest.raises(RuntimeError, match="reductions.mean: arguments 'axes' and 'axis_names' "
-                                           "are mutually exclusive"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"reductions.mean: arguments 'axes' and 'axis_names' "
+        "are mutually exclusive",
+    ):
         r.mean(ndd.as_tensor(x, layout="HW"), axes=0, axis_names="W")
-    with pytest.raises(RuntimeError, match="reductions.sum: Unsupported input type f16"):
+    with pytest.raises(RuntimeError, match=r"reductions.sum: Unsupported input type f16"):
         r.sum(np.zeros(3, np.float16))
     with pytest.raises(RuntimeError, match="Unsupported input type bool"):
         r.min(np.zeros(3, np.bool_))
-    with pytest.raises(RuntimeError, match="reductions.mean: argument 'dtype' i32 cannot hold a "
-                                           "reduction of float input f32"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"reductions.mean: argument 'dtype' i32 cannot hold a "
+        "reduction of float input f32",
+    ):
         r.mean(x, dtype=ndd.int32)
-    with pytest.raises(RuntimeError, match="reductions.sum: argument 'dtype' must be an integer "
-                                           "type, float32 or float64; got f16"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"reductions.sum: argument 'dtype' must be an integer "
+        "type, float32 or float64; got f16",
+    ):
         r.sum(np.zeros(3, np.uint8), dtype=ndd.float16)
-    with pytest.raises(RuntimeError, match="reductions.std_dev: input 'mean' must be float32 or "
-                                           "float64; got i32"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"reductions.std_dev: input 'mean' must be float32 or "
+        "float64; got i32",
+    ):
         r.std_dev(x, np.int32(1))
-    with pytest.raises(ValueError, match=r"reductions.variance: input 'mean' sample 0: shape "
-                                         r"\(2,\) does not match the reduced shape \(3,\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"reductions.variance: input 'mean' sample 0: shape "
+        r"\(2,\) does not match the reduced shape \(3,\)",
+    ):
         r.variance(x, np.zeros(2, np.float32), axes=0)
     with pytest.raises(ValueError, match="argument 'ddof' must be non-negative; got -1"):
         r.variance(x, np.float32(0), ddof=-1)
-    with pytest.raises(ValueError, match="reductions.rms: argument 'axis_names': axis 'C' is not "
-                                         "present in the input layout 'HW'"):
+    with pytest.raises(
+        ValueError,
+        match=r"reductions.rms: argument 'axis_names': axis 'C' is not "
+        "present in the input layout 'HW'",
+    ):
         r.rms(ndd.as_tensor(x, layout="HW"), axis_names="C")
-    with pytest.raises(ValueError, match="argument 'axis_names' .* needs an input layout"):
+    with pytest.raises(ValueError, match=r"argument 'axis_names' .* needs an input layout"):
         r.sum(x, axis_names="W")
     with pytest.raises(ValueError, match="argument 'axes' lists an axis twice"):
         r.sum(x, axes=[0, -2])
@@ -284,5 +328,12 @@ def test_errors():
 def test_per_channel_of_larger_samples(name, dtype):
     # 1230 rows of 3 channels: the CPU's blocked per-channel path (rows folded 341 at a time).
     samples = _samples([(30, 41, 3), (2, 3, 3)], dtype, seed=7)
-    check_op(_op(name), samples, lambda s, **a: ref_reduce(s, name, **a),
-             args={"axis_names": "HW"}, layout="HWC", rtol=1e-5, all_modes=False)
+    check_op(
+        _op(name),
+        samples,
+        lambda s, **a: ref_reduce(s, name, **a),
+        args={"axis_names": "HW"},
+        layout="HWC",
+        rtol=1e-5,
+        all_modes=False,
+    )

@@ -16,14 +16,14 @@ def ref_window(sample, start, end, axes, policy="error", fill_values=(0.0,), dty
     """Window [start, end) on `axes`; np.pad supplies everything outside the sample."""
     begin = [0] * sample.ndim
     stop = list(sample.shape)
-    for a, s, e in zip(axes, start, end):
+    for a, s, e in zip(axes, start, end, strict=True):
         begin[a], stop[a] = s, e
     if policy == "trim_to_shape":
-        begin = [min(max(b, 0), n) for b, n in zip(begin, sample.shape)]
-        stop = [max(min(e, n), b) for e, b, n in zip(stop, begin, sample.shape)]
+        begin = [min(max(b, 0), n) for b, n in zip(begin, sample.shape, strict=True)]
+        stop = [max(min(e, n), b) for e, b, n in zip(stop, begin, sample.shape, strict=True)]
     before = [max(0, -b) for b in begin]
-    after = [max(0, e - n) for e, n in zip(stop, sample.shape)]
-    widths = list(zip(before, after))
+    after = [max(0, e - n) for e, n in zip(stop, sample.shape, strict=True)]
+    widths = list(zip(before, after, strict=True))
     if NP_MODES.get(policy, "constant") == "constant":
         src = sample.astype(np.float64)
         if len(fill_values) == 1:
@@ -35,7 +35,7 @@ def ref_window(sample, start, end, axes, policy="error", fill_values=(0.0,), dty
                                for c, f in enumerate(fill_values)], axis=channel_axis)  # fmt: skip
     else:
         padded = np.pad(sample.astype(np.float64), widths, mode=NP_MODES[policy])
-    crop = padded[tuple(slice(b + w, e + w) for b, e, w in zip(begin, stop, before))]
+    crop = padded[tuple(slice(b + w, e + w) for b, e, w in zip(begin, stop, before, strict=True))]
     out_dtype = np.dtype(dtype or sample.dtype)
     if out_dtype.kind in "iu":
         info = np.iinfo(out_dtype)
@@ -44,7 +44,8 @@ def ref_window(sample, start, end, axes, policy="error", fill_values=(0.0,), dty
 
 
 def ref_abs(sample, start, shape, axes, **kwargs):
-    return ref_window(sample, start, [s + n for s, n in zip(start, shape)], axes, **kwargs)
+    end = [s + n for s, n in zip(start, shape, strict=True)]
+    return ref_window(sample, start, end, axes, **kwargs)
 
 
 def _samples(shapes, dtype=np.uint8, seed=0):
@@ -52,36 +53,69 @@ def _samples(shapes, dtype=np.uint8, seed=0):
     return [rng.integers(0, 250, size=s).astype(dtype) for s in shapes]
 
 
-@pytest.mark.parametrize("policy", ["pad", "edge", "reflect", "reflect_101", "wrap",
-                                    "trim_to_shape", "constant", "clamp", "reflect_1001"])
+@pytest.mark.parametrize(
+    "policy",
+    [
+        "pad",
+        "edge",
+        "reflect",
+        "reflect_101",
+        "wrap",
+        "trim_to_shape",
+        "constant",
+        "clamp",
+        "reflect_1001",
+    ],
+)
 def test_out_of_bounds_policies_ragged(policy):
     samples = _samples([(5, 7, 3), (1, 1, 3), (13, 17, 3)])
     args = {"start": [-3, -2], "shape": [20, 24], "axes": [0, 1], "out_of_bounds_policy": policy}
-    check_op(ndd.slice, samples, lambda s, **a: ref_abs(s, [-3, -2], [20, 24], [0, 1],
-                                                        policy=policy),  # fmt: skip
-             args=args, layout="HWC", all_modes=policy == "reflect")
+    check_op(
+        ndd.slice,
+        samples,
+        lambda s, **a: ref_abs(s, [-3, -2], [20, 24], [0, 1], policy=policy),
+        args=args,
+        layout="HWC",
+        all_modes=policy == "reflect",
+    )
 
 
 def test_in_bounds_window_float_and_int16():
     for dtype in (np.float32, np.int16):
         samples = _samples([(6, 9), (8, 8)], dtype)
-        check_op(ndd.slice, samples, lambda s, **a: ref_abs(s, [2, 1], [3, 4], [1, 0]),
-                 args={"start": [2, 1], "shape": [3, 4]}, layout="HW", all_modes=False)
+        check_op(
+            ndd.slice,
+            samples,
+            lambda s, **a: ref_abs(s, [2, 1], [3, 4], [1, 0]),
+            args={"start": [2, 1], "shape": [3, 4]},
+            layout="HW",
+            all_modes=False,
+        )
 
 
 def test_per_sample_start_and_end():
     samples = _samples([(10, 12, 3), (7, 9, 3), (12, 10, 3)])
     starts = [np.array([1, 2]), np.array([0, 0]), np.array([5, 3])]
     ends = [np.array([6, 9]), np.array([9, 7]), np.array([6, 10])]
-    check_op(ndd.slice, samples, lambda s, start, end, **a: ref_window(s, start, end, [1, 0]),
-             per_sample={"start": starts, "end": ends}, layout="HWC")
+    check_op(
+        ndd.slice,
+        samples,
+        lambda s, start, end, **a: ref_window(s, start, end, [1, 0]),
+        per_sample={"start": starts, "end": ends},
+        layout="HWC",
+    )
 
 
 def test_fill_values_per_channel_and_dtype():
     samples = _samples([(4, 5, 3), (6, 2, 3)])
     fill = [10.0, 300.0, -4.6]
-    args = {"start": [-2, -1], "shape": [7, 8], "axes": [0, 1], "out_of_bounds_policy": "pad",
-            "fill_values": fill}
+    args = {
+        "start": [-2, -1],
+        "shape": [7, 8],
+        "axes": [0, 1],
+        "out_of_bounds_policy": "pad",
+        "fill_values": fill,
+    }
     check_op(ndd.slice, samples, lambda s, **a: ref_abs(s, [-2, -1], [7, 8], [0, 1], policy="pad",
                                                         fill_values=fill, channel_axis=2),
              args=args, layout="HWC", all_modes=False)  # fmt: skip
@@ -187,49 +221,73 @@ def test_one_launch_per_ragged_batch():
 def test_errors():
     img = ndd.as_tensor(np.zeros((4, 5, 3), np.uint8), layout="HWC")
     anchor = np.array([1, 1], np.int32)
-    with pytest.raises(RuntimeError, match=r"slice: Slice can't be placed out of bounds with "
-                                           r"out_of_bounds_policy='error': sample 0 axis 1: "
-                                           r"window \[3, 7\) vs extent 5"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"slice: Slice can't be placed out of bounds with "
+        r"out_of_bounds_policy='error': sample 0 axis 1: "
+        r"window \[3, 7\) vs extent 5",
+    ):
         ndd.slice(img, start=[3, 0], shape=[4, 2])
-    with pytest.raises(RuntimeError, match="slice: the positional anchor/shape inputs and the "
-                                           r"keyword coordinates \(start\) are mutually exclusive"):
+    with pytest.raises(
+        RuntimeError,
+        match="slice: the positional anchor/shape inputs and the "
+        r"keyword coordinates \(start\) are mutually exclusive",
+    ):
         ndd.slice(img, anchor, anchor, start=[0, 0])
-    with pytest.raises(RuntimeError, match="slice: the positional 'anchor' and 'shape' inputs "
-                                           "must be given together"):
+    with pytest.raises(
+        RuntimeError,
+        match="slice: the positional 'anchor' and 'shape' inputs must be given together",
+    ):
         ndd.slice(img, anchor)
     with pytest.raises(RuntimeError, match="slice: no slice coordinates given"):
         ndd.slice(img)
-    with pytest.raises(RuntimeError, match="slice: Axis 'W' is not present: input 0 has 1 "
-                                           r"dimension\(s\) and no layout.*pass axes=\[0\]"):
+    with pytest.raises(
+        RuntimeError,
+        match="slice: Axis 'W' is not present: input 0 has 1 "
+        r"dimension\(s\) and no layout.*pass axes=\[0\]",
+    ):
         ndd.slice(np.zeros(5, np.uint8), start=[1], shape=[2])
-    with pytest.raises(RuntimeError, match="slice: Axis 'W' is not present in the input layout "
-                                           "'DHC'"):
+    with pytest.raises(
+        RuntimeError, match="slice: Axis 'W' is not present in the input layout 'DHC'"
+    ):
         ndd.slice(ndd.as_tensor(np.zeros((2, 2, 2)), layout="DHC"), start=[0, 0])
-    with pytest.raises(RuntimeError, match="slice: arguments 'start' and 'rel_start' are "
-                                           "mutually exclusive"):
+    with pytest.raises(
+        RuntimeError, match="slice: arguments 'start' and 'rel_start' are mutually exclusive"
+    ):
         ndd.slice(img, start=[0, 0], rel_start=[0.1, 0.1])
-    with pytest.raises(RuntimeError, match="slice: arguments 'end', 'shape' are mutually "
-                                           "exclusive"):
+    with pytest.raises(
+        RuntimeError, match="slice: arguments 'end', 'shape' are mutually exclusive"
+    ):
         ndd.slice(img, end=[1, 1], shape=[1, 1])
-    with pytest.raises(ValueError, match=r"slice: argument 'start' sample 0: expected 2 values "
-                                         r"\(one per sliced axis\); got 3"):
+    with pytest.raises(
+        ValueError,
+        match=r"slice: argument 'start' sample 0: expected 2 values "
+        r"\(one per sliced axis\); got 3",
+    ):
         ndd.slice(img, start=[0, 0, 0])
     with pytest.raises(ValueError, match=r"slice: input 'anchor' sample 0: expected 2 values"):
         ndd.slice(img, np.array([1], np.int32), np.array([1], np.int32))
-    with pytest.raises(ValueError, match="slice: argument 'fill_values' has 2 values but sample 0 "
-                                         "has 3 channels"):
+    with pytest.raises(
+        ValueError, match="slice: argument 'fill_values' has 2 values but sample 0 has 3 channels"
+    ):
         ndd.slice(img, start=[0, 0], fill_values=[1.0, 2.0])
-    with pytest.raises(ValueError, match="argument 'fill_values' has 2 values .* no 'C' axis"):
+    with pytest.raises(ValueError, match=r"argument 'fill_values' has 2 values .* no 'C' axis"):
         ndd.slice(ndd.as_tensor(np.zeros((3, 3)), layout="HW"), start=[0, 0], fill_values=[1, 2])
     with pytest.raises(ValueError, match="slice: argument 'out_of_bounds_policy' must be one of"):
         ndd.slice(img, start=[0, 0], out_of_bounds_policy="mirror")
-    with pytest.raises(ValueError, match=r"slice: sample 0 axis 1: the slice end 1 is before its "
-                                         r"start 3"):
+    with pytest.raises(
+        ValueError,
+        match=r"slice: sample 0 axis 1: the slice end 1 is before its "
+        r"start 3",
+    ):
         ndd.slice(img, start=[3, 0], end=[1, 2])
-    with pytest.raises(RuntimeError, match="slice: arguments 'axes' and 'axis_names' are "
-                                           "mutually exclusive"):
+    with pytest.raises(
+        RuntimeError, match="slice: arguments 'axes' and 'axis_names' are mutually exclusive"
+    ):
         ndd.slice(img, start=[0], axes=[0], axis_names="H")
-    with pytest.raises(RuntimeError, match="slice: sample 0 axis 0: out_of_bounds_policy='wrap' "
-                                           "needs a non-empty input extent"):
+    with pytest.raises(
+        RuntimeError,
+        match="slice: sample 0 axis 0: out_of_bounds_policy='wrap' needs a non-empty input extent",
+    ):
         ndd.slice(np.zeros((0, 2), np.uint8), start=[0], shape=[2], axes=[0],
                   out_of_bounds_policy="wrap")  # fmt: skip

@@ -39,17 +39,17 @@ def _stats(call: Call, xs: list[np.ndarray], axes: tuple[int, ...]
             total = sum(sums[1:], sums[0]) / max(sum(counts), 1)
             means = [total] * len(xs)
         else:
-            means = [s / max(c, 1) for s, c in zip(sums, counts)]
+            means = [s / max(c, 1) for s, c in zip(sums, counts, strict=True)]
     if "stddev" in params:
         return means, [_given(call, "stddev", i, x, axes) for i, x in enumerate(xs)]
     # Centred squares in float32 (DALI's precision), accumulated in float64.
     ssds = [fast_sum(np.square(x - m.astype(np.float32)), axes, np.float64)
-            for x, m in zip(xs, means)]  # fmt: skip
+            for x, m in zip(xs, means, strict=True)]  # fmt: skip
     if call.batch:
         ssds = [sum(ssds[1:], ssds[0])] * len(xs)
         counts = [sum(counts)] * len(xs)
     stds = []
-    for ssd, count in zip(ssds, counts):
+    for ssd, count in zip(ssds, counts, strict=True):
         divisor = count - int(call.ddof)
         var = ssd / divisor if divisor > 0 else np.zeros_like(ssd)
         stds.append(np.sqrt(var + float(call.epsilon)))
@@ -63,7 +63,7 @@ def normalize_cpu(call: Call, outs: list[list[np.ndarray]], ins: list[list[Any]]
     xs = [np.asarray(x, dtype=np.float32) for x in ins[0]]
     means, stds = _stats(call, xs, axes)
     scale, shift = float(call.scale), float(call.shift)
-    for out, x, mean, std in zip(outs[0], xs, means, stds):
+    for out, x, mean, std in zip(outs[0], xs, means, stds, strict=True):
         with np.errstate(divide="ignore"):
             factor = np.where(std > 0, scale / np.where(std > 0, std, 1.0), 0.0)
         # float32 output math written in place: (x - mean) * factor + shift.

@@ -35,7 +35,7 @@ def slice_cpu(out: np.ndarray, data: np.ndarray, anchor: object, shape: object,
     policy: int = arg.policy_code
     starts = arg.anchor_full
     index, valid = [], []
-    for axis, (length, extent) in enumerate(zip(out.shape, data.shape)):
+    for axis, (length, extent) in enumerate(zip(out.shape, data.shape, strict=True)):
         idx, ok = source_index(int(starts[axis]), length, extent, policy)
         index.append(idx)
         valid.append(ok)

@@ -119,7 +119,7 @@ def _kept_offsets(shapes: np.ndarray, axes: tuple[int, ...]) -> list[np.ndarray]
     result = []
     for shape in shapes:
         keep = tuple(1 if d in axes else int(e) for d, e in enumerate(shape))
-        strides = np.cumprod((list(shape[1:]) + [1])[::-1])[::-1] if len(shape) else []
+        strides = np.cumprod([*list(shape[1:]), 1][::-1])[::-1] if len(shape) else []
         idx = np.indices(keep, dtype=np.int64).reshape(len(keep), -1) if keep else \
             np.zeros((0, 1), np.int64)  # fmt: skip
         result.append((idx * np.asarray(strides, np.int64)[:, None]).sum(axis=0))
@@ -142,7 +142,21 @@ def normalize_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
             values = given[name][:1] if arg.batch else given[name]
             params[:, col] = np.concatenate(values) if values else []
     with np.errstate(over="ignore"):
-        run.launch(_normalize_kernel, (len(groups),), inp.data, out.data, groups, params, segs,
-                   samples, int(arg.ddof), float(arg.epsilon), float(arg.scale),
-                   float(arg.shift), HAS_MEAN="mean" in given, HAS_STD="stddev" in given,
-                   BLOCK=_block_for(red_n), **convert_meta(float32, out.dtype))
+        run.launch(
+            _normalize_kernel,
+            (len(groups),),
+            inp.data,
+            out.data,
+            groups,
+            params,
+            segs,
+            samples,
+            int(arg.ddof),
+            float(arg.epsilon),
+            float(arg.scale),
+            float(arg.shift),
+            HAS_MEAN="mean" in given,
+            HAS_STD="stddev" in given,
+            BLOCK=_block_for(red_n),
+            **convert_meta(float32, out.dtype),
+        )

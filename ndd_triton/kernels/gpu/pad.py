@@ -56,8 +56,13 @@ def _pad_kernel(src, dst, fills, samples, tiles, BLOCK: tl.constexpr):
 @register(pad.schema, "gpu")
 def pad_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """Build the sample and tile tables and launch once."""
-    samples = np.concatenate([inp.offsets[:, None], out.offsets[:, None],
-                              padded_shapes(out.shapes), padded_shapes(inp.shapes)], axis=1)  # fmt: skip
+    columns = [
+        inp.offsets[:, None],
+        out.offsets[:, None],
+        padded_shapes(out.shapes),
+        padded_shapes(inp.shapes),
+    ]
+    samples = np.concatenate(columns, axis=1)
     fills = np.ascontiguousarray(arg.fill, dtype=out.dtype.numpy_dtype).reshape(-1)
     tiles = tile_table(out.sizes, TILE)
     run.launch(_pad_kernel, (len(tiles),), inp.data, out.data, fills, samples, tiles, BLOCK=TILE)

@@ -59,7 +59,7 @@ def _helper_strided_offset(idx, row, EXT: tl.constexpr, STR: tl.constexpr):
 @triton.jit
 def _helper_finish(total, n, ddof, OP: tl.constexpr, INT_ACC: tl.constexpr):
     """Turn the accumulated total of one row into the result (mean, rms, variance, ...)."""
-    if OP == OP_SUM or OP == OP_MIN or OP == OP_MAX:
+    if OP == OP_SUM or OP == OP_MIN or OP == OP_MAX:  # noqa: SIM109 (Triton constexpr test)
         result = total
     elif INT_ACC:
         # Integer mean truncated toward zero; empty rows give 0.
@@ -71,7 +71,7 @@ def _helper_finish(total, n, ddof, OP: tl.constexpr, INT_ACC: tl.constexpr):
     else:
         div = n - ddof if OP >= OP_VARIANCE else n
         result = tl.where(div > 0, total / tl.maximum(div, 1).to(tl.float32), float("nan"))
-        if OP == OP_RMS or OP == OP_STD_DEV:
+        if OP == OP_RMS or OP == OP_STD_DEV:  # noqa: SIM109 (Triton constexpr test)
             result = tl.sqrt(result)
     return result
 
@@ -85,7 +85,7 @@ def _reduce_kernel(src, dst, mean, ident, samples, rows, ddof, OP: tl.constexpr,
     row = samples + sample * NCOL
     n = tl.load(row + RED_N)
     base = tl.load(row + IN_OFF) + _helper_strided_offset(o, row, KEPT_EXT, KEPT_STR)
-    if OP == OP_MIN or OP == OP_MAX:
+    if OP == OP_MIN or OP == OP_MAX:  # noqa: SIM109 (Triton constexpr test)
         acc = tl.zeros([BLOCK], dtype=src.dtype.element_ty) + tl.load(ident)
     elif INT_ACC:
         acc = tl.zeros([BLOCK], dtype=tl.int64)
@@ -104,12 +104,12 @@ def _reduce_kernel(src, dst, mean, ident, samples, rows, ddof, OP: tl.constexpr,
             acc = tl.where(mask, tl.maximum(acc, x), acc)
         elif INT_ACC:
             v = x.to(tl.int64)
-            if OP == OP_MEAN_SQUARE or OP == OP_RMS:
+            if OP == OP_MEAN_SQUARE or OP == OP_RMS:  # noqa: SIM109 (Triton constexpr test)
                 v = v * v
             acc += tl.where(mask, v, 0)
         else:
             v = x.to(tl.float32)
-            if OP == OP_MEAN_SQUARE or OP == OP_RMS:
+            if OP == OP_MEAN_SQUARE or OP == OP_RMS:  # noqa: SIM109 (Triton constexpr test)
                 v = v * v
             if OP >= OP_VARIANCE:
                 v = (v - m) * (v - m)
@@ -137,8 +137,8 @@ def _split_table(shapes: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
         ext = np.ones((n, MAX_RANK), dtype=np.int64)
         stride = np.zeros((n, MAX_RANK), dtype=np.int64)
         if group:
-            ext[:, MAX_RANK - len(group):] = shapes[:, group]
-            stride[:, MAX_RANK - len(group):] = strides[:, group]
+            ext[:, MAX_RANK - len(group) :] = shapes[:, group]
+            stride[:, MAX_RANK - len(group) :] = strides[:, group]
         cols += [ext, stride]
     return np.concatenate(cols, axis=1)
 

@@ -84,7 +84,7 @@ def _slice_kernel(src, dst, fills, samples, tiles, channel_axis, BLOCK: tl.const
         stride = stride * in_extent
         total = total * extent
     mask = idx < total
-    if POLICY == P_PAD:
+    if POLICY == P_PAD:  # noqa: SIM108 (Triton constexpr branch)
         read = mask & inside
     else:
         read = mask
@@ -103,7 +103,7 @@ def slice_gpu(run: GpuRun, out: GpuBatch, data: GpuBatch, anchor: object, shape:
     anchors = np.zeros((data.batch_size, MAX_RANK), dtype=np.int64)
     ndim = data.shapes.shape[1]
     if ndim:
-        anchors[:, MAX_RANK - ndim:] = arg.anchor_full
+        anchors[:, MAX_RANK - ndim :] = arg.anchor_full
     samples = np.concatenate([data.offsets[:, None], out.offsets[:, None],
                               padded_shapes(out.shapes), padded_shapes(data.shapes), anchors],
                              axis=1)  # fmt: skip
