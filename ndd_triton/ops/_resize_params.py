@@ -69,9 +69,15 @@ def spatial_letters(layout: str) -> str:
 
 
 def spatial_extents(call: Call, layout: str) -> np.ndarray:
-    """`[N, d]` input extents of the spatial axes."""
+    """`[N, d]` input extents of the spatial axes (an empty sample cannot be resampled)."""
     shapes = call.inputs[0].shapes
-    return np.stack([shapes[:, layout.index(c)] for c in spatial_letters(layout)], axis=1)
+    extents = np.stack([shapes[:, layout.index(c)] for c in spatial_letters(layout)], axis=1)
+    empty = np.flatnonzero((extents == 0).any(axis=1))
+    if empty.size:
+        i = int(empty[0])
+        raise call.error(f"input 0 sample {i} has shape {tuple(int(v) for v in shapes[i])} "
+                         f"({layout}): a spatial extent of 0 cannot be resampled")
+    return extents
 
 
 def _sample(value: Any, i: int) -> np.ndarray:

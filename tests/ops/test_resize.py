@@ -42,7 +42,7 @@ def test_resize_interp_ragged(interp, antialias):
 
 
 def test_resize_u8_linear_all_modes_several_tiles():
-    samples = _images([(30, 41, 3), (7, 13, 3)])  # 28x35x3 outputs: several 512-element tiles
+    samples = _images([(30, 41, 3), (7, 13, 3)])  # 28x35x3 outputs: several 1024-element tiles
     check_op(ndd.resize, samples, _ref(), args={"size": [28, 35]}, layout="HWC", atol=1)
 
 
@@ -176,5 +176,8 @@ def test_resize_errors():
         ndd.resize(x, size=4, dtype=ndd.int32)
     with pytest.raises(TypeError, match="resize: input 0 has dtype i32"):
         ndd.resize(x.astype(np.int32), size=4)
+    with pytest.raises(ValueError, match=r"resize: input 0 sample 1 has shape \(0, 3, 3\) \(HWC\): "
+                                         "a spatial extent of 0 cannot be resampled"):
+        ndd.resize(ndd.as_batch([x, np.zeros((0, 3, 3), np.uint8)]), size=4)
     with pytest.raises(ValueError, match="argument 'max_size' expects 1 or 2 values; got 3"):
         ndd.resize(x, size=4, max_size=[1, 2, 3])

@@ -29,7 +29,7 @@ L_OUT: tl.constexpr = tl.constexpr(4)
 INNER: tl.constexpr = tl.constexpr(5)
 TAB: tl.constexpr = tl.constexpr(6)  # first row of this sample in the tap tables
 NCOL: tl.constexpr = tl.constexpr(7)
-TILE = 512
+TILE = 1024
 
 
 @triton.jit
