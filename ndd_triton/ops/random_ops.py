@@ -240,9 +240,9 @@ def _beta_infer(call: Call) -> OutputSpec:
 
 
 def _schema(name: str, doc: str, args: tuple[Arg, ...], infer: object,
-            inputs: tuple[Input, ...] = (_SHAPE_LIKE,), with_dtype: bool = True) -> OpSchema:
-    """A `random.<name>` schema: the op's args plus shape, dtype (unless choice) and rng."""
-    dtype = (Arg("dtype", "dtype", doc="Output element type."),) if with_dtype else ()
+            inputs: tuple[Input, ...] = (_SHAPE_LIKE,), dtypes: str = "") -> OpSchema:
+    """A `random.<name>` schema: the op's args plus shape, dtype (if `dtypes`) and rng."""
+    dtype = (Arg("dtype", "dtype", doc=f"Output type ({dtypes})."),) if dtypes else ()
     return OpSchema(name=f"random.{name}", doc=doc, inputs=inputs,
                     args=(*args, _SHAPE, *dtype, _RNG), infer=infer,  # type: ignore[arg-type]
                     random=True, module="random_ops")  # fmt: skip
@@ -255,23 +255,24 @@ schemas = [
                  doc="[lo, hi] of the distribution."),
              Arg("values", "float", per_sample=True, vector=True,
                  doc="Discrete set to draw from (wins over range).")),
-            _uniform_infer),
+            _uniform_infer, dtypes=f"{_names(UNIFORM_DTYPES)}; default f32"),
     _schema("normal", "Normally distributed values N(mean, stddev).",
             (Arg("mean", "float", default=0.0, per_sample=True, doc="Mean."),
              Arg("stddev", "float", default=1.0, per_sample=True, doc="Standard deviation.")),
-            _normal_infer),
+            _normal_infer, dtypes=f"{_names(NORMAL_DTYPES)}; default f32; integers round"),
     _schema("coin_flip", "Bernoulli draws: 1 with the given probability, else 0.",
             (Arg("probability", "float", default=0.5, per_sample=True,
-                 doc="Probability of a 1."),), _coin_flip_infer),
+                 doc="Probability of a 1."),), _coin_flip_infer,
+            dtypes=f"{_names(COIN_DTYPES)}; default i32"),
     _schema("choice", "Random picks from `a` (an integer n: 0..n-1; an array: its elements along "
             "the first axis), optionally weighted by `p`.",
             (Arg("p", "float", per_sample=True, vector=True,
                  doc="Probability of each choice (default: uniform)."),), _choice_infer,
             inputs=(Input("a", doc="Number of choices or the array to choose from."),
-                    _SHAPE_LIKE), with_dtype=False),
+                    _SHAPE_LIKE)),
     _schema("beta", "Beta(alpha, beta) distributed values in [0, 1].",
             (Arg("alpha", "float", default=1.0, per_sample=True, doc="Shape parameter alpha > 0."),
              Arg("beta", "float", default=1.0, per_sample=True, doc="Shape parameter beta > 0.")),
-            _beta_infer),
+            _beta_infer, dtypes=f"{_names(BETA_DTYPES)}; default f32"),
 ]  # fmt: skip
 uniform, normal, coin_flip, choice, beta = schemas
