@@ -10,7 +10,12 @@ import triton.language as tl
 from reference.philox_ref import draw, philox4x32_10
 
 import ndd_triton as ndd
-from ndd_triton.kernels.gpu._philox import mulhi64, philox_draw, philox_draw2, unit_f64
+from ndd_triton.kernels.gpu._philox import (
+    _helper_mulhi64,
+    _helper_philox_draw,
+    _helper_philox_draw2,
+    _helper_unit_f64,
+)
 from ndd_triton.random import RNG, RNGState
 from ndd_triton.random._philox import bounded_index, draws_u32, philox4x32, to_unit_float64
 from ndd_triton.random._philox import mulhi64 as mulhi64_np
@@ -50,11 +55,11 @@ def _draw_kernel(out, out2, out64, params, n, BLOCK: tl.constexpr):
     k1 = tl.load(params + 1).to(tl.uint32)
     base = tl.load(params + 2).to(tl.uint64, bitcast=True)
     e = idx.to(tl.uint64)
-    tl.store(out + idx, philox_draw(k0, k1, base + e).to(tl.int64), mask=mask)
-    a, b = philox_draw2(k0, k1, base + 2 * e)
+    tl.store(out + idx, _helper_philox_draw(k0, k1, base + e).to(tl.int64), mask=mask)
+    a, b = _helper_philox_draw2(k0, k1, base + 2 * e)
     tl.store(out2 + 2 * idx, a.to(tl.int64), mask=mask)
     tl.store(out2 + 2 * idx + 1, b.to(tl.int64), mask=mask)
-    tl.store(out64 + idx, unit_f64(a, b), mask=mask)
+    tl.store(out64 + idx, _helper_unit_f64(a, b), mask=mask)
 
 
 @pytest.mark.parametrize("base", [0, 8, (1 << 63) + 4, (1 << 64) - 16])
@@ -78,7 +83,7 @@ def _mulhi_kernel(a_ptr, b_ptr, out, n, BLOCK: tl.constexpr):
     mask = idx < n
     a = tl.load(a_ptr + idx, mask=mask).to(tl.uint64, bitcast=True)
     b = tl.load(b_ptr + idx, mask=mask).to(tl.uint64, bitcast=True)
-    tl.store(out + idx, mulhi64(a, b).to(tl.int64, bitcast=True), mask=mask)
+    tl.store(out + idx, _helper_mulhi64(a, b).to(tl.int64, bitcast=True), mask=mask)
 
 
 def test_mulhi64_numpy_and_triton_match_python():

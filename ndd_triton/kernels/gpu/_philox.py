@@ -5,13 +5,14 @@ counter's high 64 bits being zero. Kernels get the key as two uint32 halves and 
 uint64 (`base + k * element + j`, bases reserved by `RNG.reserve` in prepare), so every random
 value is a pure function of (key, draw index) on either backend.
 
-Helpers (all `@triton.jit`, usable from any kernel):
-  `philox4x32_10(c0, c1, c2, c3, k0, k1)`  one Philox block (uint32 in, 4 x uint32 out)
-  `philox_draw(k0, k1, index)`            the uint32 draw at uint64 `index`
-  `philox_draw2(k0, k1, index)`           draws `index`, `index + 1` (index even) in one block
-  `unit_f32(u)` / `unit_open_f32(u)`      top 24 bits -> [0, 1) / (0, 1] as float32
-  `unit_f64(u_hi, u_lo)`                  two draws -> [0, 1) float64 with 53 random bits
-  `mulhi64(a, b)`                         high 64 bits of a uint64 x uint64 product
+Helpers (all `@triton.jit`, usable from any kernel; `_helper_` names tell the compile check
+that they are only called from kernels):
+  `_helper_philox4x32_10(c0, c1, c2, c3, k0, k1)`  one block (uint32 in, 4 x uint32 out)
+  `_helper_philox_draw(k0, k1, index)`        the uint32 draw at uint64 `index`
+  `_helper_philox_draw2(k0, k1, index)`       draws `index`, `index + 1` (index even), one block
+  `_helper_unit_f32(u)`, `_helper_unit_open_f32(u)`  top 24 bits -> [0, 1) / (0, 1] float32
+  `_helper_unit_f64(u_hi, u_lo)`              two draws -> [0, 1) float64, 53 random bits
+  `_helper_mulhi64(a, b)`                     high 64 bits of a uint64 x uint64 product
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ TWO_26: tl.constexpr = tl.constexpr(67108864.0)
 
 
 @triton.jit
-def philox4x32_10(c0, c1, c2, c3, k0, k1):
+def _helper_philox4x32_10(c0, c1, c2, c3, k0, k1):
     """Ten Philox-4x32 rounds on uint32 counter words with key (k0, k1); returns 4 uint32."""
     for _ in tl.static_range(10):
         hi0 = tl.umulhi(c0, PHILOX_M0)
@@ -44,7 +45,7 @@ def philox4x32_10(c0, c1, c2, c3, k0, k1):
 
 
 @triton.jit
-def _block(k0, k1, index):
+def _helper_block(k0, k1, index):
     """The Philox block holding draw `index` (uint64)."""
     block = index >> 2
     c0 = (block & LOW32).to(tl.uint32)
@@ -52,39 +53,39 @@ def _block(k0, k1, index):
     zero = tl.zeros_like(c0)
     kk0 = zero + k0
     kk1 = zero + k1
-    return philox4x32_10(c0, c1, zero, zero, kk0, kk1)
+    return _helper_philox4x32_10(c0, c1, zero, zero, kk0, kk1)
 
 
 @triton.jit
-def philox_draw(k0, k1, index):
+def _helper_philox_draw(k0, k1, index):
     """uint32 draw number `index` (uint64 tensor) of the stream keyed (k0, k1)."""
-    r0, r1, r2, r3 = _block(k0, k1, index)
+    r0, r1, r2, r3 = _helper_block(k0, k1, index)
     lane = index & 3
     return tl.where(lane == 0, r0, tl.where(lane == 1, r1, tl.where(lane == 2, r2, r3)))
 
 
 @triton.jit
-def philox_draw2(k0, k1, index):
+def _helper_philox_draw2(k0, k1, index):
     """Draws `index` and `index + 1` (index even, so both lie in one block)."""
-    r0, r1, r2, r3 = _block(k0, k1, index)
+    r0, r1, r2, r3 = _helper_block(k0, k1, index)
     upper = (index & 2) != 0
     return tl.where(upper, r2, r0), tl.where(upper, r3, r1)
 
 
 @triton.jit
-def unit_f32(u):
+def _helper_unit_f32(u):
     """uint32 -> float32 in [0, 1) from the top 24 bits (exact)."""
     return (u >> 8).to(tl.float32) * INV_2_24
 
 
 @triton.jit
-def unit_open_f32(u):
+def _helper_unit_open_f32(u):
     """uint32 -> float32 in (0, 1] from the top 24 bits (exact; safe for log)."""
     return ((u >> 8) + 1).to(tl.float32) * INV_2_24
 
 
 @triton.jit
-def unit_f64(u_hi, u_lo):
+def _helper_unit_f64(u_hi, u_lo):
     """Two uint32 draws -> float64 in [0, 1) with 53 random bits (exact)."""
     a = (u_hi >> 5).to(tl.float64)
     b = (u_lo >> 6).to(tl.float64)
@@ -92,7 +93,7 @@ def unit_f64(u_hi, u_lo):
 
 
 @triton.jit
-def mulhi64(a, b):
+def _helper_mulhi64(a, b):
     """High 64 bits of the 128-bit product of uint64 tensors `a` and `b`."""
     a_lo = a & LOW32
     a_hi = a >> 32

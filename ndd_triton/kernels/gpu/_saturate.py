@@ -14,7 +14,7 @@ import triton.language as tl
 
 
 def int_limits(dtype: Any) -> dict[str, Any]:
-    """constexpr kwargs `LO, HI, HI_INT, NAN_INT` for `round_saturate` (dtype: NumPy int type)."""
+    """constexpr kwargs `LO, HI, HI_INT, NAN_INT` of `_helper_round_saturate` (NumPy int dtype)."""
     info = np.iinfo(dtype)
     nan = 0 if info.bits < 32 else int(info.min)
     return {"LO": float(info.min), "HI": float(info.max), "HI_INT": int(info.max),
@@ -22,7 +22,7 @@ def int_limits(dtype: Any) -> dict[str, Any]:
 
 
 @triton.jit
-def round_saturate(x, DT: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
+def _helper_round_saturate(x, DT: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
                    HI_INT: tl.constexpr, NAN_INT: tl.constexpr):  # fmt: skip
     """`x` (any float) -> `DT` integers: round half away from zero, saturate, NaN rule."""
     x = x.to(tl.float64)

@@ -12,10 +12,10 @@ import triton.language as tl
 
 from ndd_triton._convert import convert_numpy
 from ndd_triton.kernels import register
-from ndd_triton.kernels.gpu._philox import philox_draw2, unit_f32, unit_f64
-from ndd_triton.kernels.gpu._saturate import int_limits, round_saturate
+from ndd_triton.kernels.gpu._philox import _helper_philox_draw2, _helper_unit_f32, _helper_unit_f64
+from ndd_triton.kernels.gpu._saturate import _helper_round_saturate, int_limits
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
-from ndd_triton.kernels.gpu.random_ops import standard_normal_f32
+from ndd_triton.kernels.gpu.random_ops import _helper_standard_normal_f32
 from ndd_triton.ops import noise as ops
 from ndd_triton.schema import Call
 
@@ -52,7 +52,7 @@ _NO_LIMITS = {"LO": 0.0, "HI": 0.0, "HI_INT": 0, "NAN_INT": 0}
 
 
 @triton.jit
-def _tile(tiles, samples, fparams, BLOCK: tl.constexpr):
+def _helper_tile(tiles, samples, fparams, BLOCK: tl.constexpr):
     """This program's sample row, float row, element indices, mask, Philox key and base."""
     sample = tl.load(tiles + 2 * tl.program_id(0))
     first = tl.load(tiles + 2 * tl.program_id(0) + 1)
@@ -67,11 +67,11 @@ def _tile(tiles, samples, fparams, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def _store(dst, row, idx, value, mask, OUT_INT: tl.constexpr, LO: tl.constexpr,
+def _helper_store(dst, row, idx, value, mask, OUT_INT: tl.constexpr, LO: tl.constexpr,
            HI: tl.constexpr, HI_INT: tl.constexpr, NAN_INT: tl.constexpr):  # fmt: skip
     out = dst + tl.load(row + OUT_OFF) + idx
     if OUT_INT:
-        tl.store(out, round_saturate(value, dst.dtype.element_ty, LO, HI, HI_INT, NAN_INT),
+        tl.store(out, _helper_round_saturate(value, dst.dtype.element_ty, LO, HI, HI_INT, NAN_INT),
                  mask=mask)  # fmt: skip
     else:
         tl.store(out, value.to(dst.dtype.element_ty), mask=mask)
@@ -82,23 +82,23 @@ def _gaussian_kernel(src, dst, samples, fparams, tiles, BLOCK: tl.constexpr,
                      OUT_INT: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
                      HI_INT: tl.constexpr, NAN_INT: tl.constexpr):  # fmt: skip
     """in + mean + stddev * z in float64."""
-    row, frow, idx, mask, k0, k1, base = _tile(tiles, samples, fparams, BLOCK)
-    z = standard_normal_f32(k0, k1, base + 2 * idx.to(tl.uint64)).to(tl.float64)
+    row, frow, idx, mask, k0, k1, base = _helper_tile(tiles, samples, fparams, BLOCK)
+    z = _helper_standard_normal_f32(k0, k1, base + 2 * idx.to(tl.uint64)).to(tl.float64)
     x = tl.load(src + tl.load(row + IN_OFF) + idx, mask=mask, other=0).to(tl.float64)
     value = x + (tl.load(frow + F_A) + tl.load(frow + F_B) * z)
-    _store(dst, row, idx, value, mask, OUT_INT, LO, HI, HI_INT, NAN_INT)
+    _helper_store(dst, row, idx, value, mask, OUT_INT, LO, HI, HI_INT, NAN_INT)
 
 
 @triton.jit
 def _salt_and_pepper_kernel(src, dst, samples, fparams, values, tiles, BLOCK: tl.constexpr):
     """One (replace?, salt?) decision per unit; `values` holds (salt, pepper) per sample."""
-    row, frow, idx, mask, k0, k1, base = _tile(tiles, samples, fparams, BLOCK)
+    row, frow, idx, mask, k0, k1, base = _helper_tile(tiles, samples, fparams, BLOCK)
     extent = tl.load(row + CHAN)
     inner = tl.load(row + INNER)
     unit = idx // (extent * inner) * inner + idx % inner
-    d0, d1 = philox_draw2(k0, k1, base + 2 * unit.to(tl.uint64))
-    replace = unit_f32(d0).to(tl.float64) < tl.load(frow + F_A)
-    salt = unit_f32(d1).to(tl.float64) < tl.load(frow + F_B)
+    d0, d1 = _helper_philox_draw2(k0, k1, base + 2 * unit.to(tl.uint64))
+    replace = _helper_unit_f32(d0).to(tl.float64) < tl.load(frow + F_A)
+    salt = _helper_unit_f32(d1).to(tl.float64) < tl.load(frow + F_B)
     sample = tl.load(tiles + 2 * tl.program_id(0))
     salt_val = tl.load(values + 2 * sample)
     pepper_val = tl.load(values + 2 * sample + 1)
@@ -108,7 +108,7 @@ def _salt_and_pepper_kernel(src, dst, samples, fparams, values, tiles, BLOCK: tl
 
 
 @triton.jit
-def _loggam(x):
+def _helper_loggam(x):
     """log Gamma(x) for x >= 1 (float64), as `kernels.cpu.noise.loggam`."""
     x0 = tl.maximum(x, 7.0)
     x2 = 1.0 / (x0 * x0)
@@ -130,13 +130,13 @@ def _loggam(x):
 
 
 @triton.jit
-def _poisson(lam, k0, k1, first):
+def _helper_poisson(lam, k0, k1, first):
     """Poisson(lam) (float64) from draws first .. first + 15, as `kernels.cpu.noise.poisson`."""
     small = lam < POISSON_SMALL
     result = tl.floor(lam + 0.5)
     lam_s = tl.where(small, lam, 0.0)
-    d0, d1 = philox_draw2(k0, k1, first)
-    u = unit_f64(d0, d1)
+    d0, d1 = _helper_philox_draw2(k0, k1, first)
+    u = _helper_unit_f64(d0, d1)
     term = tl.exp(-lam_s)
     total = term
     count = lam * 0.0
@@ -155,7 +155,7 @@ def _poisson(lam, k0, k1, first):
     vr = 0.9277 - 3.6224 / (b - 2.0)
     pending = big
     for j in tl.static_range(PTRS_ATTEMPTS):
-        e0, e1 = philox_draw2(k0, k1, first + 2 * j)
+        e0, e1 = _helper_philox_draw2(k0, k1, first + 2 * j)
         uu = e0.to(tl.float64) * INV_2_32 - 0.5
         v = e1.to(tl.float64) * INV_2_32
         us = 0.5 - tl.abs(uu)
@@ -163,7 +163,7 @@ def _poisson(lam, k0, k1, first):
         quick = (us >= 0.07) & (v <= vr)
         reject = (k < 0) | ((us < 0.013) & (v > us))
         lhs = tl.log(v) + log_invalpha - tl.log(a / (us * us) + b)
-        rhs = -lam_b + k * loglam - _loggam(tl.maximum(k, 0.0) + 1.0)
+        rhs = -lam_b + k * loglam - _helper_loggam(tl.maximum(k, 0.0) + 1.0)
         accept = pending & (quick | ((~reject) & (lhs <= rhs)))
         result = tl.where(accept, k, result)
         pending = pending & (~accept)
@@ -175,18 +175,18 @@ def _shot_kernel(src, dst, samples, fparams, tiles, BLOCK: tl.constexpr, DRAWS: 
                  OUT_INT: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
                  HI_INT: tl.constexpr, NAN_INT: tl.constexpr):  # fmt: skip
     """Poisson(max(0, in / factor)) * factor; factor 0 copies the input."""
-    row, frow, idx, mask, k0, k1, base = _tile(tiles, samples, fparams, BLOCK)
+    row, frow, idx, mask, k0, k1, base = _helper_tile(tiles, samples, fparams, BLOCK)
     raw = tl.load(src + tl.load(row + IN_OFF) + idx, mask=mask, other=0)
     factor = tl.load(frow + F_A)
     safe = tl.where(factor == 0.0, 1.0, factor)
     x = raw.to(tl.float64) / safe
     lam = tl.where(x > 0, x, 0.0)
-    value = _poisson(lam, k0, k1, base + DRAWS * idx.to(tl.uint64)) * factor
+    value = _helper_poisson(lam, k0, k1, base + DRAWS * idx.to(tl.uint64)) * factor
     out = dst + tl.load(row + OUT_OFF) + idx
     if factor == 0.0:
         tl.store(out, raw, mask=mask)
     else:
-        _store(dst, row, idx, value, mask, OUT_INT, LO, HI, HI_INT, NAN_INT)
+        _helper_store(dst, row, idx, value, mask, OUT_INT, LO, HI, HI_INT, NAN_INT)
 
 
 def _tables(out: GpuBatch, inp: GpuBatch, call: Call, floats: tuple[np.ndarray, ...],

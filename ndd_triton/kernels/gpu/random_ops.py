@@ -17,14 +17,14 @@ from ndd_triton._convert import convert_numpy
 from ndd_triton.kernels import register
 from ndd_triton.kernels.cpu.random_ops import beta_sample, choice_sample
 from ndd_triton.kernels.gpu._philox import (
-    mulhi64,
-    philox_draw,
-    philox_draw2,
-    unit_f32,
-    unit_f64,
-    unit_open_f32,
+    _helper_mulhi64,
+    _helper_philox_draw,
+    _helper_philox_draw2,
+    _helper_unit_f32,
+    _helper_unit_f64,
+    _helper_unit_open_f32,
 )
-from ndd_triton.kernels.gpu._saturate import int_limits, round_saturate
+from ndd_triton.kernels.gpu._saturate import _helper_round_saturate, int_limits
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
 from ndd_triton.ops import random_ops as ops
 from ndd_triton.schema import Call, SampleArgs
@@ -47,7 +47,7 @@ TILE = 512
 
 
 @triton.jit
-def _tile(tiles, samples, fparams, BLOCK: tl.constexpr):
+def _helper_tile(tiles, samples, fparams, BLOCK: tl.constexpr):
     """This program's sample row, float row, element indices, mask, Philox key and base."""
     sample = tl.load(tiles + 2 * tl.program_id(0))
     first = tl.load(tiles + 2 * tl.program_id(0) + 1)
@@ -65,25 +65,25 @@ def _tile(tiles, samples, fparams, BLOCK: tl.constexpr):
 def _uniform_kernel(dst, values, samples, fparams, tiles, BLOCK: tl.constexpr,
                     MODE: tl.constexpr, F64: tl.constexpr, U64: tl.constexpr):  # fmt: skip
     """MODE 0: lo + u (hi - lo) clamped below hi; 1: lo + index in [0, span]; 2: values[index]."""
-    row, frow, idx, mask, k0, k1, base = _tile(tiles, samples, fparams, BLOCK)
+    row, frow, idx, mask, k0, k1, base = _helper_tile(tiles, samples, fparams, BLOCK)
     e = idx.to(tl.uint64)
     out = dst + tl.load(row + OUT_OFF) + idx
     if MODE == 0:
         if F64:
-            d0, d1 = philox_draw2(k0, k1, base + 2 * e)
-            u = unit_f64(d0, d1)
+            d0, d1 = _helper_philox_draw2(k0, k1, base + 2 * e)
+            u = _helper_unit_f64(d0, d1)
         else:
-            u = unit_f32(philox_draw(k0, k1, base + e)).to(tl.float64)
+            u = _helper_unit_f32(_helper_philox_draw(k0, k1, base + e)).to(tl.float64)
         lo = tl.load(frow + F_A)
         hi = tl.load(frow + F_B)
         below = tl.load(frow + F_C).to(dst.dtype.element_ty)
         value = (lo + u * (hi - lo)).to(dst.dtype.element_ty)
         tl.store(out, tl.minimum(value, below), mask=mask)
     else:
-        d0, d1 = philox_draw2(k0, k1, base + 2 * e)
+        d0, d1 = _helper_philox_draw2(k0, k1, base + 2 * e)
         u = (d0.to(tl.uint64) << 32) | d1.to(tl.uint64)
         n = tl.load(row + SPAN).to(tl.uint64, bitcast=True) + 1  # 0: the full 64-bit range
-        pick = tl.where(n == 0, u, mulhi64(u, n))
+        pick = tl.where(n == 0, u, _helper_mulhi64(u, n))
         if MODE == 1:
             bits = tl.load(row + LO_BITS).to(tl.uint64, bitcast=True) + pick
             if U64:
@@ -97,11 +97,11 @@ def _uniform_kernel(dst, values, samples, fparams, tiles, BLOCK: tl.constexpr,
 
 
 @triton.jit
-def standard_normal_f32(k0, k1, index):
+def _helper_standard_normal_f32(k0, k1, index):
     """Box-Muller on draws `index`, `index + 1` (index even), in float32 like the CPU kernel."""
-    d0, d1 = philox_draw2(k0, k1, index)
-    radius = tl.sqrt_rn(-2.0 * tl.log(unit_open_f32(d0)))
-    return radius * tl.cos(unit_f32(d1) * TWO_PI)
+    d0, d1 = _helper_philox_draw2(k0, k1, index)
+    radius = tl.sqrt_rn(-2.0 * tl.log(_helper_unit_open_f32(d0)))
+    return radius * tl.cos(_helper_unit_f32(d1) * TWO_PI)
 
 
 @triton.jit
@@ -109,12 +109,12 @@ def _normal_kernel(dst, samples, fparams, tiles, BLOCK: tl.constexpr, OUT_INT: t
                    LO: tl.constexpr, HI: tl.constexpr, HI_INT: tl.constexpr,
                    NAN_INT: tl.constexpr):  # fmt: skip
     """mean + stddev * z in float64, converted to the output type."""
-    row, frow, idx, mask, k0, k1, base = _tile(tiles, samples, fparams, BLOCK)
-    z = standard_normal_f32(k0, k1, base + 2 * idx.to(tl.uint64))
+    row, frow, idx, mask, k0, k1, base = _helper_tile(tiles, samples, fparams, BLOCK)
+    z = _helper_standard_normal_f32(k0, k1, base + 2 * idx.to(tl.uint64))
     value = tl.load(frow + F_A) + tl.load(frow + F_B) * z.to(tl.float64)
     out = dst + tl.load(row + OUT_OFF) + idx
     if OUT_INT:
-        tl.store(out, round_saturate(value, dst.dtype.element_ty, LO, HI, HI_INT, NAN_INT),
+        tl.store(out, _helper_round_saturate(value, dst.dtype.element_ty, LO, HI, HI_INT, NAN_INT),
                  mask=mask)  # fmt: skip
     else:
         tl.store(out, value.to(dst.dtype.element_ty), mask=mask)
@@ -123,8 +123,8 @@ def _normal_kernel(dst, samples, fparams, tiles, BLOCK: tl.constexpr, OUT_INT: t
 @triton.jit
 def _coin_flip_kernel(dst, samples, fparams, tiles, BLOCK: tl.constexpr):
     """1 where a [0, 1) float32 draw is below the probability."""
-    row, frow, idx, mask, k0, k1, base = _tile(tiles, samples, fparams, BLOCK)
-    u = unit_f32(philox_draw(k0, k1, base + idx.to(tl.uint64))).to(tl.float64)
+    row, frow, idx, mask, k0, k1, base = _helper_tile(tiles, samples, fparams, BLOCK)
+    u = _helper_unit_f32(_helper_philox_draw(k0, k1, base + idx.to(tl.uint64))).to(tl.float64)
     hit = u < tl.load(frow + F_A)
     tl.store(dst + tl.load(row + OUT_OFF) + idx, hit.to(dst.dtype.element_ty), mask=mask)
 
