@@ -34,6 +34,33 @@ def _out_layout(call: Call, layout: str) -> str:
     return out_layout  # type: ignore[no-any-return]
 
 
+def _affine(call: Call, channels: np.ndarray, out_channels: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """Per-sample `[N, C_out]` gain = scale / std, bias = shift - mean * gain, and fill."""
+    n = len(channels)
+    width = int(out_channels.max()) if n else 1
+    mean, std = call.mean, call.std
+    uniform = n > 0 and (channels == channels[0]).all() and isinstance(mean, np.ndarray) and \
+        isinstance(std, np.ndarray) and mean.ndim == std.ndim == 2  # fmt: skip
+    if uniform and mean.shape[1] in (1, channels[0]) and std.shape[1] in (1, channels[0]):
+        nc = int(channels[0])  # the common case, vectorised: one mean/std length, one C
+        gain, bias = np.zeros((n, width)), np.zeros((n, width))
+        with np.errstate(divide="ignore", invalid="ignore"):  # std == 0: inf/nan, no error
+            gain[:, :nc] = call.scale / np.broadcast_to(std, (n, nc))
+            bias[:, :nc] = call.shift - np.broadcast_to(mean, (n, nc)) * gain[:, :nc]
+        fill = np.broadcast_to(fill_table(call, nc, int(out_channels[0])), (n, width)).copy()
+        return gain, bias, fill
+    gain, bias, fill = (np.zeros((n, width)) for _ in range(3))
+    for i in range(n):
+        nc = int(channels[i])
+        std_i = _per_channel(call, "std", i, nc)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gain[i, :nc] = call.scale / std_i
+            bias[i, :nc] = call.shift - _per_channel(call, "mean", i, nc) * gain[i, :nc]
+        fill[i, :int(out_channels[i])] = fill_table(call, nc, int(out_channels[i]))
+    return gain, bias, fill
+
+
 def _infer(call: Call) -> OutputSpec:
     layout = call.inputs[0].layout or "HWC"
     out_layout = _out_layout(call, layout)
@@ -48,15 +75,7 @@ def _infer(call: Call) -> OutputSpec:
         out_channels = np.array([1 << int(c - 1).bit_length() if c > 1 else c
                                  for c in channels], dtype=np.int64)  # fmt: skip
         shapes[:, layout.index("C")] = out_channels
-    width = int(out_channels.max()) if n else 1
-    gain, bias, fill = (np.zeros((n, width)) for _ in range(3))
-    for i in range(n):
-        nc = int(channels[i])
-        std = _per_channel(call, "std", i, nc)
-        with np.errstate(divide="ignore", invalid="ignore"):  # std == 0: inf/nan, no error
-            gain[i, :nc] = call.scale / std
-            bias[i, :nc] = call.shift - _per_channel(call, "mean", i, nc) * gain[i, :nc]
-        fill[i, :int(out_channels[i])] = fill_table(call, nc, int(out_channels[i]))
+    gain, bias, fill = _affine(call, channels, out_channels)
     call.derive("window_start", start, per_sample=True)
     call.derive("window_size", size, per_sample=True)
     call.derive("gain", gain, per_sample=True)
