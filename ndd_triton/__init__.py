@@ -70,5 +70,5 @@ __all__ = [
     "get_default_stream", "get_num_threads", "int16", "int32", "int64", "int8", "profile",
     "decoders", "random", "readers", "set_current_stream", "set_default_stream", "set_num_threads", "stream", "tensor",
     "type_id", "types", "uint16", "uint32", "uint64", "uint8",
-    *_OPS,
+    *(name for name in _OPS if "." not in name),
 ]  # fmt: skip

@@ -73,3 +73,10 @@ def test_enums_match_dali_codes():
     assert types.DALIImageType.RGB == 0 and types.BGR == 1 and types.GRAY == 2
     assert types.YCbCr == 3 and types.ANY_DATA == 4
     assert types.DALIDataType.UINT8 == 0 and types.FLOAT == 9 and types.BOOL == 11
+
+
+def test_star_import_and_public_names():
+    namespace: dict = {}
+    exec("from ndd_triton import *", namespace)
+    for name in ("Tensor", "Batch", "flip", "uint8", "EvalMode", "readers", "decoders", "random"):
+        assert name in namespace, name
