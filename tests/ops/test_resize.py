@@ -137,6 +137,18 @@ def test_resize_min_mag_filters_and_dtypes():
     assert_close(np.asarray(out), expected, atol=0.05)
 
 
+def test_resize_per_sample_interp_and_antialias_off():
+    samples = [s.astype(np.float32) for s in _images([(9, 11, 3), (9, 11, 3), (5, 4, 3)])]
+    interps = [types.INTERP_NN, types.INTERP_CUBIC, types.INTERP_LANCZOS3]
+
+    def reference(sample, interp_type, size, antialias):
+        return ref.resize(sample, "HWC", tuple(size), interp=int(interp_type), antialias=antialias)
+
+    check_op(ndd.resize, samples, reference, args={"size": [6, 7], "antialias": False},
+             per_sample={"interp_type": [int(i) for i in interps]}, layout="HWC", atol=1e-3,
+             all_modes=False)  # fmt: skip
+
+
 def test_resize_save_attrs():
     batch = ndd.as_batch(_images([(9, 8, 3), (5, 12, 3)]), layout="HWC")
     for b in (batch, batch.gpu()):
