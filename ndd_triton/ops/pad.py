@@ -43,12 +43,14 @@ def wrap_fill(values: np.ndarray, dtype: np.dtype[Any], what: str) -> np.ndarray
     """Fill values converted to `dtype` with wrap-around for integers (C-style cast)."""
     values = np.asarray(values, dtype=np.float64)
     if dtype.kind == "b":
-        return values != 0
+        flags: np.ndarray = np.not_equal(values, 0)
+        return flags
     if dtype.kind == "f":
-        return values.astype(dtype)
+        return np.asarray(values, dtype=dtype)
     if not np.all(np.isfinite(values)):
         raise ValueError(f"{what} must be finite for integer data; got {values}")
-    return np.trunc(values).astype(np.int64).astype(dtype)
+    wrapped: np.ndarray = np.trunc(values).astype(np.int64)
+    return wrapped.astype(dtype)
 
 
 def _infer(call: Call) -> OutputSpec:

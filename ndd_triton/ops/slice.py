@@ -171,12 +171,14 @@ def _apply_policy(call: Call, policy: str, i: int, axes: list[int], extents: np.
 def _convert_fill(values: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
     """Fill values in the output dtype: integers round half away from zero and saturate."""
     if dtype.kind == "b":
-        return values != 0
+        flags: np.ndarray = np.not_equal(values, 0)
+        return flags
     if dtype.kind == "f":
-        return values.astype(dtype)
+        return np.asarray(values, dtype=dtype)
     info = np.iinfo(dtype)
     rounded = np.copysign(np.floor(np.abs(values) + 0.5), values)
-    return np.clip(np.nan_to_num(rounded), float(info.min), float(info.max)).astype(dtype)
+    result: np.ndarray = np.clip(np.nan_to_num(rounded), float(info.min), float(info.max))
+    return result.astype(dtype)
 
 
 def _fill(call: Call, layout: str | None, shapes: np.ndarray, dtype: Any) -> tuple[Any, int]:

@@ -25,7 +25,8 @@ def _int_mean(total: np.ndarray, count: int) -> np.ndarray:
     """Integer mean truncated toward zero (DALI: mean of [1, 2] with dtype=int32 -> 1)."""
     if count == 0:
         return np.zeros_like(total)
-    return np.sign(total) * (np.abs(total) // count)
+    result: np.ndarray = np.sign(total) * (np.abs(total) // count)
+    return result
 
 
 def fast_sum(x: np.ndarray, axes: tuple[int, ...], dtype: Any) -> np.ndarray:
@@ -43,12 +44,13 @@ def fast_sum(x: np.ndarray, axes: tuple[int, ...], dtype: Any) -> np.ndarray:
             flat = x.reshape(rows, kept)
             k = max(1, 1024 // kept)
             main = (rows // k) * k
-            total = np.sum(flat[main:], axis=0, dtype=dtype)
+            total: np.ndarray = np.sum(flat[main:], axis=0, dtype=dtype)
             if main:
                 blocks = np.sum(flat[:main].reshape(rows // k, k * kept), axis=0, dtype=dtype)
                 total = total + np.sum(blocks.reshape(k, kept), axis=0, dtype=dtype)
             return total.reshape((1,) * lead + x.shape[lead:])
-    return np.sum(x, axis=axes, keepdims=True, dtype=dtype)
+    result: np.ndarray = np.sum(x, axis=axes, keepdims=True, dtype=dtype)
+    return result
 
 
 def _moment(x: np.ndarray, axes: tuple[int, ...], op: int, out_dtype: np.dtype[Any]

@@ -95,8 +95,8 @@ def _normalize_kernel(src, dst, groups, params, segs, samples, ddof, epsilon, sc
             tl.store(dst + base_out + off, y, mask=mask)
 
 
-def _segments(inp: GpuBatch, out: GpuBatch, axes: tuple[int, ...], kept_offsets: list[np.ndarray],
-              batch: bool) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def _segments(inp: GpuBatch, out: GpuBatch, kept_offsets: list[np.ndarray], batch: bool
+              ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Group table `(first_segment, count)` and segment table `(sample, in_abs, out_abs)`."""
     n = inp.batch_size
     if batch:  # group g = kept row g of every sample: segments ordered group-major
@@ -119,7 +119,8 @@ def _kept_offsets(shapes: np.ndarray, axes: tuple[int, ...]) -> list[np.ndarray]
     result = []
     for shape in shapes:
         keep = tuple(1 if d in axes else int(e) for d, e in enumerate(shape))
-        strides = np.cumprod([*list(shape[1:]), 1][::-1])[::-1] if len(shape) else []
+        strides: np.ndarray = np.cumprod([*list(shape[1:]), 1][::-1])[::-1] if len(shape) \
+            else np.zeros(0, np.int64)  # fmt: skip
         idx = np.indices(keep, dtype=np.int64).reshape(len(keep), -1) if keep else \
             np.zeros((0, 1), np.int64)  # fmt: skip
         result.append((idx * np.asarray(strides, np.int64)[:, None]).sum(axis=0))
@@ -131,7 +132,7 @@ def normalize_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """Build group, segment and sample tables; launch one program per group."""
     axes: tuple[int, ...] = arg.norm_axes
     kept = _kept_offsets(inp.shapes, axes)
-    groups, segs = _segments(inp, out, axes, kept, bool(arg.batch))
+    groups, segs = _segments(inp, out, kept, bool(arg.batch))
     red_n = np.array([np.prod([s[d] for d in axes], dtype=np.int64) for s in inp.shapes],
                      dtype=np.int64).reshape(-1)  # fmt: skip
     samples = np.concatenate([red_n[:, None], _split_table(inp.shapes, axes)], axis=1)
