@@ -1,0 +1,54 @@
+"""Independent reference of affine sampling (warp_affine, rotate): float64, one pixel at a time.
+
+Output pixel (x, y) samples the source at `M @ [x + .5, y + .5, 1] - .5` (pixel indices);
+NN takes `floor(p + .5)`, LINEAR blends the four neighbours; taps outside the source read
+`fill` when given, else the clamped border pixel. Integer outputs round half away, saturate.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def _tap(img, ix, iy, fill):
+    h, w = img.shape[:2]
+    if fill is not None and not (0 <= ix < w and 0 <= iy < h):
+        return np.full(img.shape[2], fill, np.float64)
+    return img[min(max(iy, 0), h - 1), min(max(ix, 0), w - 1)].astype(np.float64)
+
+
+def affine_ref(img, inverse, out_hw, fill=None, interp=1, dtype=None):
+    """HWC (or FHWC: frames independently) `img` sampled through the 2x3 `inverse` map."""
+    if img.ndim == 4:
+        return np.stack([affine_ref(f, inverse, out_hw, fill, interp, dtype) for f in img])
+    dtype = np.dtype(dtype or img.dtype)
+    m = np.asarray(inverse, np.float64).reshape(2, 3)
+    out_h, out_w = out_hw
+    res = np.zeros((out_h, out_w, img.shape[2]))
+    for y in range(out_h):
+        for x in range(out_w):
+            px = m[0, 0] * (x + .5) + m[0, 1] * (y + .5) + m[0, 2] - .5
+            py = m[1, 0] * (x + .5) + m[1, 1] * (y + .5) + m[1, 2] - .5
+            if interp == 0:
+                res[y, x] = _tap(img, math.floor(px + .5), math.floor(py + .5), fill)
+                continue
+            x0, y0 = math.floor(px), math.floor(py)
+            fx, fy = px - x0, py - y0
+            top = (1 - fx) * _tap(img, x0, y0, fill) + fx * _tap(img, x0 + 1, y0, fill)
+            bottom = (1 - fx) * _tap(img, x0, y0 + 1, fill) + fx * _tap(img, x0 + 1, y0 + 1, fill)
+            res[y, x] = (1 - fy) * top + fy * bottom
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        res = np.clip(np.sign(res) * np.floor(np.abs(res) + .5), info.min, info.max)
+    return res.astype(dtype)
+
+
+def rotate_inverse(angle, in_hw, out_hw):
+    """Inverse map of rotate: `src = R(angle) (p - c_out) + c_in`, y down, c = size / 2."""
+    a = math.radians(angle)
+    c, s = math.cos(a), math.sin(a)
+    (hi, wi), (ho, wo) = in_hw, out_hw
+    return np.array([[c, -s, wi / 2 - c * wo / 2 + s * ho / 2],
+                     [s, c, hi / 2 - s * wo / 2 - c * ho / 2]])
