@@ -20,7 +20,7 @@ demo: venv
 	$(BIN)/python -m ndd_triton demo $(ARGS)
 
 test: venv
-	NDD_TRITON_EMULATE_GPU=1 TRITON_INTERPRET=1 $(BIN)/python -m pytest tests
+	NDD_TRITON_EMULATE_GPU=1 TRITON_INTERPRET=1 $(BIN)/python -m pytest -q tests
 
 bench: venv
 	$(BIN)/python perf/report.py
