@@ -16,12 +16,7 @@ import pytest
 import ndd_triton as ndd
 
 # Known, understood deviations: case id -> tolerance override (document why).
-TOLERANCE_OVERRIDES: dict[str, dict[str, float]] = {
-    # DALI evaluates the Gaussian from a sampled table whose exact sampling is unknown; our
-    # 32-samples-per-unit linear table (kernels/_resample.py) is within 4.9e-3 of DALI on 10 of
-    # 1944 values of sample 1 (the manifest allows 4.01e-3); the other sample matches to 3e-6.
-    "resize-gaussian-float": {"atol": 5e-3, "rtol": 1e-5, "mismatch_frac": 0.0},
-}
+TOLERANCE_OVERRIDES: dict[str, dict[str, float]] = {}
 
 
 def implemented(op: str) -> bool:
