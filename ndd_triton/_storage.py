@@ -7,6 +7,7 @@ from a sample table in one launch; batches wrapped from scattered tensors are pa
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Sequence
 
@@ -19,15 +20,16 @@ from ndd_triton._device import Device
 class BatchStorage:
     """Samples of one batch as torch tensors, optionally views into one packed buffer."""
 
-    __slots__ = ("_lock", "buffer", "device", "event", "offsets", "samples")
+    __slots__ = ("_dense", "_lock", "_samples", "buffer", "device", "event", "offsets")
 
     def __init__(self, samples: list[torch.Tensor], device: Device,
                  buffer: torch.Tensor | None = None, offsets: np.ndarray | None = None) -> None:  # fmt: skip
-        self.samples = samples
+        self._samples: list[torch.Tensor] | None = samples
         self.device = device
         self.buffer = buffer
         self.offsets = offsets
         self._lock = threading.Lock()
+        self._dense: torch.Tensor | None = None  # cached (N, *shape) view of a uniform batch
         self.event: object | None = None  # CUDA event marking when the producing kernels end
 
     @staticmethod
@@ -37,20 +39,35 @@ class BatchStorage:
         arr = np.asarray(shapes, dtype=np.int64)
         n = len(arr)
         arr = arr.reshape(n, -1) if n else arr.reshape(0, 0)
+        shape_rows = arr.tolist()
+        if n and all(r == shape_rows[0] for r in shape_rows):
+            # Uniform: one (N, *shape) allocation split along the batch axis; cheaper than N
+            # narrow+view calls, and the dense view comes for free.
+            row = shape_rows[0]
+            dense = torch.empty((n, *row), dtype=dtype, device=device.torch_device)
+            size = math.prod(row)
+            storage = BatchStorage(None, device, dense.view(-1),  # type: ignore[arg-type]
+                                   np.arange(n, dtype=np.int64) * size)  # fmt: skip
+            storage._dense = dense  # samples are split off lazily (often never needed)
+            return storage
         sizes = arr.prod(axis=1) if arr.shape[1] else np.ones(n, dtype=np.int64)
         offsets = np.zeros(n, dtype=np.int64)
         if n > 1:
             np.cumsum(sizes[:-1], out=offsets[1:])
         total = int(sizes.sum())
         buffer = torch.empty(total, dtype=dtype, device=device.torch_device)
-        shape_rows = arr.tolist()
-        if n and all(row == shape_rows[0] for row in shape_rows):
-            # Uniform: one view, split along the batch axis (cheaper than N narrow+view calls).
-            samples = list(buffer.view(n, *shape_rows[0]).unbind(0))
-        else:
-            samples = [buffer[o:o + k].view(row) for o, k, row in zip(offsets.tolist(),
-                                                                     sizes.tolist(), shape_rows)]
+        samples = [buffer[o:o + k].view(row) for o, k, row in zip(offsets.tolist(),
+                                                                 sizes.tolist(), shape_rows)]
         return BatchStorage(samples, device, buffer, offsets)
+
+    @property
+    def samples(self) -> list[torch.Tensor]:
+        """Per-sample tensors (views into the packed buffer when there is one)."""
+        samples = self._samples
+        if samples is None:
+            assert self._dense is not None
+            samples = self._samples = list(self._dense.unbind(0))
+        return samples
 
     @property
     def shapes(self) -> list[tuple[int, ...]]:
@@ -77,6 +94,8 @@ class BatchStorage:
 
     def dense(self) -> torch.Tensor | None:
         """Zero-copy `(N, *shape)` view when shapes are uniform and the batch is packed."""
+        if self._dense is not None:
+            return self._dense
         if self.buffer is None or not self.samples:
             return None
         first = self.samples[0].shape
@@ -85,4 +104,5 @@ class BatchStorage:
                 return None
         # Every constructor of a packed storage lays samples out back to back, in order.
         n = len(self.samples)
-        return self.buffer[: n * self.samples[0].numel()].view(n, *first)
+        self._dense = self.buffer[: n * self.samples[0].numel()].view(n, *first)
+        return self._dense
