@@ -3,7 +3,7 @@
 Compares ndd_triton's CPU backend with OpenCV (cv2.transform / cv2.GaussianBlur) and plain torch
 (matmul / depthwise conv2d) when they are importable, in one run. The brief's reference numbers
 for gaussian_blur are DALI 7.6 ms/image and OpenCV 0.83 ms/image.
-Usage: python perf/bench_color.py [--batch 32] [--sigma 1.0] [--repeat 3]
+Usage: python perf/bench_color.py [--batch 32] [--sigma 1.0] [--repeat 3] [--all-ops]
 """
 
 from __future__ import annotations
@@ -51,6 +51,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--sigma", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--all-ops", action="store_true",
+                        help="also time the other colour/filter ops of ndd_triton (cpu)")
     opts = parser.parse_args()
     torch.set_num_threads(1)
     import ndd_triton as ndd
@@ -66,6 +68,23 @@ def main() -> None:
         rows.append(("gaussian_blur", "ndd_triton cpu", best_ms(
             lambda: ndd.gaussian_blur(batch, sigma=opts.sigma).evaluate(), opts.batch,
             opts.repeat)))
+        if opts.all_ops:
+            kernel = ndd.as_tensor(np.full((3, 3), 1 / 9, np.float32))
+            others = {
+                "brightness_contrast": lambda: ndd.brightness_contrast(batch, brightness=1.2,
+                                                                       contrast=0.8),
+                "hsv": lambda: ndd.hsv(batch, hue=20.0, saturation=0.7),
+                "color_space_conversion": lambda: ndd.color_space_conversion(
+                    batch, image_type=ndd.types.RGB, output_type=ndd.types.YCbCr),
+                "laplacian": lambda: ndd.laplacian(batch),
+                "filter 3x3": lambda: ndd.filter(batch, kernel),
+                "equalize": lambda: ndd.equalize(batch),
+                "clahe 8x8": lambda: ndd.clahe(batch, tiles_x=8, tiles_y=8, clip_limit=2.0),
+                "jpeg q50": lambda: ndd.jpeg_compression_distortion(batch, quality=50),
+            }  # fmt: skip
+            for name, call in others.items():
+                rows.append((name, "ndd_triton cpu", best_ms(
+                    lambda call=call: call().evaluate(), opts.batch, opts.repeat)))
     from ndd_triton.ops._color_matrix import hsv_matrices
 
     m = torch.from_numpy(hsv_matrices(np.array([30.0]), np.array([0.8]), np.ones(1))[0]
@@ -90,9 +109,9 @@ def main() -> None:
         rows.append(("(opencv)", "not installed", (float("nan"), float("nan"))))
     print(f"{platform.processor() or platform.machine()}, torch {torch.__version__}, numpy "
           f"{np.__version__}; batch {opts.batch}x480x640x3 u8, sigma {opts.sigma}, 1 thread")
-    print(f"{'op':15s} {'implementation':22s} {'wall':>8s} {'cpu':>8s}  (ms/image)")
+    print(f"{'op':22s} {'implementation':22s} {'wall':>8s} {'cpu':>8s}  (ms/image)")
     for op, impl, (wall, cpu) in rows:
-        print(f"{op:15s} {impl:22s} {wall:8.2f} {cpu:8.2f}")
+        print(f"{op:22s} {impl:22s} {wall:8.2f} {cpu:8.2f}")
 
 
 if __name__ == "__main__":
