@@ -113,6 +113,9 @@ def _run_dense(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
     dense_outs = [s.dense() for s in outs]
     if any(v is None for v in dense_outs) or not _uniform_args(call):
         return False
+    # Dense kernels see every input with the output's sample shape (no per-sample broadcasting).
+    if any(v is not None and v.shape != dense_outs[0].shape for v in dense_ins):
+        return False
     arg = SampleArgs(call, 0, "N" + layout if layout else None)
     dst = to_numpy(dense_outs[0]) if len(outs) == 1 else tuple(to_numpy(v) for v in dense_outs)
     kernel.fn(dst, *dense_ins, arg)

@@ -1,8 +1,10 @@
-"""Per-call overhead of a cheap op (flip on a Batch of 4 tiny samples) in each eval mode.
+"""Per-call overhead of cheap ops on a Batch of 4 tiny samples, per eval mode.
 
-Prints µs per call for ndd_triton and, when `nvidia.dali` is importable, DALI dynamic mode in the
-same run. "caller" is the time until the call returns; "total" includes waiting for the result
-(the throughput a loop of such calls reaches). Usage: python perf/overhead.py [--calls N]
+Prints µs per call for ndd_triton and, when `nvidia.dali` is importable (e.g. run this script
+with a DALI venv's python), DALI dynamic mode. "caller" is the time until the call returns;
+"total" includes waiting for the result (the throughput a loop of such calls reaches); "cpu" is
+the process CPU time (all threads), the robust number on a busy machine.
+Usage: python perf/overhead.py [--calls N]
 """
 
 from __future__ import annotations
@@ -10,26 +12,31 @@ from __future__ import annotations
 import argparse
 import platform
 import time
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
+OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "flip": lambda ndd, b: ndd.flip(b, horizontal=1),
+    "cast": lambda ndd, b: ndd.cast(b, dtype=ndd.float32),
+    "add": lambda ndd, b: b + b,
+    "transpose": lambda ndd, b: ndd.transpose(b, perm=[2, 0, 1]),
+    "reductions.sum": lambda ndd, b: ndd.reductions.sum(b),
+}
 
-def measure(ndd, mode_name: str, calls: int) -> tuple[float, float, float]:
-    """(caller µs/call, total µs/call, process CPU µs/call) for `calls` flips in one mode.
 
-    CPU time (all threads of the process) is the robust number on a busy machine.
-    """
-    samples = [np.zeros((4, 4, 3), np.uint8) for _ in range(4)]
-    batch = ndd.as_batch(samples, layout="HWC")
-    mode = getattr(ndd.EvalMode, mode_name)
-    with mode:
+def measure(ndd: Any, op: Callable[[Any, Any], Any], mode_name: str, calls: int
+            ) -> tuple[float, float, float]:  # fmt: skip
+    """(caller, total, cpu) µs per call for `calls` calls of `op` in one eval mode."""
+    batch = ndd.as_batch([np.zeros((4, 4, 3), np.uint8) for _ in range(4)], layout="HWC")
+    with getattr(ndd.EvalMode, mode_name):
         for _ in range(50):  # warm-up
-            out = ndd.flip(batch, horizontal=1)
+            out = op(ndd, batch)
         out.evaluate()
-        start = time.perf_counter()
-        cpu_start = time.process_time()
+        start, cpu_start = time.perf_counter(), time.process_time()
         for _ in range(calls):
-            out = ndd.flip(batch, horizontal=1)
+            out = op(ndd, batch)
         caller = time.perf_counter() - start
         out.evaluate()
         if mode_name == "deferred":
@@ -41,7 +48,7 @@ def measure(ndd, mode_name: str, calls: int) -> tuple[float, float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--calls", type=int, default=3000)
+    parser.add_argument("--calls", type=int, default=2000)
     args = parser.parse_args()
     libs = []
     try:
@@ -56,14 +63,18 @@ def main() -> None:
         libs.append(("DALI", dali_ndd))
     except ImportError:
         pass
-    print(f"# flip on Batch(4 x 4x4x3 u8), {args.calls} calls; {platform.processor() or 'cpu'}, "
+    print(f"# Batch of 4 x (4,4,3) u8, {args.calls} calls; {platform.machine()}, "
           f"python {platform.python_version()}, numpy {np.__version__}")
-    print(f"{'library':<12} {'mode':<10} {'caller us/call':>15} {'total us/call':>14} "
-          f"{'cpu us/call':>12}")
+    print(f"{'library':<11} {'op':<15} {'mode':<10} {'caller us':>10} {'total us':>9} "
+          f"{'cpu us':>8}")
     for name, lib in libs:
-        for mode in ("eager", "sync_cpu", "sync_full", "deferred"):
-            caller, total, cpu = measure(lib, mode, args.calls)
-            print(f"{name:<12} {mode:<10} {caller:15.1f} {total:14.1f} {cpu:12.1f}")
+        for op_name, op in OPS.items():
+            modes = ("eager", "sync_cpu", "sync_full", "deferred") if op_name == "flip" else \
+                ("eager", "sync_cpu")  # fmt: skip
+            for mode in modes:
+                caller, total, cpu = measure(lib, op, mode, args.calls)
+                print(f"{name:<11} {op_name:<15} {mode:<10} {caller:10.1f} {total:9.1f} "
+                      f"{cpu:8.1f}")
 
 
 if __name__ == "__main__":

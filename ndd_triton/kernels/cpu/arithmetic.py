@@ -105,4 +105,6 @@ def make_cpu_kernel(schema: OpSchema, fn: Fn) -> Callable[..., None]:
 
 for _schema in arithmetic.schemas:
     _name = _schema.name.strip("_")
-    register(_schema, "cpu")(make_cpu_kernel(_schema, BINARY.get(_name) or UNARY[_name]))
+    # dense: uniform batches of equal-shape operands run as one NumPy call (elementwise).
+    _fn = BINARY.get(_name) or UNARY[_name]
+    register(_schema, "cpu", dense=True)(make_cpu_kernel(_schema, _fn))
