@@ -71,9 +71,7 @@ def test_warp_affine_matrix_as_input_and_frames():
 
 def test_warp_affine_transforms_matrix_is_accepted():
     img = _images([(6, 9, 1)])[0]
-    m = ndd.transforms.translation(offset=[1.0, 2.0]) if hasattr(ndd, "transforms") else None
-    if m is None:
-        m = ndd.as_tensor(np.array([[1, 0, 1], [0, 1, 2]], np.float32))
+    m = ndd.transforms.translation(offset=[1.0, 2.0])
     out = np.asarray(ndd.warp_affine(img, matrix=m, inverse_map=False, fill_value=0.0))
     expected = affine_ref(img, [[1, 0, -1], [0, 1, -2]], (6, 9), 0.0)
     np.testing.assert_array_equal(out, expected)
