@@ -4,6 +4,13 @@ Pillow's JPEG path is libjpeg-turbo with the ISLOW IDCT and fancy upsampling, th
 and settings as DALI 2.4's CPU decoder, so RGB output matches DALI bit-exactly (golden data).
 Pillow releases the GIL while it decodes, so samples decode in parallel on the CPU thread pool.
 
+Baseline JPEGs with 3 components (Pillow mode RGB) decode through `simplejpeg` when it is
+installed (`pip install ndd_triton[fast]`): the same libjpeg-turbo, ISLOW IDCT and fancy
+upsampling, so the pixels are identical (checked in tests), at 0.87 vs 1.40 CPU ms for a
+500x375 image, because Pillow unpacks to its 4-byte RGBX storage and copies it out again.
+It runs in strict mode: any libjpeg warning sends the image to Pillow, so errors and
+recoverable damage behave exactly as without it.
+
 Functions here raise `ImageError` with a message that does not name the op or the sample; the
 callers (op inference and kernels) add both.
 """
@@ -17,6 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
+
+try:
+    import simplejpeg  # type: ignore[import-untyped]
+except ImportError:  # optional fast path
+    simplejpeg = None
 
 # DALI's formats (JPEG, JPEG 2000, TIFF, PNG, BMP, PNM, WebP); MPO is Pillow's name for
 # multi-picture JPEGs. Restricting Image.open to these also keeps it away from EPS & co.
@@ -176,9 +188,38 @@ def _orient(pixels: np.ndarray, orientation: int) -> np.ndarray:
     return np.flip(pixels, axis=flips) if flips else pixels
 
 
+def _turbo_rgb(data: np.ndarray, info: ImageInfo, out: np.ndarray | None) -> np.ndarray | None:
+    """RGB pixels of a 3-component JPEG by simplejpeg (into `out` when given), or None when
+    it is not installed, not applicable or reports anything (Pillow then decodes)."""
+    if simplejpeg is None or info.format != "JPEG" or info.mode != "RGB":
+        return None
+    try:
+        return simplejpeg.decode_jpeg(data, colorspace="RGB", buffer=out)  # type: ignore[no-any-return,unused-ignore]
+    except Exception:
+        return None
+
+
+def decode_into(out: np.ndarray, data: np.ndarray, info: ImageInfo, output_type: int,
+                adjust_orientation: bool) -> bool:  # fmt: skip
+    """Decode straight into `out` (uint8 HWC of the decoded shape) when the fast path applies
+    (RGB output, no orientation change); False when the caller must use `decode`."""
+    if output_type not in (RGB, ANY_DATA) or out.dtype != np.uint8 or \
+            (adjust_orientation and info.orientation != 1) or not out.flags.c_contiguous or \
+            out.shape != (info.height, info.width, 3):  # fmt: skip
+        return False
+    return _turbo_rgb(data, info, out) is not None
+
+
 def decode(data: np.ndarray, info: ImageInfo, output_type: int, adjust_orientation: bool
            ) -> np.ndarray:  # fmt: skip
     """Decode one image to HWC uint8 in the output colour space (possibly a strided view)."""
+    rgb = _turbo_rgb(data, info, None) if output_type in (RGB, BGR, YCBCR, ANY_DATA) else None
+    if rgb is not None:
+        pixels = {BGR: lambda: rgb[:, :, ::-1], YCBCR: lambda: rgb_to_ycbcr(rgb)}.get(
+            output_type, lambda: rgb)()
+        if adjust_orientation and info.orientation != 1:
+            pixels = _orient(pixels, info.orientation)
+        return pixels
     try:
         image = _reopen(data, info)
         if output_type == GRAY and info.format in ("JPEG", "MPO") and image.mode != "CMYK":

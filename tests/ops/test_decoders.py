@@ -540,3 +540,40 @@ def test_imread_signature_lists_decoder_keywords():
     assert list(params)[:2] == ["filepaths", "device"]
     assert params["device"].default == "cpu"
     assert {"output_type", "dtype", "adjust_orientation", "cache_size"} <= set(params)
+
+
+# ---- simplejpeg fast path --------------------------------------------------------------------
+def _photo_jpegs():
+    from pathlib import Path
+
+    folder = Path(ndd.__file__).parent / "data" / "images"
+    return [np.fromfile(p, np.uint8) for p in sorted(folder.glob("*.jpg"))]
+
+
+@pytest.mark.parametrize("output_type", [RGB, BGR, YCBCR, ANY, GRAY])
+@pytest.mark.parametrize("orientation", [1, 6])
+def test_fast_jpeg_path_matches_pillow(files, monkeypatch, output_type, orientation):
+    """The optional simplejpeg path (same libjpeg-turbo settings) is bit-exact with Pillow's,
+    full decodes into the output and windows alike; without simplejpeg both sides are Pillow."""
+    from ndd_triton.decoders import _pillow
+
+    jpegs = [files["jpeg420"], files["jpeg444"], files["jpeg_gray"], *_photo_jpegs(),
+             with_orientation(_pixels(12, 20, 3, 12), orientation, "JPEG")]  # fmt: skip
+    batch = ndd.as_batch(jpegs)
+    fast_full = ndd.decoders.image(batch, output_type=output_type).evaluate()
+    fast_crop = ndd.decoders.image_crop(batch, crop=(9, 5), output_type=output_type).evaluate()
+    monkeypatch.setattr(_pillow, "simplejpeg", None)
+    slow_full = ndd.decoders.image(batch, output_type=output_type).evaluate()
+    slow_crop = ndd.decoders.image_crop(batch, crop=(9, 5), output_type=output_type).evaluate()
+    for fast, slow in ((fast_full, slow_full), (fast_crop, slow_crop)):
+        for i, (a, b) in enumerate(zip(samples_of(fast), samples_of(slow), strict=True)):
+            np.testing.assert_array_equal(a, b, err_msg=f"sample {i}")
+
+
+def test_fast_jpeg_path_leaves_damaged_data_to_pillow(files):
+    from ndd_triton.decoders import _pillow
+
+    info = _pillow.read_info(files["jpeg420"])
+    data = files["jpeg420"][: len(files["jpeg420"]) * 2 // 3]
+    out = np.zeros(info.shape(0, True), np.uint8)
+    assert not _pillow.decode_into(out, data, info, 0, True)  # strict: libjpeg's warning

@@ -21,9 +21,13 @@ _DECODERS = ("decoders.image", "decoders.image_crop", "decoders.image_slice",
 def decode_sample(out: np.ndarray, arg: SampleArgs, op: str) -> None:
     """Decode `arg.encoded` and write its window into `out` (RuntimeError names the sample)."""
     try:
+        window = arg.window
+        if window is None and _pillow.decode_into(out, arg.encoded, arg.info,
+                                                  int(arg.output_type),
+                                                  bool(arg.adjust_orientation)):  # fmt: skip
+            return
         pixels = _pillow.decode(arg.encoded, arg.info, int(arg.output_type),
                                 bool(arg.adjust_orientation))  # fmt: skip
-        window = arg.window
         if window is not None:
             y0, x0, h, w = (int(v) for v in window)
             pixels = pixels[y0:y0 + h, x0:x0 + w]
