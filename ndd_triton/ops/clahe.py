@@ -29,6 +29,13 @@ def _infer(call: Call) -> OutputSpec:
     if len(bad):
         i = int(bad[0])
         raise call.error(f"input 0 sample {i}: expected 1 or 3 channels; got {int(channels[i])}")
+    if call.device == "gpu":
+        if call.bins != 256:
+            raise call.error(f"argument 'bins' must be 256 on the gpu; got {call.bins} (other "
+                             "bin counts run on the cpu)")
+        if call.luma_only and len(np.unique(channels)) > 1:
+            raise call.error("a batch mixing 1- and 3-channel samples with luma_only=True runs "
+                             "on the cpu only; split the batch or use device='cpu'")
     return OutputSpec(inp.dtype, inp.shapes.copy(), inp.layout)
 
 
@@ -49,5 +56,4 @@ schema = OpSchema(
             doc="RGB: equalise the luma and scale the channels; False: each channel alone."),
     ),
     infer=_infer,
-    devices=("cpu",),
 )

@@ -1,5 +1,6 @@
-"""clahe: a plain-loop reference of OpenCV 4.x CLAHE (the CPU kernel was also checked bit-exact
-against cv2.createCLAHE(...).apply on 60 random single-channel configurations, OpenCV 5.0.0)."""
+"""clahe: a plain-loop reference of OpenCV 4.x CLAHE, on the cpu and the emulated gpu (the CPU
+kernel was also checked bit-exact against cv2.createCLAHE(...).apply on 60 random
+single-channel configurations, OpenCV 5.0.0)."""
 
 import math
 
@@ -76,14 +77,22 @@ def images(shapes, seed=0):
 @pytest.mark.parametrize(("tiles", "clip"), [((2, 3), 2.0), ((4, 4), 0.0), ((3, 1), 40.0)])
 def test_gray_and_per_channel(tiles, clip):
     args = {"tiles_x": tiles[0], "tiles_y": tiles[1], "clip_limit": clip, "luma_only": False}
-    check_op(ndd.clahe, images([(12, 17, 1), (9, 8, 3)]), ref_clahe, args=args, layout="HWC",
-             backends=("cpu",), all_modes=clip == 2.0)  # fmt: skip
+    check_op(ndd.clahe, images([(12, 17, 1), (9, 8, 3), (2, 3, 1)]), ref_clahe, args=args,
+             layout="HWC", all_modes=clip == 2.0)  # fmt: skip
 
 
 def test_rgb_luma_only():
     check_op(ndd.clahe, images([(10, 13, 3), (16, 16, 3)]), ref_clahe,
              args={"tiles_x": 2, "tiles_y": 2, "clip_limit": 1.5}, layout="HWC",
-             backends=("cpu",), all_modes=False)  # fmt: skip
+             all_modes=False)  # fmt: skip
+
+
+def test_one_launch_per_ragged_batch():
+    batch = ndd.as_batch(images([(7, 9, 3), (12, 5, 3)]), layout="HWC").gpu()
+    with ndd.profile() as prof:
+        ndd.clahe(batch, tiles_x=3, tiles_y=2, clip_limit=2.0).evaluate()
+    (record,) = prof.records
+    assert record.gpu_launches == 1
 
 
 def test_clahe_errors():
@@ -101,5 +110,8 @@ def test_clahe_errors():
     with pytest.raises(ValueError, match="clahe: input 0 has layout 'HW'"):
         ndd.clahe(ndd.as_tensor(np.zeros((8, 8), np.uint8), layout="HW"), tiles_x=2, tiles_y=2,
                   clip_limit=1.0)  # fmt: skip
-    with pytest.raises(ValueError, match="device='gpu' is not supported"):
-        ndd.clahe(ndd.as_tensor(x).gpu(), tiles_x=2, tiles_y=2, clip_limit=1.0)
+    with pytest.raises(ValueError, match="clahe: argument 'bins' must be 256 on the gpu; got 64"):
+        ndd.clahe(ndd.as_tensor(x).gpu(), tiles_x=2, tiles_y=2, clip_limit=1.0, bins=64)
+    mixed = ndd.as_batch([x, np.zeros((8, 8, 1), np.uint8)]).gpu()
+    with pytest.raises(ValueError, match="mixing 1- and 3-channel samples with luma_only=True"):
+        ndd.clahe(mixed, tiles_x=2, tiles_y=2, clip_limit=1.0)
