@@ -146,16 +146,28 @@ def band_blocks(plan: AxisPlan) -> tuple[BandBlock, ...]:
     """The axis table as dense band blocks, for a CPU matmul (duplicate clamped taps summed).
 
     Rows of a resampling matrix have a few adjacent nonzeros, so blocks of 16 output rows touch
-    a narrow band of input columns: one small GEMM per block does the whole pass.
+    a narrow band of input columns: one small GEMM per block does the whole pass. Built for all
+    blocks at once (random crops make a new plan per sample, so this runs per sample).
     """
     table = axis_table(plan)
+    n_out = plan.n_out
+    if n_out == 0:
+        return ()
+    index = table.index.astype(np.int64)
+    starts = np.arange(0, n_out, _BLOCK)
+    lo = np.minimum.reduceat(index.min(axis=1), starts)
+    hi = np.maximum.reduceat(index.max(axis=1), starts) + 1
+    width = int((hi - lo).max())
+    rows = np.arange(n_out)
+    cols = index - lo[rows // _BLOCK][:, None]
+    # Taps summed in float64 in (row, tap) order, then rounded once to float32.
+    flat = (rows[:, None] * width + cols).reshape(-1)
+    dense = np.bincount(flat, weights=table.weight.reshape(-1).astype(np.float64),
+                        minlength=len(starts) * _BLOCK * width)  # fmt: skip
+    dense = dense.reshape(len(starts), _BLOCK, width).astype(np.float32)
     blocks = []
-    for j0 in range(0, plan.n_out, _BLOCK):
-        j1 = min(j0 + _BLOCK, plan.n_out)
-        index = table.index[j0:j1].astype(np.int64)
-        l0, l1 = int(index.min()), int(index.max()) + 1
-        dense = np.zeros((j1 - j0, l1 - l0), np.float64)
-        rows = np.repeat(np.arange(j1 - j0), table.taps)
-        np.add.at(dense, (rows, (index - l0).reshape(-1)), table.weight[j0:j1].reshape(-1))
-        blocks.append(BandBlock(j0, j1, l0, l1, dense.astype(np.float32)))
+    for b, (j0, l0, l1) in enumerate(zip(starts.tolist(), lo.tolist(), hi.tolist())):
+        j1 = min(j0 + _BLOCK, n_out)
+        blocks.append(BandBlock(j0, j1, l0, l1,
+                                np.ascontiguousarray(dense[b, :j1 - j0, :l1 - l0])))  # fmt: skip
     return tuple(blocks)

@@ -38,9 +38,11 @@ def sample_plans(arg: SampleArgs, antialias: bool) -> list[AxisPlan]:
                      int(interp[k]), bool(antialias)) for k in range(len(n_in))]  # fmt: skip
 
 
-def _pass(t: torch.Tensor, order: list[int], axis: int, plan: AxisPlan
+def _pass(t: torch.Tensor, order: list[int], axis: int, plan: AxisPlan, first: int = 0
           ) -> tuple[torch.Tensor, list[int]]:  # fmt: skip
-    """Resample logical `axis` of `t` (physical dims in `order`); returns float32 data."""
+    """Resample logical `axis` of `t` (physical dims in `order`); returns float32 data.
+
+    `t` holds the axis from source index `first` on (see `_support`)."""
     p = order.index(axis)
     inner = math.prod(t.shape[p + 1:])
     if p != t.dim() - 1 and inner < _SMALL_INNER:
@@ -58,16 +60,16 @@ def _pass(t: torch.Tensor, order: list[int], axis: int, plan: AxisPlan
     if p == t.dim() - 1:
         src, dst = t.view(-1, t.shape[p]), res.view(-1, plan.n_out)
         for j0, j1, l0, l1, _, mt in _blocks(plan):
-            torch.mm(src[:, l0:l1], mt, out=dst[:, j0:j1])
+            torch.mm(src[:, l0 - first:l1 - first], mt, out=dst[:, j0:j1])
     elif math.prod(t.shape[:p]) == 1:
         src, dst = t.view(t.shape[p], -1), res.view(plan.n_out, -1)
         for j0, j1, l0, l1, m, _ in _blocks(plan):
-            torch.mm(m, src[l0:l1], out=dst[j0:j1])
+            torch.mm(m, src[l0 - first:l1 - first], out=dst[j0:j1])
     else:
         outer = math.prod(t.shape[:p])
         src, dst = t.view(outer, t.shape[p], -1), res.view(outer, plan.n_out, -1)
         for j0, j1, l0, l1, m, _ in _blocks(plan):
-            dst[:, j0:j1] = torch.matmul(m, src[:, l0:l1])
+            dst[:, j0:j1] = torch.matmul(m, src[:, l0 - first:l1 - first])
     return res, order
 
 
@@ -79,6 +81,15 @@ def store(out: np.ndarray, t: torch.Tensor, order: list[int]) -> None:
         t = t.clamp_(info.min, info.max)
         t = t.add_(0.5) if info.min == 0 else torch.where(t < 0, t - 0.5, t + 0.5)
     dst.permute(order).copy_(t)
+
+
+@functools.lru_cache(maxsize=512)
+def _support(plan: AxisPlan) -> tuple[int, int]:
+    """Source indices `[lo, hi)` read by any output of the axis (empty for no output)."""
+    blocks = _blocks(plan)
+    if not blocks:
+        return 0, 0
+    return min(b[2] for b in blocks), max(b[3] for b in blocks)
 
 
 def _next_axis(t: torch.Tensor, order: list[int], todo: dict[int, AxisPlan]) -> int:
@@ -100,9 +111,17 @@ def resample(out: np.ndarray, inp: np.ndarray, layout: str, letters: str,
     t = torch.from_numpy(inp)
     order = list(range(inp.ndim))
     todo = {layout.index(c): plan for c, plan in zip(letters, plans, strict=True)}
+    first = {}
+    for axis, plan in todo.items():
+        # Only the source rows/columns that some output reads (a crop window, e.g. in
+        # random_resized_crop) are converted and multiplied: the same sums on less data.
+        lo, hi = _support(plan)
+        if hi > lo and (lo > 0 or hi < t.shape[axis]):
+            t = t.narrow(axis, lo, hi - lo)
+        first[axis] = lo if hi > lo else 0
     while todo:
         axis = _next_axis(t, order, todo)
-        t, order = _pass(t, order, axis, todo.pop(axis))
+        t, order = _pass(t, order, axis, todo.pop(axis), first[axis])
     if t.dtype != torch.float32:  # no spatial axis (cannot happen for valid layouts)
         t = t.to(torch.float32)
     store(out, t, order)
