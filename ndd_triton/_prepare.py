@@ -121,55 +121,54 @@ def _input_layout(schema: OpSchema, k: int, layout: str | None, ndim: int) -> st
     return layout
 
 
-def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
-            batch_size: Any, device: Any) -> Any:  # fmt: skip
-    """Prepare one call of `schema` and schedule its run; returns Tensor/Batch result(s)."""
-    start = time.perf_counter() if _profiling.ACTIVE else 0.0
+def _wrap_inputs(schema: OpSchema, inputs: Sequence[Any]) -> tuple[list[Any], bool]:
+    """Inputs as Tensor/Batch (None for absent optional ones); True if any was external data."""
     op = schema.name
-    external = False
-    data: list[Any] = []
     if schema.inputs and schema.inputs[-1].variadic and inputs and \
             isinstance(inputs[0], list | tuple):  # fmt: skip
         raise ValueError(f"{op}: inputs must be passed as separate positional arguments "
                          f"(op(a, b, ...)); got a {type(inputs[0]).__name__} as input 0")
+    data: list[Any] = []
+    external = False
     for k, x in enumerate(inputs):
-        if x is None:  # an optional positional input that was not given
-            data.append(None)
-            continue
-        if not isinstance(x, Tensor | Batch):
+        if x is not None and not isinstance(x, Tensor | Batch):
             try:
                 x = as_tensor(x)
             except (TypeError, ValueError, RuntimeError) as e:
                 raise type(e)(f"{op}: input {k} cannot be converted to a tensor: {e}") from e
             external = True
         data.append(x)
-    is_batch = batch_size is not None
-    sizes: list[tuple[str, int]] = []
-    for k, x in enumerate(data):
-        if isinstance(x, Batch):
-            is_batch = True
-            sizes.append((f"input {k}", x.batch_size))
-    args = schema.args
-    for arg, value in zip(args, arg_values):
-        if isinstance(value, Batch):
-            is_batch = True
-            sizes.append((f"argument '{arg.name}'", value.batch_size))
+    return data, external
+
+
+def _batch_size(schema: OpSchema, data: list[Any], arg_values: Sequence[Any],
+                batch_size: Any) -> tuple[int, bool]:  # fmt: skip
+    """(N, result is a Batch): from Batch inputs/arguments, else `batch_size=`, else 1."""
+    op = schema.name
+    sizes = [(f"input {k}", x.batch_size) for k, x in enumerate(data) if isinstance(x, Batch)]
+    sizes += [(f"argument '{arg.name}'", value.batch_size)
+              for arg, value in zip(schema.args, arg_values) if isinstance(value, Batch)]
     if sizes:
         n = sizes[0][1]
         for what, size in sizes[1:]:
             if size != n:
                 raise ValueError(f"{op}: Inconsistent batch size: {size} != {n} ({what} vs "
                                  f"{sizes[0][0]})")
-    elif batch_size is not None:
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer):
-            raise TypeError(f"{op}: batch_size must be an int; got {type(batch_size).__name__}")
-        n = int(batch_size)
-        if n < 1:  # DALI's random generators report this as a RuntimeError
-            raise (RuntimeError if schema.random else ValueError)(
-                f"{op}: batch_size must be positive; got {n}")
-    else:
-        n = 1
-    dev = _resolve_device(schema, device, data)
+        return n, True
+    if batch_size is None:
+        return 1, False
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer):
+        raise TypeError(f"{op}: batch_size must be an int; got {type(batch_size).__name__}")
+    if batch_size < 1:  # DALI's random generators report this as a RuntimeError
+        raise (RuntimeError if schema.random else ValueError)(
+            f"{op}: batch_size must be positive; got {batch_size}")
+    return int(batch_size), True
+
+
+def _input_batches(schema: OpSchema, data: list[Any], n: int, dev: Device
+                   ) -> tuple[list[Batch | None], list[InputMeta | None]]:  # fmt: skip
+    """Every input as a batch of N on the op's device, plus what infer may know of it."""
+    op = schema.name
     batches: list[Batch | None] = []
     metas: list[InputMeta | None] = []
     for k, x in enumerate(data):
@@ -197,10 +196,15 @@ def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
             raise TypeError(f"{op}: input {k} has dtype {b.dtype}; expected one of "
                             f"{', '.join(str(d) for d in spec.dtypes)}")
         batches.append(b)
-        metas.append(InputMeta(b.dtype, layout, shapes, _host_values(x, n) if spec is not None
-                               and spec.host_values else None))  # fmt: skip
-    call = Call(schema, n, dev.device_type, metas, {})
-    for arg, value in zip(args, arg_values):
+        host = _host_values(x, n) if spec is not None and spec.host_values else None
+        metas.append(InputMeta(b.dtype, layout, shapes, host))
+    return batches, metas
+
+
+def _convert_args(call: Call, arg_values: Sequence[Any]) -> None:
+    """Convert and validate every argument into `call.values` (defaults included)."""
+    op = call.schema.name
+    for arg, value in zip(call.schema.args, arg_values):
         if value is None:
             value = arg.default
             if value is None or value is REQUIRED:
@@ -209,21 +213,33 @@ def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
         else:
             call.given.add(arg.name)
         if arg.per_sample:
-            converted = per_sample_value(op, arg, value, n)
+            converted = per_sample_value(op, arg, value, call.batch_size)
             call.per_sample.add(arg.name)
         else:
             converted = constant_value(op, arg, value)
         validate(op, arg, converted)
         call.values[arg.name] = converted
+
+
+def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
+            batch_size: Any, device: Any) -> Any:  # fmt: skip
+    """Prepare one call of `schema` and schedule its run; returns Tensor/Batch result(s)."""
+    start = time.perf_counter() if _profiling.ACTIVE else 0.0
+    data, external = _wrap_inputs(schema, inputs)
+    n, is_batch = _batch_size(schema, data, arg_values, batch_size)
+    dev = _resolve_device(schema, device, data)
+    batches, metas = _input_batches(schema, data, n, dev)
+    call = Call(schema, n, dev.device_type, metas, {})
+    _convert_args(call, arg_values)
     specs = schema.infer(call)
     if isinstance(specs, OutputSpec):
         specs = [specs]
     kernel = lookup(schema, dev.device_type)
     ctx = EvalContext.current()
-    inv = Invocation(op, make_run(call, kernel, batches, list(specs), dev, ctx), ctx,
+    inv = Invocation(schema.name, make_run(call, kernel, batches, list(specs), dev, ctx), ctx,
                      user_callsite())  # fmt: skip
     if _profiling.ACTIVE:
-        inv.record = _profiling.new_record(op, str(dev), EvalMode.current().name, n)
+        inv.record = _profiling.new_record(schema.name, str(dev), EvalMode.current().name, n)
     results = []
     for k, spec in enumerate(specs):
         out = Batch._pending(OutputRef(inv, k), spec.dtype, spec.layout, dev, n, spec.shapes)

@@ -16,3 +16,16 @@ sys.path.insert(0, HERE)
 from ndd_triton.kernels.gpu import _tables  # noqa: E402
 
 _tables.LAUNCH_LOG = []
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """With NDD_TRITON_LAUNCH_LOG=path, save this session's compile jobs (used when the compile
+    check runs alone)."""
+    path = os.environ.get("NDD_TRITON_LAUNCH_LOG")
+    if path and _tables.LAUNCH_LOG:
+        import json
+
+        from test_kernels_compile import launch_jobs
+
+        with open(path, "w") as f:
+            json.dump(launch_jobs(_tables.LAUNCH_LOG), f)

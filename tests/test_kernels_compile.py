@@ -3,7 +3,7 @@
 The interpreter accepts code the compiler rejects (plain-int globals, for one), so the kernels
 launched during this test session (recorded by GpuRun.launch) are compiled in a subprocess with
 `triton.compile(ASTSource(...), target=GPUTarget("cuda", cc, 32))`. Run alone, the test first
-exercises one golden case per op on the emulated gpu to record launches.
+runs the op tests and golden cases in a subprocess to record their launches.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import os
 import pkgutil
 import subprocess
 import sys
+import tempfile
 
 import ndd_triton as ndd
 import ndd_triton.kernels.gpu as gpu_pkg
@@ -34,41 +35,45 @@ def _jit_kernels() -> set[tuple[str, str]]:
     return found
 
 
-def _exercise_golden() -> None:
-    import golden
-    from test_golden import CASES, run_case
-
-    seen: set[str] = set()
-    for case in CASES:
-        if case.op in seen:
-            continue
-        seen.add(case.op)
-        try:
-            run_case(case, "gpu")
-        except Exception:  # noqa: BLE001, S110 (only launches matter here)
-            pass
-    assert golden is not None
-
-
 def _serialise(v):
     if type(v).__module__.startswith("triton"):
         return {"tl_dtype": str(v).replace("tl.", "")}
     return v
 
 
-def test_every_triton_kernel_compiles_for_sm80_and_sm90():
-    if not _tables.LAUNCH_LOG:
-        _exercise_golden()
-    jobs, keys = [], set()
-    for kernel, signature, constexprs in _tables.LAUNCH_LOG or []:
+def launch_jobs(log) -> list[dict]:
+    """Compile jobs covering every constexpr specialisation and every argument-type signature
+    of each launched kernel at least once (not their full cross product, which would take CI
+    many minutes for no new coverage: a kernel body either lowers for a dtype or it does not)."""
+    jobs, by_consts, by_signature = [], set(), set()
+    for kernel, signature, constexprs in log:
         module, name = kernel.fn.__module__, kernel.fn.__name__
         consts = {k: _serialise(v) for k, v in constexprs.items()}
-        key = (module, name, json.dumps(signature, sort_keys=True), json.dumps(consts, sort_keys=True))
-        if key in keys:
+        key_c = (module, name, json.dumps(consts, sort_keys=True))
+        key_s = (module, name, json.dumps(signature, sort_keys=True))
+        if key_c in by_consts and key_s in by_signature:
             continue
-        keys.add(key)
+        by_consts.add(key_c)
+        by_signature.add(key_s)
         jobs.append({"module": module, "name": name, "signature": signature,
-                     "constexprs": consts, "targets": TARGETS})
+                     "constexprs": consts, "targets": TARGETS})  # fmt: skip
+    return jobs
+
+
+def _jobs_from_op_tests() -> list[dict]:
+    """Run alone: record launches by running the op tests in a subprocess."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "launches.json")
+        env = dict(os.environ, NDD_TRITON_LAUNCH_LOG=path)
+        subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", os.path.join(HERE, "ops"),
+                        os.path.join(HERE, "test_golden.py")], env=env, check=True,
+                       capture_output=True, timeout=1800)  # fmt: skip
+        with open(path) as f:
+            return json.load(f)
+
+
+def test_every_triton_kernel_compiles_for_sm80_and_sm90():
+    jobs = launch_jobs(_tables.LAUNCH_LOG) if _tables.LAUNCH_LOG else _jobs_from_op_tests()
     launched = {(j["module"], j["name"]) for j in jobs}
     never = sorted(f"{m}.{n}" for m, n in _jit_kernels() - launched
                    if not n.startswith("_helper"))  # fmt: skip
