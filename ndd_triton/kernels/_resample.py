@@ -166,7 +166,7 @@ def band_blocks(plan: AxisPlan) -> tuple[BandBlock, ...]:
                         minlength=len(starts) * _BLOCK * width)  # fmt: skip
     dense = dense.reshape(len(starts), _BLOCK, width).astype(np.float32)
     blocks = []
-    for b, (j0, l0, l1) in enumerate(zip(starts.tolist(), lo.tolist(), hi.tolist())):
+    for b, (j0, l0, l1) in enumerate(zip(starts.tolist(), lo.tolist(), hi.tolist(), strict=True)):
         j1 = min(j0 + _BLOCK, n_out)
         blocks.append(BandBlock(j0, j1, l0, l1,
                                 np.ascontiguousarray(dense[b, :j1 - j0, :l1 - l0])))  # fmt: skip
