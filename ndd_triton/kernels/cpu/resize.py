@@ -30,6 +30,17 @@ def _blocks(plan: AxisPlan) -> tuple[tuple[int, int, int, int, torch.Tensor, tor
                  for b in band_blocks(plan))  # fmt: skip
 
 
+@functools.lru_cache(maxsize=512)
+def _kron_blocks(plan: AxisPlan, channels: int
+                 ) -> tuple[tuple[int, int, int, int, torch.Tensor], ...]:  # fmt: skip
+    """Band blocks for an axis followed by `channels` interleaved values (HWC's W): the
+    transposed block with each weight spread over the channels, `kron(M.T, I_C)`, so a GEMM
+    on the `[rows, W * C]` view resamples W without transposing the data."""
+    eye = np.eye(channels, dtype=np.float32)
+    return tuple((b.j0, b.j1, b.l0, b.l1, torch.from_numpy(np.kron(b.matrix.T, eye)))
+                 for b in band_blocks(plan))  # fmt: skip
+
+
 def sample_plans(arg: SampleArgs, antialias: bool) -> list[AxisPlan]:
     """The AxisPlans of one sample, outermost spatial axis first."""
     n_in, n_out = arg.resample_in, arg.resample_out
@@ -45,6 +56,21 @@ def _pass(t: torch.Tensor, order: list[int], axis: int, plan: AxisPlan, first: i
     `t` holds the axis from source index `first` on (see `_support`)."""
     p = order.index(axis)
     inner = math.prod(t.shape[p + 1:])
+    if p == t.dim() - 2 and inner < _SMALL_INNER:
+        # The axis right before a few channels (HWC's W): one GEMM per block on the
+        # `[outer, n * C]` view with the weights spread over the channels. Each output sums the
+        # same products as after a transpose (plus exact zeros), without moving the data twice
+        # (the transpose here and the transposed copy in `store`).
+        if t.dtype != torch.float32 or not t.is_contiguous():
+            t = t.to(torch.float32).contiguous()
+        shape = list(t.shape)
+        shape[p] = plan.n_out
+        res = torch.empty(shape, dtype=torch.float32)
+        src, dst = t.view(-1, t.shape[p] * inner), res.view(-1, plan.n_out * inner)
+        for j0, j1, l0, l1, kt in _kron_blocks(plan, inner):
+            torch.mm(src[:, (l0 - first) * inner:(l1 - first) * inner], kt,
+                     out=dst[:, j0 * inner:j1 * inner])  # fmt: skip
+        return res, order
     if p != t.dim() - 1 and inner < _SMALL_INNER:
         # Transpose in the source type, then convert: torch's converting copy is slow across
         # mismatched strides (measured 2 ms vs 0.5 ms for 480x640x3 u8).
