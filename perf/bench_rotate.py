@@ -64,8 +64,15 @@ def main() -> None:
     rows: list[tuple[str, float, float, float]] = []
     with ndd.EvalContext(num_threads=1):
         ours = np.asarray(ndd.rotate(batch, angle=opts.angle).cpu().select(0)).astype(np.float64)
-        rows.append(("ndd_triton cpu", *best_ms(
-            lambda: ndd.rotate(batch, angle=opts.angle).evaluate(), opts.batch, opts.repeat), 0.0))
+        rows.append(
+            (
+                "ndd_triton cpu",
+                *best_ms(
+                    lambda: ndd.rotate(batch, angle=opts.angle).evaluate(), opts.batch, opts.repeat
+                ),
+                0.0,
+            )
+        )
 
     def diff(result: Any) -> float:
         return float(np.abs(np.asarray(result, dtype=np.float64) - ours).max())
@@ -78,31 +85,56 @@ def main() -> None:
         res = F.grid_sample(src, grid, mode="bilinear", padding_mode="border", align_corners=False)
         return res.round_().clamp_(0, 255).to(torch.uint8).permute(0, 2, 3, 1).contiguous()
 
-    rows.append(("torch grid_sample f32", *best_ms(
-        lambda: [torch_rotate(t) for t in tensors], opts.batch, opts.repeat),
-        diff(torch_rotate(tensors[0])[0])))
+    rows.append(
+        (
+            "torch grid_sample f32",
+            *best_ms(lambda: [torch_rotate(t) for t in tensors], opts.batch, opts.repeat),
+            diff(torch_rotate(tensors[0])[0]),
+        )
+    )
     try:
         import cv2
 
         cv2.setNumThreads(1)
         mat = cv2.getRotationMatrix2D((320, 240), opts.angle, 1.0)
         mat[:, 2] += [(out_w - 640) / 2, (out_h - 480) / 2]
-        rows.append(("opencv warpAffine", *best_ms(
-            lambda: [cv2.warpAffine(im, mat, (out_w, out_h), borderMode=cv2.BORDER_REPLICATE)
-                     for im in images], opts.batch, opts.repeat), float("nan")))
+        rows.append(
+            (
+                "opencv warpAffine",
+                *best_ms(
+                    lambda: [
+                        cv2.warpAffine(im, mat, (out_w, out_h), borderMode=cv2.BORDER_REPLICATE)
+                        for im in images
+                    ],
+                    opts.batch,
+                    opts.repeat,
+                ),
+                float("nan"),
+            )
+        )
     except ImportError:
         rows.append(("opencv: not installed", math.nan, math.nan, math.nan))
     try:
         from torchvision.transforms.v2 import functional as tvf
 
-        rows.append(("torchvision v2 rotate", *best_ms(
-            lambda: [tvf.rotate(t, opts.angle, expand=True) for t in tensors], opts.batch,
-            opts.repeat), float("nan")))
+        rows.append(
+            (
+                "torchvision v2 rotate",
+                *best_ms(
+                    lambda: [tvf.rotate(t, opts.angle, expand=True) for t in tensors],
+                    opts.batch,
+                    opts.repeat,
+                ),
+                float("nan"),
+            )
+        )
     except ImportError:
         rows.append(("torchvision: not installed", math.nan, math.nan, math.nan))
-    print(f"{platform.processor() or platform.machine()}, torch {torch.__version__}, numpy "
-          f"{np.__version__}; batch {opts.batch}x480x640x3 u8, rotate {opts.angle} deg -> "
-          f"{out_h}x{out_w}, 1 thread")
+    print(
+        f"{platform.processor() or platform.machine()}, torch {torch.__version__}, numpy "
+        f"{np.__version__}; batch {opts.batch}x480x640x3 u8, rotate {opts.angle} deg -> "
+        f"{out_h}x{out_w}, 1 thread"
+    )
     print(f"{'implementation':27s} {'wall ms/img':>11s} {'cpu ms/img':>10s}  max|diff| vs ours")
     for impl, wall, cpu, d in rows:
         print(f"{impl:27s} {wall:11.2f} {cpu:10.2f}  {d:.0f}")

@@ -55,8 +55,12 @@ def invert(m: np.ndarray) -> np.ndarray:
     d, e, f = m[..., 1, 0], m[..., 1, 1], m[..., 1, 2]
     det = a * e - b * d
     with np.errstate(divide="ignore", invalid="ignore"):
-        inv = np.stack([np.stack([e, -b, b * f - c * e], -1),
-                        np.stack([-d, a, c * d - a * f], -1)], -2) / det[..., None, None]
+        inv = (
+            np.stack(
+                [np.stack([e, -b, b * f - c * e], -1), np.stack([-d, a, c * d - a * f], -1)], -2
+            )
+            / det[..., None, None]
+        )
     return inv  # type: ignore[no-any-return]
 
 
@@ -112,11 +116,12 @@ def output_sizes(call: Call, in_hw: np.ndarray, arg: str = "size") -> np.ndarray
             out[i] = in_hw[i]
             continue
         if v.size != 2:
-            raise call.error(f"argument '{arg}' sample {i}: expected 2 values (H, W); got "
-                             f"{v.size}")
+            raise call.error(f"argument '{arg}' sample {i}: expected 2 values (H, W); got {v.size}")
         if not np.isfinite(v).all() or (v < 0).any():
-            raise call.error(f"argument '{arg}' sample {i}: extents must be finite and "
-                             f"non-negative; got {v.tolist()}")
+            raise call.error(
+                f"argument '{arg}' sample {i}: extents must be finite and "
+                f"non-negative; got {v.tolist()}"
+            )
         out[i] = np.floor(v + 0.5)
     return out
 
@@ -125,8 +130,10 @@ def check_interp(call: Call) -> int:
     """The interpolation code; only NN and LINEAR are supported (as in DALI)."""
     interp = int(call.interp_type)
     if interp not in (INTERP_NN, INTERP_LINEAR):
-        raise call.error(f"argument 'interp_type': only INTERP_NN and INTERP_LINEAR are "
-                         f"supported; got {_INTERP_NAMES[interp]}")
+        raise call.error(
+            f"argument 'interp_type': only INTERP_NN and INTERP_LINEAR are "
+            f"supported; got {_INTERP_NAMES[interp]}"
+        )
     return interp
 
 
@@ -135,8 +142,10 @@ def output_dtype(call: Call) -> DType:
     if call.dtype is None:
         return call.inputs[0].dtype  # type: ignore[no-any-return]
     if call.dtype not in AFFINE_DTYPES:
-        raise call.error(f"argument 'dtype': expected one of "
-                         f"{', '.join(str(d) for d in AFFINE_DTYPES)}; got {call.dtype}")
+        raise call.error(
+            f"argument 'dtype': expected one of "
+            f"{', '.join(str(d) for d in AFFINE_DTYPES)}; got {call.dtype}"
+        )
     return call.dtype  # type: ignore[no-any-return]
 
 
@@ -152,8 +161,10 @@ def derive_affine(call: Call, inverse: np.ndarray, out_hw: np.ndarray) -> np.nda
     bad = np.flatnonzero(~np.isfinite(inverse).reshape(len(inverse), -1).all(axis=1))
     if bad.size:
         i = int(bad[0])
-        raise call.error(f"sample {i}: the affine matrix is singular or not finite: "
-                         f"{np.round(inverse[i], 6).tolist()}")
+        raise call.error(
+            f"sample {i}: the affine matrix is singular or not finite: "
+            f"{np.round(inverse[i], 6).tolist()}"
+        )
     call.derive("affine_matrix", np.ascontiguousarray(inverse, np.float64), per_sample=True)
     call.derive("affine_interp", check_interp(call))
     call.derive("affine_fill", None if call.fill_value is None else float(call.fill_value))

@@ -19,12 +19,15 @@ def _axes(call: Call, layout: str | None, ndim: int) -> list[int]:
     if "axis_names" in call.given or "axes" not in call.given:
         names = call.axis_names
         if layout is None:
-            raise call.error(f"argument 'axis_names' ('{names}') needs a layout, but the input "
-                             f"({ndim}-D) has none; pass axes=[...] or give the input a layout")
+            raise call.error(
+                f"argument 'axis_names' ('{names}') needs a layout, but the input "
+                f"({ndim}-D) has none; pass axes=[...] or give the input a layout"
+            )
         missing = [c for c in names if c not in layout]
         if missing:
-            raise call.error(f"argument 'axis_names': axis '{missing[0]}' is not in the input "
-                             f"layout '{layout}'")
+            raise call.error(
+                f"argument 'axis_names': axis '{missing[0]}' is not in the input layout '{layout}'"
+            )
         return [layout.index(c) for c in names]
     axes = [int(a) + ndim if int(a) < 0 else int(a) for a in call.axes]
     bad = [a for a in axes if not 0 <= a < ndim]
@@ -38,12 +41,18 @@ def _regions(call: Call, i: int, axes: list[int], shape: np.ndarray) -> np.ndarr
     anchor = np.asarray(call.anchor[i] if call.anchor is not None else [], np.float64).ravel()
     size = np.asarray(call.shape[i] if call.shape is not None else [], np.float64).ravel()
     if anchor.size != size.size:
-        raise call.error(f"sample {i}: arguments 'anchor' ({anchor.size} values) and 'shape' "
-                         f"({size.size} values) must have the same length", RuntimeError)
+        raise call.error(
+            f"sample {i}: arguments 'anchor' ({anchor.size} values) and 'shape' "
+            f"({size.size} values) must have the same length",
+            RuntimeError,
+        )
     k = len(axes)
     if anchor.size % k:
-        raise call.error(f"sample {i}: argument 'anchor' has {anchor.size} values; expected a "
-                         f"multiple of {k} (one per axis in {axes})", RuntimeError)
+        raise call.error(
+            f"sample {i}: argument 'anchor' has {anchor.size} values; expected a "
+            f"multiple of {k} (one per axis in {axes})",
+            RuntimeError,
+        )
     anchor, size = anchor.reshape(-1, k), size.reshape(-1, k)
     ext = shape[axes].astype(np.float64)
     if call.normalized or call.normalized_anchor:
@@ -67,12 +76,16 @@ def _fills(call: Call, layout: str | None, shapes: np.ndarray) -> list[np.ndarra
         fill = np.asarray(call.fill_value[i], np.float64).ravel()
         if fill.size != 1:
             if layout is None or "C" not in layout:
-                raise call.error(f"argument 'fill_value' sample {i}: {fill.size} values need a "
-                                 "channel axis 'C' in the layout; give one value")
+                raise call.error(
+                    f"argument 'fill_value' sample {i}: {fill.size} values need a "
+                    "channel axis 'C' in the layout; give one value"
+                )
             channels = int(shapes[i, layout.index("C")])
             if fill.size != channels:
-                raise call.error(f"argument 'fill_value' sample {i}: expected 1 or {channels} "
-                                 f"values (one per channel); got {fill.size}")
+                raise call.error(
+                    f"argument 'fill_value' sample {i}: expected 1 or {channels} "
+                    f"values (one per channel); got {fill.size}"
+                )
         out.append(fill.astype(dtype) if dtype.kind == "f" else
                    np.trunc(fill).astype(np.int64).astype(dtype))  # fmt: skip
     return out
@@ -80,16 +93,21 @@ def _fills(call: Call, layout: str | None, shapes: np.ndarray) -> list[np.ndarra
 
 def _infer(call: Call) -> OutputSpec:
     inp = call.inputs[0]
-    if call.normalized and ("normalized_anchor" in call.given or
-                            "normalized_shape" in call.given):
-        raise call.error("argument 'normalized' cannot be combined with 'normalized_anchor' or "
-                         "'normalized_shape'", RuntimeError)
+    if call.normalized and ("normalized_anchor" in call.given or "normalized_shape" in call.given):
+        raise call.error(
+            "argument 'normalized' cannot be combined with 'normalized_anchor' or "
+            "'normalized_shape'",
+            RuntimeError,
+        )
     layout = inp.layout
     if layout is None and inp.ndim == 3:
         layout = "HWC"
     axes = _axes(call, layout, inp.ndim)
-    call.derive("erase_regions", [_regions(call, i, axes, inp.shapes[i])
-                                  for i in range(call.batch_size)], per_sample=True)
+    call.derive(
+        "erase_regions",
+        [_regions(call, i, axes, inp.shapes[i]) for i in range(call.batch_size)],
+        per_sample=True,
+    )
     call.derive("erase_fill", _fills(call, layout, inp.shapes), per_sample=True)
     call.derive("erase_channel_axis", layout.index("C") if layout and "C" in layout else -1)
     return OutputSpec(inp.dtype, inp.shapes.copy(), inp.layout)

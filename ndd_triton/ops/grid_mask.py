@@ -15,17 +15,28 @@ from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec, same_as_in
 
 def _infer(call: Call) -> OutputSpec:
     if call.inputs[0].ndim not in (2, 3):
-        raise call.error(f"input 0 must be HW or HWC (2 or 3 dimensions); got "
-                         f"{call.inputs[0].ndim} dimensions")
+        raise call.error(
+            f"input 0 must be HW or HWC (2 or 3 dimensions); got {call.inputs[0].ndim} dimensions"
+        )
     tile = np.asarray(call.tile, np.int64).reshape(-1)
     bad = np.flatnonzero(tile <= 0)
     if bad.size:
-        raise call.error(f"argument 'tile' sample {int(bad[0])}: must be positive; got "
-                         f"{int(tile[bad[0]])}", RuntimeError)
+        raise call.error(
+            f"argument 'tile' sample {int(bad[0])}: must be positive; got {int(tile[bad[0]])}",
+            RuntimeError,
+        )
     angle = np.asarray(call.angle, np.float64).reshape(-1)
-    params = np.stack([np.cos(angle), np.sin(angle), np.asarray(call.shift_x).reshape(-1),
-                       np.asarray(call.shift_y).reshape(-1), tile,
-                       np.asarray(call.ratio).reshape(-1) * tile], axis=1).astype(np.float32)
+    params = np.stack(
+        [
+            np.cos(angle),
+            np.sin(angle),
+            np.asarray(call.shift_x).reshape(-1),
+            np.asarray(call.shift_y).reshape(-1),
+            tile,
+            np.asarray(call.ratio).reshape(-1) * tile,
+        ],
+        axis=1,
+    ).astype(np.float32)
     call.derive("grid_params", params, per_sample=True)  # cos sin sx sy tile black
     return same_as_input(call)
 

@@ -19,8 +19,10 @@ def _infer(call: Call) -> OutputSpec:
     if call.nDegree < 0:
         raise call.error(f"argument 'nDegree' must be non-negative; got {call.nDegree}")
     if int(call.interp_type) != 0:
-        raise call.error(f"argument 'interp_type': only INTERP_NN (0) is supported (offsets "
-                         f"are whole pixels); got {int(call.interp_type)}")
+        raise call.error(
+            f"argument 'interp_type': only INTERP_NN (0) is supported (offsets "
+            f"are whole pixels); got {int(call.interp_type)}"
+        )
     spec = same_as_input(call)
     shapes = call.inputs[0].shapes
     reserve(call, shapes[:, 0] * shapes[:, 1] * 2)

@@ -27,8 +27,10 @@ def _pairs(call: Call, name: str, i: int, count: int) -> np.ndarray | None:
         return None
     v = np.asarray(value[i], np.float64)
     if v.size != 2 * count:
-        raise call.error(f"argument '{name}' sample {i}: expected {count} (y, x) pairs (one "
-                         f"per region); got shape {v.shape}")
+        raise call.error(
+            f"argument '{name}' sample {i}: expected {count} (y, x) pairs (one "
+            f"per region); got shape {v.shape}"
+        )
     return v.reshape(count, 2)
 
 
@@ -46,8 +48,10 @@ def _sources(call: Call) -> list[list[tuple[int, int]]]:
         ids = np.asarray(call.in_ids[i], np.int64).reshape(-1)
         bad = ids[(ids < 0) | (ids >= size)]
         if bad.size:
-            raise call.error(f"argument 'in_ids' sample {i}: index {int(bad[0])} is out of "
-                             f"range for {size} input samples")
+            raise call.error(
+                f"argument 'in_ids' sample {i}: index {int(bad[0])} is out of "
+                f"range for {size} input samples"
+            )
         out.append([(0, int(j)) for j in ids])
     return out
 
@@ -56,13 +60,15 @@ def _canvas(call: Call, i: int) -> np.ndarray:
     if call.output_size is not None:
         size = np.asarray(call.output_size[i], np.int64).reshape(-1)
         if size.size != 2 or (size < 0).any():
-            raise call.error(f"argument 'output_size' sample {i}: expected (H, W) >= 0; got "
-                             f"{size.tolist()}")
+            raise call.error(
+                f"argument 'output_size' sample {i}: expected (H, W) >= 0; got {size.tolist()}"
+            )
         return size
     shapes = np.concatenate([m.shapes[:, :2] for m in call.inputs if m is not None])
     if not (shapes == shapes[0]).all():
-        raise call.error("argument 'output_size' is required when the input shapes differ",
-                         RuntimeError)
+        raise call.error(
+            "argument 'output_size' is required when the input shapes differ", RuntimeError
+        )
     return shapes[0]
 
 
@@ -85,14 +91,20 @@ def _region_rows(call: Call, i: int, sources: list[tuple[int, int]], canvas: np.
     dst = np.floor(rel * canvas) if rel is not None else dst
     anchor, shape, dst = (a.astype(np.int64) for a in (anchor, shape, dst))
     for r in range(count):
-        if (anchor[r] < 0).any() or (shape[r] < 0).any() or (anchor[r] + shape[r] > in_ext[r]).any():
-            raise call.error(f"sample {i} region {r}: the source region {anchor[r].tolist()} + "
-                             f"{shape[r].tolist()} exceeds the input {in_ext[r].tolist()}",
-                             RuntimeError)
+        end = anchor[r] + shape[r]
+        if (anchor[r] < 0).any() or (shape[r] < 0).any() or (end > in_ext[r]).any():
+            raise call.error(
+                f"sample {i} region {r}: the source region {anchor[r].tolist()} + "
+                f"{shape[r].tolist()} exceeds the input {in_ext[r].tolist()}",
+                RuntimeError,
+            )
         if (dst[r] < 0).any() or (dst[r] + shape[r] > canvas).any():
-            raise call.error(f"sample {i} region {r}: The pasted region must be within output "
-                             f"bounds: {dst[r].tolist()} + {shape[r].tolist()} exceeds "
-                             f"{canvas.tolist()}", RuntimeError)
+            raise call.error(
+                f"sample {i} region {r}: The pasted region must be within output "
+                f"bounds: {dst[r].tolist()} + {shape[r].tolist()} exceeds "
+                f"{canvas.tolist()}",
+                RuntimeError,
+            )
     rows = np.zeros((count, REGION_COLS), np.int64)
     rows[:, 0] = i
     rows[:, 1:3] = np.array(sources, np.int64).reshape(count, 2)
@@ -104,8 +116,9 @@ def _infer(call: Call) -> OutputSpec:
     metas = [m for m in call.inputs if m is not None]
     channels = {int(m.shapes[j, 2]) for m in metas for j in range(m.shapes.shape[0])}
     if len(channels) > 1:
-        raise call.error(f"all inputs must have the same number of channels; got "
-                         f"{sorted(channels)}")
+        raise call.error(
+            f"all inputs must have the same number of channels; got {sorted(channels)}"
+        )
     dtypes = {m.dtype for m in metas}
     if len(dtypes) > 1:
         raise call.error("all inputs must have the same dtype", TypeError)
@@ -117,8 +130,10 @@ def _infer(call: Call) -> OutputSpec:
     call.derive("paste_regions", table)
     out_dtype: DType = call.dtype or metas[0].dtype
     if out_dtype not in MULTI_PASTE_DTYPES:
-        raise call.error(f"argument 'dtype': expected one of "
-                         f"{', '.join(map(str, MULTI_PASTE_DTYPES))}; got {out_dtype}")
+        raise call.error(
+            f"argument 'dtype': expected one of "
+            f"{', '.join(map(str, MULTI_PASTE_DTYPES))}; got {out_dtype}"
+        )
     c = channels.pop() if channels else 1
     shapes = np.concatenate([canvases, np.full((n, 1), c, np.int64)], axis=1)
     return OutputSpec(out_dtype, shapes, "HWC")

@@ -20,27 +20,39 @@ def _infer(call: Call) -> OutputSpec:
     bad = np.flatnonzero(channels != fill.size)
     if bad.size:
         i = int(bad[0])
-        raise call.error(f"argument 'fill_value' has {fill.size} values; expected one per "
-                         f"channel ({int(channels[i])} for sample {i})")
+        raise call.error(
+            f"argument 'fill_value' has {fill.size} values; expected one per "
+            f"channel ({int(channels[i])} for sample {i})"
+        )
     if call.n_channels != fill.size:
-        raise call.error(f"argument 'n_channels' is {call.n_channels} but 'fill_value' has "
-                         f"{fill.size} values (one per channel)")
+        raise call.error(
+            f"argument 'n_channels' is {call.n_channels} but 'fill_value' has "
+            f"{fill.size} values (one per channel)"
+        )
     ratio = np.asarray(call.ratio, np.float64).reshape(n)
     bad = np.flatnonzero(~(ratio >= 1))
     if bad.size:
         i = int(bad[0])
-        raise call.error(f"argument 'ratio' sample {i}: ratio of less than 1 is not supported; "
-                         f"got {ratio[i]:g}", RuntimeError)
+        raise call.error(
+            f"argument 'ratio' sample {i}: ratio of less than 1 is not supported; got {ratio[i]:g}",
+            RuntimeError,
+        )
     hw = inp.shapes[:, :2]
     min_size = np.asarray(call.min_canvas_size, np.float64).reshape(n, 1)
     canvas = np.maximum(np.trunc(ratio[:, None] * hw), np.trunc(min_size)).astype(np.int64)
-    pos = np.stack([np.asarray(call.paste_y, np.float64).reshape(n),
-                    np.asarray(call.paste_x, np.float64).reshape(n)], axis=1)
+    pos = np.stack(
+        [
+            np.asarray(call.paste_y, np.float64).reshape(n),
+            np.asarray(call.paste_x, np.float64).reshape(n),
+        ],
+        axis=1,
+    )
     bad = np.flatnonzero(((pos < 0) | (pos > 1)).any(axis=1))
     if bad.size:
         i = int(bad[0])
-        raise call.error(f"sample {i}: paste_x and paste_y must be in [0, 1]; got "
-                         f"({pos[i, 1]:g}, {pos[i, 0]:g})")
+        raise call.error(
+            f"sample {i}: paste_x and paste_y must be in [0, 1]; got ({pos[i, 1]:g}, {pos[i, 0]:g})"
+        )
     call.derive("paste_anchor", np.trunc(pos * (canvas - hw)).astype(np.int64), per_sample=True)
     call.derive("paste_fill", fill.astype(np.uint8))
     shapes = np.concatenate([canvas, channels[:, None]], axis=1)

@@ -33,8 +33,10 @@ def _infer(call: Call) -> tuple[OutputSpec, OutputSpec]:
     for i, shape in enumerate(meta.values):
         shape = np.asarray(shape).reshape(-1)
         if shape.size not in (2, 3) or (shape[:2] <= 0).any():
-            raise call.error(f"input 0 sample {i}: expected a shape (H, W) or (H, W, C) with "
-                             f"positive extents; got {shape.tolist()}")
+            raise call.error(
+                f"input 0 sample {i}: expected a shape (H, W) or (H, W, C) with "
+                f"positive extents; got {shape.tolist()}"
+            )
         windows[i] = _window(int(shape[0]), int(shape[1]), draws[i], area, ratio)
     call.derive("crop_window", windows.astype(np.int32), per_sample=True)
     shapes = np.full((n, 1), 2, np.int64)

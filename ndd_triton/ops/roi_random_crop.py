@@ -20,8 +20,10 @@ from ndd_triton.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
 def _vector(call: Call, name: str, i: int, ndim: int | None) -> np.ndarray:
     v = np.asarray(call.values[name][i], np.int64).reshape(-1)
     if ndim is not None and v.size != ndim:
-        raise call.error(f"argument '{name}' sample {i}: expected {ndim} values (one per "
-                         f"dimension, like crop_shape); got {v.size}")
+        raise call.error(
+            f"argument '{name}' sample {i}: expected {ndim} values (one per "
+            f"dimension, like crop_shape); got {v.size}"
+        )
     return v
 
 
@@ -29,12 +31,15 @@ def _bounds(call: Call, i: int, ndim: int) -> np.ndarray | None:
     data = call.inputs[0] if call.inputs else None
     if data is not None:
         if call.in_shape is not None:
-            raise call.error("argument 'in_shape' cannot be combined with the positional input "
-                             "(its shape is the bound)")
+            raise call.error(
+                "argument 'in_shape' cannot be combined with the positional input "
+                "(its shape is the bound)"
+            )
         shape = data.shapes[i]
         if shape.size != ndim:
-            raise call.error(f"sample {i}: the input has {shape.size} dimensions but "
-                             f"crop_shape has {ndim}")
+            raise call.error(
+                f"sample {i}: the input has {shape.size} dimensions but crop_shape has {ndim}"
+            )
         return shape
     return None if call.in_shape is None else _vector(call, "in_shape", i, ndim)
 
@@ -48,17 +53,21 @@ def _range(call: Call, i: int) -> tuple[np.ndarray, np.ndarray]:
     end = _vector(call, "roi_end", i, ndim) if call.roi_end is not None else \
         start + _vector(call, "roi_shape", i, ndim)  # fmt: skip
     if (end < start).any() or (crop < 0).any():
-        raise call.error(f"sample {i}: expected roi_start <= roi_end and crop_shape >= 0; got "
-                         f"roi {start.tolist()}..{end.tolist()}, crop {crop.tolist()}")
+        raise call.error(
+            f"sample {i}: expected roi_start <= roi_end and crop_shape >= 0; got "
+            f"roi {start.tolist()}..{end.tolist()}, crop {crop.tolist()}"
+        )
     big = crop >= end - start
     lo = np.where(big, end - crop, start)
     hi = np.where(big, start, end - crop)
     bound = _bounds(call, i, ndim)
     if bound is not None:
         if (crop > bound).any():
-            raise call.error(f"sample {i}: Cropping shape can't be bigger than the input shape: "
-                             f"crop_shape {crop.tolist()}, input shape {bound.tolist()}",
-                             RuntimeError)
+            raise call.error(
+                f"sample {i}: Cropping shape can't be bigger than the input shape: "
+                f"crop_shape {crop.tolist()}, input shape {bound.tolist()}",
+                RuntimeError,
+            )
         lo = np.clip(lo, 0, bound - crop)
         hi = np.clip(hi, 0, bound - crop)
     return lo, hi
@@ -73,7 +82,7 @@ def _infer(call: Call) -> OutputSpec:
     if any(lo.size != ndim for lo, _ in ranges):
         raise call.error("argument 'crop_shape' must have the same length for every sample")
     u = (call.rng or get_default_rng()).take_uniform(max(n * ndim, 1), np.float64)
-    u = u[:n * ndim].reshape(n, ndim)
+    u = u[: n * ndim].reshape(n, ndim)
     starts = np.zeros((n, ndim), np.int64)
     for i, (lo, hi) in enumerate(ranges):
         starts[i] = np.minimum(lo + np.floor(u[i] * (hi - lo + 1)).astype(np.int64), hi)

@@ -15,20 +15,26 @@ from ndd_triton.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
 def _infer(call: Call) -> OutputSpec:
     layout = call.inputs[0].layout or "HWC"
     if call.axis is not None:
-        raise call.error(f"argument 'axis' applies to volumes (DHWC); got an input with "
-                         f"layout {layout}")
+        raise call.error(
+            f"argument 'axis' applies to volumes (DHWC); got an input with layout {layout}"
+        )
     in_hw = _affine.spatial_hw(call)
     angle = np.asarray(call.angle, np.float64).reshape(call.batch_size)
     bad = np.flatnonzero(~np.isfinite(angle))
     if bad.size:
-        raise call.error(f"argument 'angle' sample {int(bad[0])}: expected a finite angle in "
-                         f"degrees; got {angle[bad[0]]}")
+        raise call.error(
+            f"argument 'angle' sample {int(bad[0])}: expected a finite angle in "
+            f"degrees; got {angle[bad[0]]}"
+        )
     out_hw = _affine.output_sizes(call, in_hw)
     if call.keep_size:
         out_hw = in_hw.copy()
     elif out_hw is None:
-        out_hw = np.array([_affine.rotated_canvas(a, int(h), int(w))
-                           for a, (h, w) in zip(angle, in_hw)], np.int64).reshape(-1, 2)
+        sizes = [
+            _affine.rotated_canvas(a, int(h), int(w))
+            for a, (h, w) in zip(angle, in_hw, strict=True)
+        ]
+        out_hw = np.array(sizes, np.int64).reshape(-1, 2)
     inverse = _affine.rotation_inverse(angle, in_hw, out_hw)
     shapes = _affine.derive_affine(call, inverse, out_hw)
     return OutputSpec(_affine.output_dtype(call), shapes, layout)

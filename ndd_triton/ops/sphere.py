@@ -14,7 +14,7 @@ from ndd_triton.schema import Input, OpSchema
 schema = OpSchema(
     name="sphere",
     doc="Maps each image as if seen through a sphere: points move away from the centre by "
-        "their distance.",
+    "their distance.",
     inputs=(Input("input", layouts=("HWC",), dtypes=REMAP_DTYPES),),
     args=remap_args(),
     infer=check_remap,

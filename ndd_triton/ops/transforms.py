@@ -21,8 +21,12 @@ from ndd_triton.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
 
 _PREVIOUS = Input("input", optional=True, host_values=True,
                   doc="A transform (2, 3) to combine with: it applies first.")  # fmt: skip
-_REVERSE = Arg("reverse_order", "bool", default=False,
-               doc="Apply the new transform before the input transform instead of after.")
+_REVERSE = Arg(
+    "reverse_order",
+    "bool",
+    default=False,
+    doc="Apply the new transform before the input transform instead of after.",
+)
 
 
 def _vec(call: Call, name: str, i: int, default: tuple[float, ...] | None = None) -> np.ndarray:
@@ -36,8 +40,10 @@ def _vec(call: Call, name: str, i: int, default: tuple[float, ...] | None = None
     if v.size == 1:
         v = np.repeat(v, 2)
     if v.size != 2:
-        raise call.error(f"argument '{name}' sample {i}: only 2-D transforms are supported: "
-                         f"expected 2 values (x, y); got {v.size}")
+        raise call.error(
+            f"argument '{name}' sample {i}: only 2-D transforms are supported: "
+            f"expected 2 values (x, y); got {v.size}"
+        )
     return v
 
 
@@ -52,11 +58,13 @@ def _about(lin: np.ndarray, center: np.ndarray) -> np.ndarray:
 
 def _input_matrix(call: Call, k: int, i: int) -> np.ndarray:
     meta = call.inputs[k]
-    assert meta is not None and meta.values is not None
+    assert meta is not None
+    assert meta.values is not None
     value = np.asarray(meta.values[i], np.float64)
     if value.shape not in ((2, 3), (3, 3)):
-        raise call.error(f"input {k} sample {i}: expected a (2, 3) transform; got shape "
-                         f"{value.shape}")
+        raise call.error(
+            f"input {k} sample {i}: expected a (2, 3) transform; got shape {value.shape}"
+        )
     return value[:2]
 
 
@@ -70,6 +78,7 @@ def _build(maker: Callable[[Call, int], np.ndarray]) -> Callable[[Call], OutputS
             mats = compose(prev, mats) if call.reverse_order else compose(mats, prev)
         call.derive("transform_matrix", mats.astype(np.float32), per_sample=True)
         return OutputSpec(float32, np.full((n, 2), (2, 3), np.int64), None)
+
     return infer
 
 
@@ -83,8 +92,7 @@ def _scale(call: Call, i: int) -> np.ndarray:
 
 def _rotation(call: Call, i: int) -> np.ndarray:
     if call.axis is not None:
-        raise call.error("argument 'axis' is for 3-D rotations; only 2-D transforms are "
-                         "supported")
+        raise call.error("argument 'axis' is for 3-D rotations; only 2-D transforms are supported")
     a = np.deg2rad(float(np.asarray(call.angle[i]).reshape(())))
     lin = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
     return _about(lin, _vec(call, "center", i, (0.0, 0.0)))
@@ -98,8 +106,10 @@ def _shear(call: Call, i: int) -> np.ndarray:
     else:
         angles = _vec(call, "angles", i)
         if (np.abs(angles) >= 90).any():
-            raise call.error(f"argument 'angles' sample {i}: shear angles must be in "
-                             f"(-90, 90) degrees; got {angles.tolist()}")
+            raise call.error(
+                f"argument 'angles' sample {i}: shear angles must be in "
+                f"(-90, 90) degrees; got {angles.tolist()}"
+            )
         s = np.tan(np.deg2rad(angles))
     return _about(np.array([[1.0, s[0]], [s[1], 1.0]]), _vec(call, "center", i, (0.0, 0.0)))
 
@@ -111,8 +121,9 @@ def _crop(call: Call, i: int) -> np.ndarray:
         f0, f1 = np.minimum(f0, f1), np.maximum(f0, f1)
         t0, t1 = np.minimum(t0, t1), np.maximum(t0, t1)
     if (f1 == f0).any():
-        raise call.error(f"sample {i}: the source box is empty: from_start {f0.tolist()}, "
-                         f"from_end {f1.tolist()}")
+        raise call.error(
+            f"sample {i}: the source box is empty: from_start {f0.tolist()}, from_end {f1.tolist()}"
+        )
     scale = (t1 - t0) / (f1 - f0)
     return _affine(np.diag(scale), t0 - scale * f0)
 

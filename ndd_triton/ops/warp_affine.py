@@ -20,25 +20,34 @@ def _matrices(call: Call) -> np.ndarray:
     mtx = call.inputs[1] if len(call.inputs) > 1 else None
     if mtx is not None:
         if call.matrix is not None:
-            raise call.error("the matrix is given both as input 1 and as argument 'matrix'; "
-                             "give only one")
+            raise call.error(
+                "the matrix is given both as input 1 and as argument 'matrix'; give only one"
+            )
         assert mtx.values is not None
         out = np.zeros((n, 2, 3))
         for i, value in enumerate(mtx.values):
             if value.shape != (2, 3):
-                raise call.error(f"input 1 (mtx) sample {i}: expected a (2, 3) matrix; got "
-                                 f"shape {value.shape}", RuntimeError)
+                raise call.error(
+                    f"input 1 (mtx) sample {i}: expected a (2, 3) matrix; got shape {value.shape}",
+                    RuntimeError,
+                )
             out[i] = value
         return out
     if call.matrix is None:
-        raise call.error("no transform given: pass 'matrix' (6 numbers or (2, 3) per sample) "
-                         "or a matrix as input 1", RuntimeError)
+        raise call.error(
+            "no transform given: pass 'matrix' (6 numbers or (2, 3) per sample) "
+            "or a matrix as input 1",
+            RuntimeError,
+        )
     out = np.zeros((n, 2, 3))
     for i in range(n):
         value = np.asarray(call.matrix[i], np.float64)
         if value.size != 6 or value.shape not in ((6,), (2, 3)):
-            raise call.error(f"argument 'matrix' sample {i}: matrix parameter must have 6 "
-                             f"elements (2x3); got shape {value.shape}", RuntimeError)
+            raise call.error(
+                f"argument 'matrix' sample {i}: matrix parameter must have 6 "
+                f"elements (2x3); got shape {value.shape}",
+                RuntimeError,
+            )
         out[i] = value.reshape(2, 3)
     return out
 

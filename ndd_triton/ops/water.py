@@ -28,8 +28,10 @@ def remap_args() -> tuple[Arg, ...]:
 def check_remap(call: Call) -> OutputSpec:
     """Validate the interpolation; output = input metadata."""
     if int(call.interp_type) not in (0, 1):
-        raise call.error(f"argument 'interp_type': only INTERP_NN (0) and INTERP_LINEAR (1) "
-                         f"are supported; got {int(call.interp_type)}")
+        raise call.error(
+            f"argument 'interp_type': only INTERP_NN (0) and INTERP_LINEAR (1) "
+            f"are supported; got {int(call.interp_type)}"
+        )
     return same_as_input(call)
 
 

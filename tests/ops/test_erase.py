@@ -31,36 +31,72 @@ def erase_ref(layout, names, normalized=False, centered=False):
                 lo = min(max(math.floor(a), 0), img.shape[ax])
                 hi = min(max(math.floor(a + s), 0), img.shape[ax])
                 box[ax] = slice(lo, hi)
-            vals = fill if fill.size == 1 else fill.reshape(
-                [-1 if c == "C" else 1 for c in layout])
-            out[tuple(box)] = np.trunc(vals).astype(np.int64).astype(img.dtype) \
-                if img.dtype.kind in "iu" else vals
+            vals = fill if fill.size == 1 else fill.reshape([-1 if c == "C" else 1 for c in layout])
+            out[tuple(box)] = (
+                np.trunc(vals).astype(np.int64).astype(img.dtype)
+                if img.dtype.kind in "iu"
+                else vals
+            )
         return out
+
     return ref
 
 
 def test_erase_ragged_per_sample_regions_several_tiles():
     samples = _images([(30, 41, 3), (1, 1, 3), (9, 6, 3)])
-    anchors = [np.array([2, 3, 10, -4, 25, 30.5]), np.array([0, 0, 5, 5.]),
-               np.array([1.5, 2.2])]
-    shapes = [np.array([5, 6, 3, 9, 20, 20.]), np.array([1, 1, 1, 1.]), np.array([3, 3.])]
-    check_op(ndd.erase, samples, erase_ref("HWC", "HW"), layout="HWC",
-             per_sample={"anchor": anchors, "shape": shapes,
-                         "fill_value": [np.array([300.0]), np.array([1, 2, 3.]),
-                                        np.array([-1.0])]})
+    anchors = [np.array([2, 3, 10, -4, 25, 30.5]), np.array([0, 0, 5, 5.0]), np.array([1.5, 2.2])]
+    shapes = [np.array([5, 6, 3, 9, 20, 20.0]), np.array([1, 1, 1, 1.0]), np.array([3, 3.0])]
+    check_op(
+        ndd.erase,
+        samples,
+        erase_ref("HWC", "HW"),
+        layout="HWC",
+        per_sample={
+            "anchor": anchors,
+            "shape": shapes,
+            "fill_value": [np.array([300.0]), np.array([1, 2, 3.0]), np.array([-1.0])],
+        },
+    )
 
 
 def test_erase_axes_normalized_centered_and_layouts():
     samples = _images([(3, 7, 9), (2, 4, 5)], np.int16)
-    check_op(ndd.erase, samples, erase_ref("CHW", "W", normalized=True), layout="CHW",
-             args={"anchor": [0.2], "shape": [0.5], "axis_names": "W", "normalized": True,
-                   "fill_value": [5, 6, 7][:1]}, all_modes=False)
-    check_op(ndd.erase, samples, erase_ref("CHW", "HW", centered=True), layout="CHW",
-             args={"anchor": [1, 2], "shape": [2, 3], "axes": [1, 2], "centered_anchor": True,
-                   "fill_value": 9.0}, all_modes=False)
+    check_op(
+        ndd.erase,
+        samples,
+        erase_ref("CHW", "W", normalized=True),
+        layout="CHW",
+        args={
+            "anchor": [0.2],
+            "shape": [0.5],
+            "axis_names": "W",
+            "normalized": True,
+            "fill_value": [5, 6, 7][:1],
+        },
+        all_modes=False,
+    )
+    check_op(
+        ndd.erase,
+        samples,
+        erase_ref("CHW", "HW", centered=True),
+        layout="CHW",
+        args={
+            "anchor": [1, 2],
+            "shape": [2, 3],
+            "axes": [1, 2],
+            "centered_anchor": True,
+            "fill_value": 9.0,
+        },
+        all_modes=False,
+    )
     floats = [s.astype(np.float32) / 7 for s in _images([(6, 8)])]
-    check_op(ndd.erase, floats, erase_ref("HW", "HW"), args={"anchor": [1, 1], "shape": [2, 9],
-             "axes": [0, 1], "fill_value": 0.5}, all_modes=False)
+    check_op(
+        ndd.erase,
+        floats,
+        erase_ref("HW", "HW"),
+        args={"anchor": [1, 1], "shape": [2, 9], "axes": [0, 1], "fill_value": 0.5},
+        all_modes=False,
+    )
 
 
 def test_erase_empty_anchor_is_identity_and_channel_fill():
@@ -78,23 +114,33 @@ def test_erase_one_launch_and_errors():
         ndd.erase(batch, anchor=[1, 1], shape=[1, 1]).evaluate()
     assert prof.records[0].gpu_launches == 1
     img = np.zeros((4, 6, 3), np.uint8)
-    with pytest.raises(ValueError, match=r"erase: argument 'axis_names' \('HW'\) needs a layout, "
-                                         r"but the input \(2-D\) has none; pass axes"):
+    with pytest.raises(
+        ValueError,
+        match=r"erase: argument 'axis_names' \('HW'\) needs a layout, "
+        r"but the input \(2-D\) has none; pass axes",
+    ):
         ndd.erase(np.zeros((4, 6), np.uint8), anchor=[1, 1], shape=[1, 1])
-    with pytest.raises(RuntimeError, match=r"sample 0: arguments 'anchor' \(2 values\) and "
-                                           r"'shape' \(4 values\) must have the same length"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"sample 0: arguments 'anchor' \(2 values\) and "
+        r"'shape' \(4 values\) must have the same length",
+    ):
         ndd.erase(img, anchor=[1, 1], shape=[1, 1, 2, 2])
-    with pytest.raises(RuntimeError, match="sample 0: argument 'anchor' has 3 values; expected "
-                                           "a multiple of 2"):
+    with pytest.raises(
+        RuntimeError, match="sample 0: argument 'anchor' has 3 values; expected a multiple of 2"
+    ):
         ndd.erase(img, anchor=[1, 1, 1], shape=[1, 1, 1])
-    with pytest.raises(ValueError, match=r"argument 'fill_value' sample 0: expected 1 or 3 "
-                                         r"values \(one per channel\); got 2"):
+    with pytest.raises(
+        ValueError,
+        match=r"argument 'fill_value' sample 0: expected 1 or 3 "
+        r"values \(one per channel\); got 2",
+    ):
         ndd.erase(img, anchor=[1, 1], shape=[1, 1], fill_value=[1, 2])
     with pytest.raises(RuntimeError, match="'normalized' cannot be combined"):
-        ndd.erase(img, anchor=[0.1, 0.1], shape=[0.1, 0.1], normalized=True,
-                  normalized_shape=True)
-    with pytest.raises(ValueError, match="argument 'axis_names': axis 'D' is not in the input "
-                                         "layout 'HWC'"):
+        ndd.erase(img, anchor=[0.1, 0.1], shape=[0.1, 0.1], normalized=True, normalized_shape=True)
+    with pytest.raises(
+        ValueError, match="argument 'axis_names': axis 'D' is not in the input layout 'HWC'"
+    ):
         ndd.erase(img, anchor=[1], shape=[1], axis_names="D")
     with pytest.raises(ValueError, match="argument 'axes': axis 5 is out of range for 3-D"):
         ndd.erase(img, anchor=[1], shape=[1], axes=[5])

@@ -29,15 +29,16 @@ def jitter_ref(img, key, base, degree, fill):
 @pytest.mark.parametrize(("degree", "dtype"), [(2, np.uint8), (5, np.float32)])
 def test_jitter_matches_reference_on_both_backends(degree, dtype):
     samples = _images([(20, 30, 3), (1, 1, 3), (5, 7, 3)], dtype)
-    key, bases = ndd.random.RNG(seed=11).reserve(np.array([s.shape[0] * s.shape[1] * 2
-                                                           for s in samples]))
-    expected = [jitter_ref(s, key, int(b), degree, 9) for s, b in zip(samples, bases)]
+    key, bases = ndd.random.RNG(seed=11).reserve(
+        np.array([s.shape[0] * s.shape[1] * 2 for s in samples])
+    )
+    expected = [jitter_ref(s, key, int(b), degree, 9) for s, b in zip(samples, bases, strict=False)]
     for backend in ("cpu", "gpu"):
         batch = ndd.as_batch(samples, layout="HWC")
         batch = batch.gpu() if backend == "gpu" else batch
         out = ndd.jitter(batch, nDegree=degree, fill_value=9.0, rng=ndd.random.RNG(seed=11))
         assert out.device.device_type == backend
-        for got, exp in zip(out.cpu(), expected):
+        for got, exp in zip(out.cpu(), expected, strict=False):
             np.testing.assert_array_equal(np.asarray(got), exp)
 
 
@@ -48,7 +49,8 @@ def test_jitter_offsets_bounded_mask_and_determinism():
     src = out[..., 0]
     inside = src >= 0
     sy, sx = np.divmod(src[inside].astype(int), 15)
-    assert (np.abs(sy - ys[inside]) <= 2).all() and (np.abs(sx - xs[inside]) <= 2).all()
+    assert (np.abs(sy - ys[inside]) <= 2).all()
+    assert (np.abs(sx - xs[inside]) <= 2).all()
     assert len(np.unique(sx - xs[inside])) == 5  # all of -2..2 occur
     again = np.asarray(ndd.jitter(img, nDegree=4, fill_value=-1.0, rng=ndd.random.RNG(seed=2)))
     np.testing.assert_array_equal(out, again)

@@ -22,7 +22,7 @@ def _run(backend, inputs, **kwargs):
 def paste_ref(canvas, c, dtype, regions):
     out = np.zeros((*canvas, c), dtype)
     for src, (iy, ix), (h, w), (oy, ox) in regions:
-        out[oy:oy + h, ox:ox + w] = src[iy:iy + h, ix:ix + w]
+        out[oy : oy + h, ox : ox + w] = src[iy : iy + h, ix : ix + w]
     return out
 
 
@@ -33,13 +33,19 @@ def test_multi_paste_in_ids_ragged(backend):
     anchors = [np.array([[1, 1], [0, 0], [2, 0]]), np.array([[3, 1]]), np.array([[0, 0], [1, 1]])]
     shapes = [np.array([[3, 4], [4, 4], [5, 5]]), np.array([[6, 4]]), np.array([[4, 4], [2, 2]])]
     outs = [np.array([[0, 0], [5, 6], [3, 3]]), np.array([[0, 1]]), np.array([[0, 0], [9, 9]])]
-    got = _run(backend, [ndd.as_batch(imgs, layout="HWC")],
-               in_ids=ndd.as_batch(in_ids), in_anchors=ndd.as_batch(anchors),
-               shapes=ndd.as_batch(shapes), out_anchors=ndd.as_batch(outs),
-               output_size=[11, 12])
+    got = _run(
+        backend,
+        [ndd.as_batch(imgs, layout="HWC")],
+        in_ids=ndd.as_batch(in_ids),
+        in_anchors=ndd.as_batch(anchors),
+        shapes=ndd.as_batch(shapes),
+        out_anchors=ndd.as_batch(outs),
+        output_size=[11, 12],
+    )
     for i in range(3):
-        regions = [(imgs[j], anchors[i][r], shapes[i][r], outs[i][r])
-                   for r, j in enumerate(in_ids[i])]
+        regions = [
+            (imgs[j], anchors[i][r], shapes[i][r], outs[i][r]) for r, j in enumerate(in_ids[i])
+        ]
         np.testing.assert_array_equal(got[i], paste_ref((11, 12), 3, np.uint8, regions))
 
 
@@ -47,9 +53,14 @@ def test_multi_paste_in_ids_ragged(backend):
 def test_multi_paste_several_inputs_relative_and_dtype(backend):
     a = _images([(8, 8, 1), (8, 8, 1)], seed=1)
     b = _images([(8, 8, 1), (8, 8, 1)], seed=2)
-    got = _run(backend, [ndd.as_batch(a, layout="HWC"), ndd.as_batch(b, layout="HWC")],
-               in_anchors_rel=[[0.25, 0.0], [0.5, 0.5]], shapes_rel=[[0.5, 0.5], [0.5, 0.5]],
-               out_anchors_rel=[[0.0, 0.5], [0.25, 0.25]], dtype=ndd.float32)
+    got = _run(
+        backend,
+        [ndd.as_batch(a, layout="HWC"), ndd.as_batch(b, layout="HWC")],
+        in_anchors_rel=[[0.25, 0.0], [0.5, 0.5]],
+        shapes_rel=[[0.5, 0.5], [0.5, 0.5]],
+        out_anchors_rel=[[0.0, 0.5], [0.25, 0.25]],
+        dtype=ndd.float32,
+    )
     for i in range(2):
         regions = [(a[i], (2, 0), (4, 4), (0, 4)), (b[i], (4, 4), (4, 4), (2, 2))]
         np.testing.assert_array_equal(got[i], paste_ref((8, 8), 1, np.float32, regions))
@@ -58,13 +69,15 @@ def test_multi_paste_several_inputs_relative_and_dtype(backend):
 def test_multi_paste_spec_example_and_one_launch():
     ones = np.ones((4, 4, 1), np.uint8)
     batch = ndd.as_batch([ones, 2 * ones], layout="HWC")
-    kwargs = {"in_ids": ndd.as_batch([np.array([0, 1]), np.array([1])]),
-              "out_anchors": ndd.as_batch([np.array([[0, 0], [2, 2]]), np.array([[1, 1]])]),
-              "shapes": ndd.as_batch([np.array([[2, 2], [2, 2]]), np.array([[2, 2]])])}
+    kwargs = {
+        "in_ids": ndd.as_batch([np.array([0, 1]), np.array([1])]),
+        "out_anchors": ndd.as_batch([np.array([[0, 0], [2, 2]]), np.array([[1, 1]])]),
+        "shapes": ndd.as_batch([np.array([[2, 2], [2, 2]]), np.array([[2, 2]])]),
+    }
     out = [np.asarray(s)[..., 0] for s in ndd.multi_paste(batch, **kwargs)]
-    np.testing.assert_array_equal(out[0], [[1, 1, 0, 0], [1, 1, 0, 0], [0, 0, 2, 2],
-                                           [0, 0, 2, 2]])
-    assert out[1].sum() == 8 and (out[1][1:3, 1:3] == 2).all()
+    np.testing.assert_array_equal(out[0], [[1, 1, 0, 0], [1, 1, 0, 0], [0, 0, 2, 2], [0, 0, 2, 2]])
+    assert out[1].sum() == 8
+    assert (out[1][1:3, 1:3] == 2).all()
     with ndd.profile() as prof:
         ndd.multi_paste(batch.gpu(), **kwargs).evaluate()
     assert prof.records[0].gpu_launches == 1
@@ -72,20 +85,39 @@ def test_multi_paste_spec_example_and_one_launch():
 
 def test_multi_paste_errors():
     batch = ndd.as_batch(_images([(4, 4, 3), (5, 5, 3)]), layout="HWC")
-    with pytest.raises(RuntimeError, match="argument 'output_size' is required when the input "
-                                           "shapes differ"):
+    with pytest.raises(
+        RuntimeError, match="argument 'output_size' is required when the input shapes differ"
+    ):
         ndd.multi_paste(batch, in_ids=ndd.as_batch([np.array([0]), np.array([1])]))
-    with pytest.raises(RuntimeError, match="sample 0 region 0: The pasted region must be within "
-                                           "output bounds"):
-        ndd.multi_paste(batch, in_ids=ndd.as_batch([np.array([0]), np.array([1])]),
-                        output_size=[4, 4], out_anchors=[[2, 2]])
+    with pytest.raises(
+        RuntimeError, match="sample 0 region 0: The pasted region must be within output bounds"
+    ):
+        ndd.multi_paste(
+            batch,
+            in_ids=ndd.as_batch([np.array([0]), np.array([1])]),
+            output_size=[4, 4],
+            out_anchors=[[2, 2]],
+        )
     with pytest.raises(ValueError, match="argument 'in_ids' sample 1: index 5 is out of range"):
-        ndd.multi_paste(batch, in_ids=ndd.as_batch([np.array([0]), np.array([5])]),
-                        output_size=[6, 6])
-    with pytest.raises(ValueError, match=r"argument 'shapes' sample 0: expected 1 \(y, x\) "
-                                         r"pairs"):
-        ndd.multi_paste(batch, in_ids=ndd.as_batch([np.array([0]), np.array([1])]),
-                        output_size=[6, 6], shapes=[1, 2, 3])
+        ndd.multi_paste(
+            batch, in_ids=ndd.as_batch([np.array([0]), np.array([5])]), output_size=[6, 6]
+        )
+    with pytest.raises(
+        ValueError,
+        match=r"argument 'shapes' sample 0: expected 1 \(y, x\) "
+        r"pairs",
+    ):
+        ndd.multi_paste(
+            batch,
+            in_ids=ndd.as_batch([np.array([0]), np.array([1])]),
+            output_size=[6, 6],
+            shapes=[1, 2, 3],
+        )
     with pytest.raises(RuntimeError, match="the source region"):
-        ndd.multi_paste(batch, in_ids=ndd.as_batch([np.array([0]), np.array([1])]),
-                        output_size=[9, 9], in_anchors=[[3, 3]], shapes=[[3, 3]])
+        ndd.multi_paste(
+            batch,
+            in_ids=ndd.as_batch([np.array([0]), np.array([1])]),
+            output_size=[9, 9],
+            in_anchors=[[3, 3]],
+            shapes=[[3, 3]],
+        )

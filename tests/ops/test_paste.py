@@ -12,30 +12,43 @@ def _images(shapes, seed=0):
     return [rng.integers(0, 255, size=s).astype(np.uint8) for s in shapes]
 
 
-def paste_ref(img, ratio, fill_value, paste_x=0.5, paste_y=0.5, min_canvas_size=0.0,
-              n_channels=3):
+def paste_ref(img, ratio, fill_value, paste_x=0.5, paste_y=0.5, min_canvas_size=0.0, n_channels=3):
     h, w, c = img.shape
     ch = max(int(ratio * h), int(min_canvas_size))
     cw = max(int(ratio * w), int(min_canvas_size))
     out = np.empty((ch, cw, c), np.uint8)
     out[...] = fill_value
     y0, x0 = int(paste_y * (ch - h)), int(paste_x * (cw - w))
-    out[y0:y0 + h, x0:x0 + w] = img
+    out[y0 : y0 + h, x0 : x0 + w] = img
     return out
 
 
 def test_paste_ragged_per_sample_several_tiles():
     samples = _images([(20, 31, 3), (1, 1, 3), (7, 5, 3)])
-    check_op(ndd.paste, samples, paste_ref, layout="HWC",
-             args={"fill_value": [7, 8, 9], "min_canvas_size": 9.0},
-             per_sample={"ratio": [1.7, 3.0, 1.0], "paste_x": [0.0, 0.3, 1.0],
-                         "paste_y": [1.0, 0.5, 0.25]})
+    check_op(
+        ndd.paste,
+        samples,
+        paste_ref,
+        layout="HWC",
+        args={"fill_value": [7, 8, 9], "min_canvas_size": 9.0},
+        per_sample={
+            "ratio": [1.7, 3.0, 1.0],
+            "paste_x": [0.0, 0.3, 1.0],
+            "paste_y": [1.0, 0.5, 0.25],
+        },
+    )
 
 
 def test_paste_gray_and_single_tensor():
     samples = _images([(5, 9, 1), (4, 4, 1)])
-    check_op(ndd.paste, samples, paste_ref, layout="HWC", all_modes=False,
-             args={"ratio": 2.5, "fill_value": [200], "n_channels": 1, "paste_x": 0.1})
+    check_op(
+        ndd.paste,
+        samples,
+        paste_ref,
+        layout="HWC",
+        all_modes=False,
+        args={"ratio": 2.5, "fill_value": [200], "n_channels": 1, "paste_x": 0.1},
+    )
 
 
 def test_paste_one_launch_and_errors():
@@ -44,15 +57,22 @@ def test_paste_one_launch_and_errors():
         ndd.paste(batch, ratio=2, fill_value=[1, 2, 3]).evaluate()
     assert prof.records[0].gpu_launches == 1
     img = np.zeros((4, 5, 3), np.uint8)
-    with pytest.raises(ValueError, match=r"paste: argument 'fill_value' has 2 values; expected "
-                                         r"one per channel \(3 for sample 0\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"paste: argument 'fill_value' has 2 values; expected "
+        r"one per channel \(3 for sample 0\)",
+    ):
         ndd.paste(img, ratio=2, fill_value=[1, 2])
     with pytest.raises(ValueError, match="argument 'n_channels' is 3 but 'fill_value' has 1"):
         ndd.paste(img[..., :1], ratio=2, fill_value=[1])
-    with pytest.raises(RuntimeError, match="argument 'ratio' sample 1: ratio of less than 1 is "
-                                           "not supported; got 0.5"):
-        ndd.paste(ndd.as_batch([img, img]), ratio=ndd.as_batch(np.array([1.0, 0.5])),
-                  fill_value=[0, 0, 0])
+    with pytest.raises(
+        RuntimeError,
+        match=r"argument 'ratio' sample 1: ratio of less than 1 is "
+        r"not supported; got 0\.5",
+    ):
+        ndd.paste(
+            ndd.as_batch([img, img]), ratio=ndd.as_batch(np.array([1.0, 0.5])), fill_value=[0, 0, 0]
+        )
     with pytest.raises(ValueError, match=r"sample 0: paste_x and paste_y must be in \[0, 1\]"):
         ndd.paste(img, ratio=2, fill_value=[0, 0, 0], paste_x=1.5)
     with pytest.raises(TypeError, match="paste: input 0 has dtype f32"):

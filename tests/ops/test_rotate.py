@@ -29,13 +29,15 @@ def _ref(fill=None, interp=1, keep_size=False, size=None, dtype=None):
         hw = s.shape[-3:-1]
         out = hw if keep_size else size if size is not None else _canvas(angle, *hw)
         return affine_ref(s, rotate_inverse(angle, hw, out), out, fill, interp, dtype)
+
     return ref
 
 
 def test_rotate_per_sample_angle_ragged_several_tiles():
     samples = _images([(30, 41, 3), (1, 1, 3), (7, 12, 3)])
-    check_op(ndd.rotate, samples, _ref(), per_sample={"angle": [17.3, 95.0, -33.1]},
-             layout="HWC", atol=1)
+    check_op(
+        ndd.rotate, samples, _ref(), per_sample={"angle": [17.3, 95.0, -33.1]}, layout="HWC", atol=1
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int16])
@@ -43,26 +45,55 @@ def test_rotate_fill_keep_size_nn_dtypes(dtype):
     samples = _images([(9, 14, 3), (11, 6, 1)], dtype)
     samples[1] = samples[1][..., :1]
     for sample in samples:
-        check_op(ndd.rotate, [sample], _ref(fill=40.0, keep_size=True), layout="HWC",
-                 args={"angle": 31.7, "keep_size": True, "fill_value": 40.0}, all_modes=False,
-                 atol=1e-3 if dtype == np.float32 else 1)
-    check_op(ndd.rotate, samples[:1], _ref(interp=0), layout="HWC", all_modes=False,
-             args={"angle": 131.7, "interp_type": DALIInterpType.INTERP_NN})
+        check_op(
+            ndd.rotate,
+            [sample],
+            _ref(fill=40.0, keep_size=True),
+            layout="HWC",
+            args={"angle": 31.7, "keep_size": True, "fill_value": 40.0},
+            all_modes=False,
+            atol=1e-3 if dtype == np.float32 else 1,
+        )
+    check_op(
+        ndd.rotate,
+        samples[:1],
+        _ref(interp=0),
+        layout="HWC",
+        all_modes=False,
+        args={"angle": 131.7, "interp_type": DALIInterpType.INTERP_NN},
+    )
 
 
 def test_rotate_size_dtype_and_frames():
     frames = _images([(3, 7, 9, 3)])
-    check_op(ndd.rotate, frames, _ref(size=(8, 10), dtype=np.float32, fill=1.0), layout="FHWC",
-             args={"angle": -20.5, "size": [8, 10], "dtype": ndd.float32, "fill_value": 1.0},
-             atol=1e-3, all_modes=False)
+    check_op(
+        ndd.rotate,
+        frames,
+        _ref(size=(8, 10), dtype=np.float32, fill=1.0),
+        layout="FHWC",
+        args={"angle": -20.5, "size": [8, 10], "dtype": ndd.float32, "fill_value": 1.0},
+        atol=1e-3,
+        all_modes=False,
+    )
 
 
-@pytest.mark.parametrize(("hw", "angle", "expected"), [
-    ((40, 60), 10, (50, 68)), ((40, 60), 30, (66, 72)), ((40, 60), 45, (72, 72)),
-    ((40, 60), 89, (62, 42)), ((40, 60), 91, (62, 42)), ((40, 60), 90, (60, 40)),
-    ((40, 60), 135, (72, 72)), ((41, 61), 10, (51, 69)), ((41, 61), 45, (73, 73)),
-    ((40, 61), 45, (73, 72)), ((41, 60), 45, (72, 73)), ((18, 43), 25.35, (36, 47)),
-])
+@pytest.mark.parametrize(
+    ("hw", "angle", "expected"),
+    [
+        ((40, 60), 10, (50, 68)),
+        ((40, 60), 30, (66, 72)),
+        ((40, 60), 45, (72, 72)),
+        ((40, 60), 89, (62, 42)),
+        ((40, 60), 91, (62, 42)),
+        ((40, 60), 90, (60, 40)),
+        ((40, 60), 135, (72, 72)),
+        ((41, 61), 10, (51, 69)),
+        ((41, 61), 45, (73, 73)),
+        ((40, 61), 45, (73, 72)),
+        ((41, 60), 45, (72, 73)),
+        ((18, 43), 25.35, (36, 47)),
+    ],
+)
 def test_rotate_canvas_rule_spec_values(hw, angle, expected):
     out = ndd.rotate(ndd.as_tensor(np.zeros((*hw, 1), np.uint8), layout="HWC"), angle=angle)
     assert tuple(out.shape[:2]) == expected
@@ -93,11 +124,17 @@ def test_rotate_errors():
         ndd.rotate(ndd.as_tensor(img, layout="CHW"), angle=3)
     with pytest.raises(ValueError, match="rotate: argument 'axis' applies to volumes"):
         ndd.rotate(img, angle=3, axis=[0, 0, 1])
-    with pytest.raises(ValueError, match="argument 'interp_type': only INTERP_NN and "
-                                         "INTERP_LINEAR are supported; got INTERP_LANCZOS3"):
+    with pytest.raises(
+        ValueError,
+        match="argument 'interp_type': only INTERP_NN and "
+        "INTERP_LINEAR are supported; got INTERP_LANCZOS3",
+    ):
         ndd.rotate(img, angle=3, interp_type=DALIInterpType.INTERP_LANCZOS3)
     with pytest.raises(ValueError, match="argument 'angle' sample 1: expected a finite angle"):
         ndd.rotate(ndd.as_batch([img, img]), angle=ndd.as_batch(np.array([1.0, np.inf])))
-    with pytest.raises(ValueError, match=r"argument 'size' sample 0: extents must be finite and "
-                                         r"non-negative; got \[-1.0, 2.0\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"argument 'size' sample 0: extents must be finite and "
+        r"non-negative; got \[-1.0, 2.0\]",
+    ):
         ndd.rotate(img, angle=3, size=[-1, 2])

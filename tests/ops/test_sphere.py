@@ -18,14 +18,21 @@ def test_sphere_wide_tall_ragged_mask(interp):
     samples = _images([(20, 43, 3), (13, 8, 3), (1, 1, 3), (6, 6, 1)])
     samples[3] = samples[3][..., :1]
     for group, masks in ((samples[:3], [1, 1, 0]), (samples[3:], [1])):
-        check_op(ndd.sphere, group, sphere_ref, layout="HWC", atol=1, all_modes=False,
-                 args={"interp_type": interp, "fill_value": 9.0}, per_sample={"mask": masks})
+        check_op(
+            ndd.sphere,
+            group,
+            sphere_ref,
+            layout="HWC",
+            atol=1,
+            all_modes=False,
+            args={"interp_type": interp, "fill_value": 9.0},
+            per_sample={"mask": masks},
+        )
 
 
 def test_sphere_float():
     samples = [s / 255 for s in _images([(9, 14, 3)], np.float32)]
-    check_op(ndd.sphere, samples, sphere_ref, layout="HWC", atol=1e-4,
-             args={"interp_type": 1})
+    check_op(ndd.sphere, samples, sphere_ref, layout="HWC", atol=1e-4, args={"interp_type": 1})
 
 
 def test_sphere_one_launch_and_errors():

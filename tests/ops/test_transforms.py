@@ -29,24 +29,30 @@ def S(sx, sy):
 
 def close(got, expected):
     got = np.asarray(got)
-    assert got.dtype == np.float32 and got.shape == (2, 3)
+    assert got.dtype == np.float32
+    assert got.shape == (2, 3)
     np.testing.assert_allclose(got, np.asarray(expected)[:2], atol=1e-6)
 
 
 def test_basic_matrices():
     close(ndd.transforms.translation(offset=[3, -2]), T(3, -2))
-    close(ndd.transforms.scale(scale=[2, 0.5], center=[4, 6]), T(4, 6) @ S(2, .5) @ T(-4, -6))
+    close(ndd.transforms.scale(scale=[2, 0.5], center=[4, 6]), T(4, 6) @ S(2, 0.5) @ T(-4, -6))
     close(ndd.transforms.scale(scale=3.0), S(3, 3))
     close(ndd.transforms.rotation(angle=30, center=[1, 2]), T(1, 2) @ R(30) @ T(-1, -2))
-    shear = np.array([[1, .2, 0], [.3, 1, 0], [0, 0, 1]])
-    close(ndd.transforms.shear(shear=[.2, .3], center=[5, 5]), T(5, 5) @ shear @ T(-5, -5))
-    tan = np.array([[1, math.tan(math.radians(10)), 0], [math.tan(math.radians(-20)), 1, 0],
-                    [0, 0, 1]])
+    shear = np.array([[1, 0.2, 0], [0.3, 1, 0], [0, 0, 1]])
+    close(ndd.transforms.shear(shear=[0.2, 0.3], center=[5, 5]), T(5, 5) @ shear @ T(-5, -5))
+    tan = np.array(
+        [[1, math.tan(math.radians(10)), 0], [math.tan(math.radians(-20)), 1, 0], [0, 0, 1]]
+    )
     close(ndd.transforms.shear(angles=[10, -20]), tan)
-    close(ndd.transforms.crop(from_start=[1, 2], from_end=[3, 6], to_start=[0, 0],
-                              to_end=[1, 1]), S(.5, .25) @ T(-1, -2))
-    close(ndd.transforms.crop(from_start=[3, 6], from_end=[1, 2], absolute=True),
-          S(.5, .25) @ T(-1, -2))
+    close(
+        ndd.transforms.crop(from_start=[1, 2], from_end=[3, 6], to_start=[0, 0], to_end=[1, 1]),
+        S(0.5, 0.25) @ T(-1, -2),
+    )
+    close(
+        ndd.transforms.crop(from_start=[3, 6], from_end=[1, 2], absolute=True),
+        S(0.5, 0.25) @ T(-1, -2),
+    )
 
 
 def test_chaining_and_combine_order():
@@ -63,15 +69,18 @@ def test_per_sample_args_give_a_batch():
     angles = ndd.as_batch(np.array([10.0, 20.0, -35.0], np.float32))
     centers = ndd.as_batch([np.array([1, 1.0]), np.array([0, 3.0]), np.array([2, 2.0])])
     out = ndd.transforms.rotation(angle=angles, center=centers)
-    assert isinstance(out, ndd.Batch) and out.batch_size == 3
-    for got, a, c in zip(out, [10, 20, -35], [(1, 1), (0, 3), (2, 2)]):
+    assert isinstance(out, ndd.Batch)
+    assert out.batch_size == 3
+    for got, a, c in zip(out, [10, 20, -35], [(1, 1), (0, 3), (2, 2)], strict=False):
         close(got, T(*c) @ R(a) @ T(-c[0], -c[1]))
 
 
 def test_composed_matrix_drives_warp_affine_on_both_backends():
     img = np.random.default_rng(0).integers(0, 255, (9, 12, 3)).astype(np.uint8)
-    m = ndd.transforms.combine(ndd.transforms.rotation(angle=20, center=[6, 4.5]),
-                               ndd.transforms.translation(offset=[1.5, -1]))
+    m = ndd.transforms.combine(
+        ndd.transforms.rotation(angle=20, center=[6, 4.5]),
+        ndd.transforms.translation(offset=[1.5, -1]),
+    )
     expected_forward = T(1.5, -1) @ T(6, 4.5) @ R(20) @ T(-6, -4.5)
     expected = affine_ref(img, np.linalg.inv(expected_forward)[:2], (9, 12), fill=0.0)
     for backend in ("cpu", "gpu"):
@@ -80,32 +89,44 @@ def test_composed_matrix_drives_warp_affine_on_both_backends():
         out = ndd.warp_affine(x, matrix=m, inverse_map=False, fill_value=0.0)
         np.testing.assert_allclose(np.asarray(out.cpu()).astype(int), expected, atol=1)
     batch = ndd.as_batch([img, img[:5]], layout="HWC")
-    mats = ndd.transforms.translation(offset=ndd.as_batch([np.array([1.0, 0]),
-                                                           np.array([0, 2.0])]))
+    mats = ndd.transforms.translation(offset=ndd.as_batch([np.array([1.0, 0]), np.array([0, 2.0])]))
     out = ndd.warp_affine(batch, mats, fill_value=0.0)  # matrices as the second input
-    for got, sample, off in zip(out, [img, img[:5]], [(1, 0), (0, 2)]):
+    for got, sample, off in zip(out, [img, img[:5]], [(1, 0), (0, 2)], strict=False):
         np.testing.assert_array_equal(
-            np.asarray(got), affine_ref(sample, T(*off)[:2], sample.shape[:2], 0.0))
+            np.asarray(got), affine_ref(sample, T(*off)[:2], sample.shape[:2], 0.0)
+        )
 
 
 def test_transforms_errors():
     with pytest.raises(TypeError, match="offset"):
         ndd.transforms.translation()
-    with pytest.raises(ValueError, match=r"transforms.translation: argument 'offset' sample 0: "
-                                         r"only 2-D transforms are supported: expected 2 values"):
+    with pytest.raises(
+        ValueError,
+        match=r"transforms.translation: argument 'offset' sample 0: "
+        r"only 2-D transforms are supported: expected 2 values",
+    ):
         ndd.transforms.translation(offset=[1, 2, 3])
-    with pytest.raises(ValueError, match="transforms.shear: give exactly one of 'shear' and "
-                                         "'angles'"):
+    with pytest.raises(
+        ValueError,
+        match=r"transforms\.shear: give exactly one of 'shear' and "
+        "'angles'",
+    ):
         ndd.transforms.shear()
-    with pytest.raises(ValueError, match=r"argument 'angles' sample 0: shear angles must be in "
-                                         r"\(-90, 90\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"argument 'angles' sample 0: shear angles must be in "
+        r"\(-90, 90\)",
+    ):
         ndd.transforms.shear(angles=[90, 0])
-    with pytest.raises(ValueError, match="transforms.combine: expects at least 2 transforms"):
+    with pytest.raises(ValueError, match=r"transforms\.combine: expects at least 2 transforms"):
         ndd.transforms.combine(ndd.transforms.translation(offset=[1, 1]))
-    with pytest.raises(ValueError, match=r"transforms.rotation: input 0 sample 0: expected a "
-                                         r"\(2, 3\) transform; got shape \(4,\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"transforms.rotation: input 0 sample 0: expected a "
+        r"\(2, 3\) transform; got shape \(4,\)",
+    ):
         ndd.transforms.rotation(np.zeros(4, np.float32), angle=3)
-    with pytest.raises(ValueError, match="transforms.crop: sample 0: the source box is empty"):
+    with pytest.raises(ValueError, match=r"transforms\.crop: sample 0: the source box is empty"):
         ndd.transforms.crop(from_start=[1, 1], from_end=[1, 2])
     with pytest.raises(ValueError, match="argument 'axis' is for 3-D rotations"):
         ndd.transforms.rotation(angle=3, axis=[0, 0, 1])

@@ -26,34 +26,63 @@ def _ref(size=None, fill=None, interp=1, inverse=True, dtype=None):
         m = np.reshape(matrix, (2, 3)) if inverse else _inv(matrix)
         hw = s.shape[-3:-1] if size is None else size
         return affine_ref(s, m, hw, fill, interp, dtype)
+
     return ref
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.int16])
 def test_warp_affine_ragged_fill_and_size(dtype):
     samples = _images([(30, 41, 3), (1, 1, 3), (7, 13, 3)], dtype)
-    check_op(ndd.warp_affine, samples, _ref(size=(9, 14), fill=17.0),
-             args={"matrix": M, "size": [9, 14], "fill_value": 17.0}, layout="HWC",
-             atol=1 if dtype != np.float32 else 1e-3, all_modes=dtype == np.uint8)
+    check_op(
+        ndd.warp_affine,
+        samples,
+        _ref(size=(9, 14), fill=17.0),
+        args={"matrix": M, "size": [9, 14], "fill_value": 17.0},
+        layout="HWC",
+        atol=1 if dtype != np.float32 else 1e-3,
+        all_modes=dtype == np.uint8,
+    )
 
 
 def test_warp_affine_clamp_nn_several_tiles():
     samples = _images([(30, 41, 3), (7, 13, 1)])
     samples[1] = samples[1][..., :1]
-    check_op(ndd.warp_affine, samples[:1], _ref(interp=0),
-             args={"matrix": M, "interp_type": DALIInterpType.INTERP_NN}, layout="HWC",
-             all_modes=False)
-    check_op(ndd.warp_affine, samples[1:], _ref(), args={"matrix": M}, layout="HWC", atol=1,
-             all_modes=False)
+    check_op(
+        ndd.warp_affine,
+        samples[:1],
+        _ref(interp=0),
+        args={"matrix": M, "interp_type": DALIInterpType.INTERP_NN},
+        layout="HWC",
+        all_modes=False,
+    )
+    check_op(
+        ndd.warp_affine,
+        samples[1:],
+        _ref(),
+        args={"matrix": M},
+        layout="HWC",
+        atol=1,
+        all_modes=False,
+    )
 
 
 @pytest.mark.parametrize("shape", [(2, 3), (6,)])
 def test_warp_affine_per_sample_matrix_shapes_and_inverse_map(shape):
     samples = _images([(12, 10, 3), (9, 15, 3)])
-    mats = [np.array(M, np.float32).reshape(shape),
-            np.array([1.1, -0.2, 2.0, 0.1, 0.9, -1.0], np.float32).reshape(shape)]
-    check_op(ndd.warp_affine, samples, _ref(inverse=False), per_sample={"matrix": mats},
-             args={"inverse_map": False}, layout="HWC", atol=1, all_modes=False)
+    mats = [
+        np.array(M, np.float32).reshape(shape),
+        np.array([1.1, -0.2, 2.0, 0.1, 0.9, -1.0], np.float32).reshape(shape),
+    ]
+    check_op(
+        ndd.warp_affine,
+        samples,
+        _ref(inverse=False),
+        per_sample={"matrix": mats},
+        args={"inverse_map": False},
+        layout="HWC",
+        atol=1,
+        all_modes=False,
+    )
 
 
 def test_warp_affine_matrix_as_input_and_frames():
@@ -65,8 +94,11 @@ def test_warp_affine_matrix_as_input_and_frames():
         out = ndd.warp_affine(data, m, fill_value=3.0, dtype=ndd.float32)
         assert out.layout == "FHWC"
         got = np.asarray(out.cpu().select(0))
-        np.testing.assert_allclose(got, affine_ref(frames, np.reshape(M, (2, 3)), (8, 11), 3.0,
-                                                   dtype=np.float32), atol=1e-3)
+        np.testing.assert_allclose(
+            got,
+            affine_ref(frames, np.reshape(M, (2, 3)), (8, 11), 3.0, dtype=np.float32),
+            atol=1e-3,
+        )
 
 
 def test_warp_affine_transforms_matrix_is_accepted():
@@ -83,7 +115,7 @@ def test_warp_affine_spec_examples():
     np.testing.assert_array_equal(out[0], [10, 20, 30, 30])
     out = np.asarray(ndd.warp_affine(ramp, matrix=[1, 0, 1, 0, 1, 0], inverse_map=False))[..., 0]
     np.testing.assert_array_equal(out[0], [0, 0, 10, 20])
-    out = np.asarray(ndd.warp_affine(ramp, matrix=[.5, 0, 0, 0, .5, 0]))[..., 0]
+    out = np.asarray(ndd.warp_affine(ramp, matrix=[0.5, 0, 0, 0, 0.5, 0]))[..., 0]
     np.testing.assert_array_equal(out[0], [0, 3, 8, 13])
     np.testing.assert_array_equal(out[1], [10, 13, 18, 23])
 
@@ -100,22 +132,37 @@ def test_warp_affine_errors():
     img = np.zeros((4, 5, 3), np.uint8)
     with pytest.raises(RuntimeError, match="warp_affine: no transform given"):
         ndd.warp_affine(img)
-    with pytest.raises(RuntimeError, match=r"argument 'matrix' sample 0: matrix parameter must "
-                                           r"have 6 elements \(2x3\); got shape \(9,\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"argument 'matrix' sample 0: matrix parameter must "
+        r"have 6 elements \(2x3\); got shape \(9,\)",
+    ):
         ndd.warp_affine(img, matrix=list(range(9)))
-    with pytest.raises(RuntimeError, match=r"input 1 \(mtx\) sample 0: expected a \(2, 3\) "
-                                           r"matrix; got shape \(6,\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"input 1 \(mtx\) sample 0: expected a \(2, 3\) "
+        r"matrix; got shape \(6,\)",
+    ):
         ndd.warp_affine(img, ndd.as_tensor(np.zeros(6, np.float32)))
     with pytest.raises(ValueError, match="given both as input 1 and as argument 'matrix'"):
         ndd.warp_affine(img, ndd.as_tensor(np.eye(2, 3, dtype=np.float32)), matrix=M)
-    with pytest.raises(ValueError, match="argument 'interp_type': only INTERP_NN and "
-                                         "INTERP_LINEAR are supported; got INTERP_CUBIC"):
+    with pytest.raises(
+        ValueError,
+        match="argument 'interp_type': only INTERP_NN and "
+        "INTERP_LINEAR are supported; got INTERP_CUBIC",
+    ):
         ndd.warp_affine(img, matrix=M, interp_type=DALIInterpType.INTERP_CUBIC)
     with pytest.raises(ValueError, match="sample 1: the affine matrix is singular"):
-        ndd.warp_affine(ndd.as_batch([img, img]), inverse_map=False,
-                        matrix=ndd.as_batch([np.eye(2, 3), np.zeros((2, 3))]))
-    with pytest.raises(ValueError, match=r"argument 'size' sample 0: expected 2 values \(H, W\); "
-                                         "got 3"):
+        ndd.warp_affine(
+            ndd.as_batch([img, img]),
+            inverse_map=False,
+            matrix=ndd.as_batch([np.eye(2, 3), np.zeros((2, 3))]),
+        )
+    with pytest.raises(
+        ValueError,
+        match=r"argument 'size' sample 0: expected 2 values \(H, W\); "
+        "got 3",
+    ):
         ndd.warp_affine(img, matrix=M, size=[1, 2, 3])
     with pytest.raises(ValueError, match="warp_affine: input 0 has layout 'CHW'"):
         ndd.warp_affine(ndd.as_tensor(img, layout="CHW"), matrix=M)

@@ -13,22 +13,42 @@ def _images(shapes, dtype=np.uint8, seed=0):
     return [rng.integers(0, 255, size=s).astype(dtype) for s in shapes]
 
 
-WAVES = {"ampl_x": 3.3, "ampl_y": 2.1, "freq_x": 0.37, "freq_y": 0.29, "phase_x": 0.4,
-         "phase_y": 1.9}
+WAVES = {
+    "ampl_x": 3.3,
+    "ampl_y": 2.1,
+    "freq_x": 0.37,
+    "freq_y": 0.29,
+    "phase_x": 0.4,
+    "phase_y": 1.9,
+}
 
 
 @pytest.mark.parametrize("interp", [0, 1])
 def test_water_ragged_per_sample_mask_several_tiles(interp):
     samples = _images([(30, 41, 3), (1, 1, 3), (7, 12, 3)])
-    check_op(ndd.water, samples, water_ref, layout="HWC", atol=1,
-             args={**WAVES, "interp_type": interp, "fill_value": 50.0},
-             per_sample={"mask": [1, 1, 0]}, all_modes=interp == 0)
+    check_op(
+        ndd.water,
+        samples,
+        water_ref,
+        layout="HWC",
+        atol=1,
+        args={**WAVES, "interp_type": interp, "fill_value": 50.0},
+        per_sample={"mask": [1, 1, 0]},
+        all_modes=interp == 0,
+    )
 
 
 def test_water_float_and_gray_scalar_mask():
     samples = [s / 255 for s in _images([(9, 14, 3)], np.float32)]
-    check_op(ndd.water, samples, water_ref, layout="HWC", atol=1e-4, all_modes=False,
-             args={**WAVES, "interp_type": 1})
+    check_op(
+        ndd.water,
+        samples,
+        water_ref,
+        layout="HWC",
+        atol=1e-4,
+        all_modes=False,
+        args={**WAVES, "interp_type": 1},
+    )
     gray = _images([(8, 11, 1)])
     check_op(ndd.water, gray, water_ref, layout="HWC", args={"mask": 0}, all_modes=False)
 

@@ -29,10 +29,10 @@ def affine_ref(img, inverse, out_hw, fill=None, interp=1, dtype=None):
     res = np.zeros((out_h, out_w, img.shape[2]))
     for y in range(out_h):
         for x in range(out_w):
-            px = m[0, 0] * (x + .5) + m[0, 1] * (y + .5) + m[0, 2] - .5
-            py = m[1, 0] * (x + .5) + m[1, 1] * (y + .5) + m[1, 2] - .5
+            px = m[0, 0] * (x + 0.5) + m[0, 1] * (y + 0.5) + m[0, 2] - 0.5
+            py = m[1, 0] * (x + 0.5) + m[1, 1] * (y + 0.5) + m[1, 2] - 0.5
             if interp == 0:
-                res[y, x] = _tap(img, math.floor(px + .5), math.floor(py + .5), fill)
+                res[y, x] = _tap(img, math.floor(px + 0.5), math.floor(py + 0.5), fill)
                 continue
             x0, y0 = math.floor(px), math.floor(py)
             fx, fy = px - x0, py - y0
@@ -41,7 +41,7 @@ def affine_ref(img, inverse, out_hw, fill=None, interp=1, dtype=None):
             res[y, x] = (1 - fy) * top + fy * bottom
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
-        res = np.clip(np.sign(res) * np.floor(np.abs(res) + .5), info.min, info.max)
+        res = np.clip(np.sign(res) * np.floor(np.abs(res) + 0.5), info.min, info.max)
     return res.astype(dtype)
 
 
@@ -50,5 +50,6 @@ def rotate_inverse(angle, in_hw, out_hw):
     a = math.radians(angle)
     c, s = math.cos(a), math.sin(a)
     (hi, wi), (ho, wo) = in_hw, out_hw
-    return np.array([[c, -s, wi / 2 - c * wo / 2 + s * ho / 2],
-                     [s, c, hi / 2 - s * wo / 2 - c * ho / 2]])
+    return np.array(
+        [[c, -s, wi / 2 - c * wo / 2 + s * ho / 2], [s, c, hi / 2 - s * wo / 2 - c * ho / 2]]
+    )

@@ -31,8 +31,18 @@ def _finish(res, dtype):
     return res.astype(dtype)
 
 
-def water_ref(img, ampl_x=10.0, ampl_y=10.0, freq_x=0.049087, freq_y=0.049087, phase_x=0.0,
-              phase_y=0.0, fill_value=0.0, interp_type=0, mask=1):
+def water_ref(
+    img,
+    ampl_x=10.0,
+    ampl_y=10.0,
+    freq_x=0.049087,
+    freq_y=0.049087,
+    phase_x=0.0,
+    phase_y=0.0,
+    fill_value=0.0,
+    interp_type=0,
+    mask=1,
+):
     """water: source (x + ax sin(fx y + px), y + ay cos(fy x + py)); NN floor, LINEAR - 0.5."""
     if not mask:
         return img.copy()
@@ -56,6 +66,7 @@ def sphere_ref(img, fill_value=0.0, interp_type=0, mask=1):
     for y in range(h):
         for x in range(w):
             r = math.hypot(x - cx, y - cy) / d
-            res[y, x] = _sample(img, cx + (x - cx) * r, cy + (y - cy) * r, fill_value,
-                                int(interp_type), 0.5, 0.0)
+            res[y, x] = _sample(
+                img, cx + (x - cx) * r, cy + (y - cy) * r, fill_value, int(interp_type), 0.5, 0.0
+            )
     return _finish(res, img.dtype)

@@ -24,5 +24,8 @@ def erase_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
     for region in np.asarray(arg.erase_regions):
         box = tuple(slice(int(s), int(e)) for s, e in region)
         # a region may also cut the channel axis: take the matching per-channel values
-        out[box] = fill if fill.ndim == 0 else fill[tuple(
-            box[k] if k == ch else slice(None) for k in range(out.ndim))]
+        out[box] = (
+            fill
+            if fill.ndim == 0
+            else fill[tuple(box[k] if k == ch else slice(None) for k in range(out.ndim))]
+        )

@@ -19,8 +19,8 @@ def multi_paste_cpu(call: Call, outs: list[list[np.ndarray]], ins: list[list[Any
     for canvas in canvases:
         canvas[...] = 0
     for i, k, j, iy, ix, h, w, oy, ox in np.asarray(call.paste_regions).tolist():
-        src = ins[k][j][iy:iy + h, ix:ix + w]
-        dst = canvases[i][oy:oy + h, ox:ox + w]
+        src = ins[k][j][iy : iy + h, ix : ix + w]
+        dst = canvases[i][oy : oy + h, ox : ox + w]
         if src.dtype == dst.dtype:
             dst[...] = src
         else:

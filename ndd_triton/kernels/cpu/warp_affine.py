@@ -62,8 +62,13 @@ def _linear(src: torch.Tensor, m: np.ndarray, out_h: int, out_w: int, fill: floa
     sx, sy = _coords(m, out_h, out_w, pad)
     # grid_sample's pixel convention (align_corners=False): index = ((g + 1) * size - 1) / 2
     grid = torch.stack([(sx + 0.5) * (2.0 / wp) - 1.0, (sy + 0.5) * (2.0 / hp) - 1.0], dim=-1)
-    res = F.grid_sample(framed.permute(0, 3, 1, 2), grid[None].expand(n_frames, -1, -1, -1),
-                        mode="bilinear", padding_mode="border", align_corners=False)
+    res = F.grid_sample(
+        framed.permute(0, 3, 1, 2),
+        grid[None].expand(n_frames, -1, -1, -1),
+        mode="bilinear",
+        padding_mode="border",
+        align_corners=False,
+    )
     return res.permute(0, 2, 3, 1)
 
 

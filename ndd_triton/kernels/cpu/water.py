@@ -39,8 +39,12 @@ def remap_sample(out: np.ndarray, inp: np.ndarray, sx: np.ndarray, sy: np.ndarra
     sx = np.clip(sx, -4, inp.shape[1] + 4).astype(np.float32)
     sy = np.clip(sy, -4, inp.shape[0] + 4).astype(np.float32)
     if int(arg.interp_type) == 0:
-        res = _taps(inp, np.floor(sx + np.float32(nn_shift)).astype(np.int64),
-                    np.floor(sy + np.float32(nn_shift)).astype(np.int64), fill)
+        res = _taps(
+            inp,
+            np.floor(sx + np.float32(nn_shift)).astype(np.int64),
+            np.floor(sy + np.float32(nn_shift)).astype(np.int64),
+            fill,
+        )
     else:
         sx, sy = sx + np.float32(linear_shift), sy + np.float32(linear_shift)
         x0, y0 = np.floor(sx), np.floor(sy)

@@ -98,5 +98,16 @@ def erase_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
         fills[i] = np.asarray(f).ravel()  # one value broadcasts over the row
     ch_axis = call.erase_channel_axis + pad if call.erase_channel_axis >= 0 else MAX_RANK - 1
     tiles = tile_table(inp.sizes, TILE)
-    run.launch(_erase_kernel, (len(tiles),), inp.data, out.data, samples.astype(np.int64),
-               table.reshape(-1), fills, tiles, CH_AXIS=ch_axis, NFILL=nfill, BLOCK=TILE)
+    run.launch(
+        _erase_kernel,
+        (len(tiles),),
+        inp.data,
+        out.data,
+        samples.astype(np.int64),
+        table.reshape(-1),
+        fills,
+        tiles,
+        CH_AXIS=ch_axis,
+        NFILL=nfill,
+        BLOCK=TILE,
+    )

@@ -55,5 +55,13 @@ def grid_mask_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None
     samples = np.concatenate([inp.offsets[:, None], out.offsets[:, None], shapes],
                              axis=1).astype(np.int64)  # fmt: skip
     tiles = tile_table(inp.sizes, TILE)
-    run.launch(_grid_mask_kernel, (len(tiles),), inp.data, out.data, samples,
-               np.asarray(call.grid_params, np.float32), tiles, BLOCK=TILE)
+    run.launch(
+        _grid_mask_kernel,
+        (len(tiles),),
+        inp.data,
+        out.data,
+        samples,
+        np.asarray(call.grid_params, np.float32),
+        tiles,
+        BLOCK=TILE,
+    )

@@ -51,8 +51,9 @@ def _jitter_kernel(src, dst, samples, tiles, fill, SPAN: tl.constexpr, HALF: tl.
     x = pix % w + dx
     y = pix // w + dy
     inside = (x >= 0) & (x < w) & (y >= 0) & (y < h)
-    val = tl.load(src + tl.load(row + IN_OFF) + (y * w + x) * c + idx % c, mask=mask & inside,
-                  other=0)
+    val = tl.load(
+        src + tl.load(row + IN_OFF) + (y * w + x) * c + idx % c, mask=mask & inside, other=0
+    )
     val = tl.where(inside, val, tl.load(fill))
     tl.store(dst + tl.load(row + OUT_OFF) + idx, val, mask=mask)
 
@@ -71,5 +72,15 @@ def jitter_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
     fill = convert_numpy(np.array([call.fill_value], np.float64), out.dtype.numpy_dtype)
     tiles = tile_table(inp.sizes, TILE)
     degree = int(call.nDegree)
-    run.launch(_jitter_kernel, (len(tiles),), inp.data, out.data, samples, tiles, fill,
-               SPAN=degree + 1, HALF=degree // 2, BLOCK=TILE)
+    run.launch(
+        _jitter_kernel,
+        (len(tiles),),
+        inp.data,
+        out.data,
+        samples,
+        tiles,
+        fill,
+        SPAN=degree + 1,
+        HALF=degree // 2,
+        BLOCK=TILE,
+    )

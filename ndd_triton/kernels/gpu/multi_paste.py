@@ -57,8 +57,11 @@ def _multi_paste_kernel(src, dst, samples, regions, tiles, C: tl.constexpr,
         dy = y - tl.load(reg + R_OY)
         dx = x - tl.load(reg + R_OX)
         inside = (dy >= 0) & (dy < tl.load(reg + R_H)) & (dx >= 0) & (dx < tl.load(reg + R_W))
-        at = tl.load(reg + R_SRC) + ((dy + tl.load(reg + R_IY)) * tl.load(reg + R_IN_W) +
-                                     dx + tl.load(reg + R_IX)) * C + ch
+        at = (
+            tl.load(reg + R_SRC)
+            + ((dy + tl.load(reg + R_IY)) * tl.load(reg + R_IN_W) + dx + tl.load(reg + R_IX)) * C
+            + ch
+        )
         src_idx = tl.where(inside, at, src_idx)
         hit = hit | inside
     val = tl.load(src + src_idx, mask=mask & hit, other=0)
@@ -84,8 +87,7 @@ def multi_paste_gpu(run: GpuRun, out: GpuBatch, *args: object) -> None:
     firsts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
     regions = np.zeros((max(len(table), 1), int(NREG)), np.int64)
     for r, (_, k, j, iy, ix, h, w, oy, ox) in enumerate(table.tolist()):
-        regions[r] = (bases[k] + inputs[k].offsets[j], inputs[k].shapes[j, 1], iy, ix, h, w, oy,
-                      ox)
+        regions[r] = (bases[k] + inputs[k].offsets[j], inputs[k].shapes[j, 1], iy, ix, h, w, oy, ox)
     samples = np.stack([out.offsets, out.shapes[:, 0], out.shapes[:, 1], firsts, counts],
                        axis=1).astype(np.int64)  # fmt: skip
     tiles = tile_table(out.sizes, TILE)

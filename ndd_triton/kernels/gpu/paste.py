@@ -38,8 +38,7 @@ def _paste_kernel(src, dst, samples, tiles, fill, C: tl.constexpr, BLOCK: tl.con
     y = idx // (out_w * C) - tl.load(row + Y0)
     x = (idx // C) % out_w - tl.load(row + X0)
     inside = (y >= 0) & (y < h) & (x >= 0) & (x < w)
-    val = tl.load(src + tl.load(row + IN_OFF) + (y * w + x) * C + ch, mask=mask & inside,
-                  other=0)
+    val = tl.load(src + tl.load(row + IN_OFF) + (y * w + x) * C + ch, mask=mask & inside, other=0)
     val = tl.where(inside, val, tl.load(fill + ch, mask=mask, other=0))
     tl.store(dst + tl.load(row + OUT_OFF) + idx, val, mask=mask)
 
@@ -52,5 +51,14 @@ def paste_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
                               out.shapes[:, :2], anchor], axis=1).astype(np.int64)  # fmt: skip
     tiles = tile_table(out.sizes, TILE)
     channels = int(inp.shapes[0, 2]) if inp.batch_size else 1
-    run.launch(_paste_kernel, (len(tiles),), inp.data, out.data, samples, tiles,
-               np.asarray(call.paste_fill, np.uint8), C=channels, BLOCK=TILE)
+    run.launch(
+        _paste_kernel,
+        (len(tiles),),
+        inp.data,
+        out.data,
+        samples,
+        tiles,
+        np.asarray(call.paste_fill, np.uint8),
+        C=channels,
+        BLOCK=TILE,
+    )

@@ -47,8 +47,9 @@ def _helper_tap(base, ix, iy, h, w, c, mask, fill, FILL: tl.constexpr):
         yi = tl.minimum(tl.maximum(iy, 0), h - 1).to(tl.int64)
         # an empty source has no pixel to clamp to: 0, as on the CPU
         # (clamped indices are -1 exactly then)
-        v = tl.load(base + (yi * w + xi) * c, mask=mask & (xi >= 0) & (yi >= 0),
-                    other=0).to(tl.float32)
+        v = tl.load(base + (yi * w + xi) * c, mask=mask & (xi >= 0) & (yi >= 0), other=0).to(
+            tl.float32
+        )
     return v
 
 
