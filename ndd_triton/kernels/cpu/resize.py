@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from ndd_triton.kernels import register
-from ndd_triton.kernels._resample import AxisPlan, band_blocks
+from ndd_triton.kernels._resample import AxisPlan, BandBlock, axis_table, band_blocks
 from ndd_triton.ops import resize
 from ndd_triton.schema import SampleArgs
 
@@ -23,11 +23,21 @@ _SMALL_INNER = 16  # below this many trailing elements, move the axis last befor
 
 
 @functools.lru_cache(maxsize=512)
-def _blocks(plan: AxisPlan) -> tuple[tuple[int, int, int, int, torch.Tensor, torch.Tensor], ...]:
-    """Band blocks as torch tensors: (j0, j1, l0, l1, M, M transposed), cached per plan."""
-    return tuple((b.j0, b.j1, b.l0, b.l1, torch.from_numpy(b.matrix),
-                  torch.from_numpy(np.ascontiguousarray(b.matrix.T)))
-                 for b in band_blocks(plan))  # fmt: skip
+def _band(plan: AxisPlan) -> tuple[BandBlock, ...]:
+    return band_blocks(plan)
+
+
+@functools.lru_cache(maxsize=512)
+def _blocks_m(plan: AxisPlan) -> tuple[tuple[int, int, int, int, torch.Tensor], ...]:
+    """Band blocks as torch tensors (j0, j1, l0, l1, M), cached per plan."""
+    return tuple((b.j0, b.j1, b.l0, b.l1, torch.from_numpy(b.matrix)) for b in _band(plan))
+
+
+@functools.lru_cache(maxsize=512)
+def _blocks_t(plan: AxisPlan) -> tuple[tuple[int, int, int, int, torch.Tensor], ...]:
+    """Band blocks as torch tensors (j0, j1, l0, l1, M transposed), cached per plan."""
+    return tuple((b.j0, b.j1, b.l0, b.l1, torch.from_numpy(np.ascontiguousarray(b.matrix.T)))
+                 for b in _band(plan))  # fmt: skip
 
 
 @functools.lru_cache(maxsize=512)
@@ -36,9 +46,13 @@ def _kron_blocks(plan: AxisPlan, channels: int
     """Band blocks for an axis followed by `channels` interleaved values (HWC's W): the
     transposed block with each weight spread over the channels, `kron(M.T, I_C)`, so a GEMM
     on the `[rows, W * C]` view resamples W without transposing the data."""
-    eye = np.eye(channels, dtype=np.float32)
-    return tuple((b.j0, b.j1, b.l0, b.l1, torch.from_numpy(np.kron(b.matrix.T, eye)))
-                 for b in band_blocks(plan))  # fmt: skip
+    eye = np.eye(channels, dtype=np.float32)[None, :, None, :]
+    out = []
+    for b in _band(plan):
+        width, rows = b.matrix.shape[1], b.matrix.shape[0]
+        kt = (b.matrix.T[:, None, :, None] * eye).reshape(width * channels, rows * channels)
+        out.append((b.j0, b.j1, b.l0, b.l1, torch.from_numpy(kt)))
+    return tuple(out)
 
 
 def sample_plans(arg: SampleArgs, antialias: bool) -> list[AxisPlan]:
@@ -85,16 +99,16 @@ def _pass(t: torch.Tensor, order: list[int], axis: int, plan: AxisPlan, first: i
     # GEMMs write straight into strided output blocks (`out=`): 25% faster than assigning.
     if p == t.dim() - 1:
         src, dst = t.view(-1, t.shape[p]), res.view(-1, plan.n_out)
-        for j0, j1, l0, l1, _, mt in _blocks(plan):
+        for j0, j1, l0, l1, mt in _blocks_t(plan):
             torch.mm(src[:, l0 - first:l1 - first], mt, out=dst[:, j0:j1])
     elif math.prod(t.shape[:p]) == 1:
         src, dst = t.view(t.shape[p], -1), res.view(plan.n_out, -1)
-        for j0, j1, l0, l1, m, _ in _blocks(plan):
+        for j0, j1, l0, l1, m in _blocks_m(plan):
             torch.mm(m, src[l0 - first:l1 - first], out=dst[j0:j1])
     else:
         outer = math.prod(t.shape[:p])
         src, dst = t.view(outer, t.shape[p], -1), res.view(outer, plan.n_out, -1)
-        for j0, j1, l0, l1, m, _ in _blocks(plan):
+        for j0, j1, l0, l1, m in _blocks_m(plan):
             dst[:, j0:j1] = torch.matmul(m, src[:, l0 - first:l1 - first])
     return res, order
 
@@ -112,10 +126,10 @@ def store(out: np.ndarray, t: torch.Tensor, order: list[int]) -> None:
 @functools.lru_cache(maxsize=512)
 def _support(plan: AxisPlan) -> tuple[int, int]:
     """Source indices `[lo, hi)` read by any output of the axis (empty for no output)."""
-    blocks = _blocks(plan)
-    if not blocks:
+    if plan.n_out == 0:
         return 0, 0
-    return min(b[2] for b in blocks), max(b[3] for b in blocks)
+    index = axis_table(plan).index
+    return int(index.min()), int(index.max()) + 1
 
 
 def _next_axis(t: torch.Tensor, order: list[int], todo: dict[int, AxisPlan]) -> int:
