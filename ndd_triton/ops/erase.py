@@ -38,8 +38,12 @@ def _axes(call: Call, layout: str | None, ndim: int) -> list[int]:
 
 def _regions(call: Call, i: int, axes: list[int], shape: np.ndarray) -> np.ndarray:
     """`[R, ndim, 2]` (start, end) of sample `i`'s regions, clipped to `shape`."""
-    anchor = np.asarray(call.anchor[i] if call.anchor is not None else [], np.float64).ravel()
-    size = np.asarray(call.shape[i] if call.shape is not None else [], np.float64).ravel()
+    anchor: np.ndarray = np.asarray(
+        call.anchor[i] if call.anchor is not None else [], np.float64
+    ).ravel()
+    size: np.ndarray = np.asarray(
+        call.shape[i] if call.shape is not None else [], np.float64
+    ).ravel()
     if anchor.size != size.size:
         raise call.error(
             f"sample {i}: arguments 'anchor' ({anchor.size} values) and 'shape' "
