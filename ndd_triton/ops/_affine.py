@@ -1,14 +1,14 @@
 """Affine geometry shared by warp_affine and rotate (and the future fused-geometry path).
 
 Every op of this family reduces, on the host, to one explicit **inverse map** per sample: a 2x3
-matrix `M` that takes the continuous coordinates `(x, y)` of an output pixel centre
-(`x + 0.5, y + 0.5`, origin at the corner of the first pixel) to continuous source coordinates
-`M @ [x, y, 1]`. The kernels (`kernels/cpu/warp_affine.py`, `kernels/gpu/warp_affine.py`) only
+matrix `M` (volumes: 3x4 in (x, y, z) = (W, H, D) order) that takes the continuous coordinates
+`(x, y)` of an output pixel centre (`x + 0.5, y + 0.5`, origin at the corner of the first
+pixel) to continuous source coordinates `M @ [x, y, 1]`. The kernels (`kernels/cpu/warp_affine.py`, `kernels/gpu/warp_affine.py`) only
 sample the source there (NN or bilinear, pixel centres at `i + 0.5`), with a constant
 `fill_value` outside the source or clamped coordinates without one (DALI 2.4 semantics, checked
 against tests/golden).
 
-What infer derives for the kernels (`derive_affine`): `affine_matrix` `[N, 2, 3]` float64,
+What infer derives for the kernels (`derive_affine`): `affine_matrix` `[N, d, d + 1]` float64,
 `affine_fill` (float or None), `affine_interp` (0 NN, 1 LINEAR).
 """
 
@@ -29,7 +29,7 @@ from ndd_triton._dtype import (
 )
 from ndd_triton.schema import Arg, Call
 
-AFFINE_LAYOUTS = ("HWC", "FHWC")
+AFFINE_LAYOUTS = ("HWC", "FHWC", "DHWC", "FDHWC")
 AFFINE_DTYPES = (uint8, int8, int16, uint16, int32, float32)
 INTERP_NN = 0
 INTERP_LINEAR = 1
@@ -50,18 +50,16 @@ def sampling_args() -> tuple[Arg, ...]:
 
 
 def invert(m: np.ndarray) -> np.ndarray:
-    """Inverse of affine maps `[..., 2, 3]` (as 3x3 with a `[0, 0, 1]` last row)."""
-    a, b, c = m[..., 0, 0], m[..., 0, 1], m[..., 0, 2]
-    d, e, f = m[..., 1, 0], m[..., 1, 1], m[..., 1, 2]
-    det = a * e - b * d
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inv = (
-            np.stack(
-                [np.stack([e, -b, b * f - c * e], -1), np.stack([-d, a, c * d - a * f], -1)], -2
-            )
-            / det[..., None, None]
-        )
-    return inv  # type: ignore[no-any-return]
+    """Inverse of affine maps `[..., d, d + 1]` (as homogeneous matrices); NaN if singular."""
+    d = m.shape[-2]
+    full = np.zeros((*m.shape[:-2], d + 1, d + 1))
+    full[..., :d, :] = m
+    full[..., d, d] = 1.0
+    det = np.linalg.det(full)
+    ok = np.isfinite(det) & (np.abs(det) > 1e-300)
+    safe = np.where(ok[..., None, None], full, np.eye(d + 1))
+    inv = np.linalg.inv(safe)[..., :d, :]
+    return np.where(ok[..., None, None], inv, np.nan)  # type: ignore[no-any-return]
 
 
 def compose(*mats: np.ndarray) -> np.ndarray:
@@ -105,7 +103,8 @@ def rotated_canvas(angle_deg: float, h: int, w: int) -> tuple[int, int]:
 
 
 def output_sizes(call: Call, in_hw: np.ndarray, arg: str = "size") -> np.ndarray | None:
-    """`[N, 2]` output (H, W) from a per-sample `size` argument (rounded), or None if absent."""
+    """`[N, d]` output extents ((H, W) or (D, H, W)) from a per-sample `size` argument
+    (rounded), or None if absent."""
     value = call.values.get(arg)
     if value is None:
         return None
@@ -115,8 +114,12 @@ def output_sizes(call: Call, in_hw: np.ndarray, arg: str = "size") -> np.ndarray
         if v.size == 0:
             out[i] = in_hw[i]
             continue
-        if v.size != 2:
-            raise call.error(f"argument '{arg}' sample {i}: expected 2 values (H, W); got {v.size}")
+        if v.size != in_hw.shape[1]:
+            names = "(H, W)" if in_hw.shape[1] == 2 else "(D, H, W)"
+            raise call.error(
+                f"argument '{arg}' sample {i}: expected {in_hw.shape[1]} values {names}; "
+                f"got {v.size}"
+            )
         if not np.isfinite(v).all() or (v < 0).any():
             raise call.error(
                 f"argument '{arg}' sample {i}: extents must be finite and "
@@ -150,10 +153,10 @@ def output_dtype(call: Call) -> DType:
 
 
 def spatial_hw(call: Call) -> np.ndarray:
-    """`[N, 2]` input (H, W)."""
+    """`[N, d]` input extents, outermost first: (H, W) or (D, H, W)."""
     layout = call.inputs[0].layout or "HWC"
     shapes = call.inputs[0].shapes
-    return np.stack([shapes[:, layout.index("H")], shapes[:, layout.index("W")]], axis=1)
+    return np.stack([shapes[:, layout.index(c)] for c in "DHW" if c in layout], axis=1)
 
 
 def derive_affine(call: Call, inverse: np.ndarray, out_hw: np.ndarray) -> np.ndarray:
@@ -170,6 +173,32 @@ def derive_affine(call: Call, inverse: np.ndarray, out_hw: np.ndarray) -> np.nda
     call.derive("affine_fill", None if call.fill_value is None else float(call.fill_value))
     layout = call.inputs[0].layout or "HWC"
     shapes = call.inputs[0].shapes.copy()
-    shapes[:, layout.index("H")] = out_hw[:, 0]
-    shapes[:, layout.index("W")] = out_hw[:, 1]
+    for k, c in enumerate(c for c in "DHW" if c in layout):
+        shapes[:, layout.index(c)] = out_hw[:, k]
     return shapes
+
+
+def rotation_3d(angle_deg: float, axis: np.ndarray) -> np.ndarray:
+    """3x3 rotation in (x, y, z) = (W, H, D) index order about `axis` (x, y, z; Rodrigues);
+    about (0, 0, 1) it is the 2-D rotate matrix [[cos, -sin], [sin, cos]]."""
+    u = np.asarray(axis, np.float64) / np.linalg.norm(axis)
+    a = math.radians(angle_deg)
+    k = np.array([[0, -u[2], u[1]], [u[2], 0, -u[0]], [-u[1], u[0], 0]])
+    return np.eye(3) + math.sin(a) * k + (1 - math.cos(a)) * (k @ k)  # type: ignore[no-any-return]
+
+
+def rotated_canvas_3d(rot: np.ndarray, dhw: np.ndarray) -> np.ndarray:
+    """(D, H, W) canvas of a rotated volume: ceil of the bounding box, each extent keeping the
+    parity of the input extent that contributes most to it (the 2-D rule, generalised)."""
+    ext_xyz = np.asarray(dhw, np.float64)[::-1]
+    box = np.ceil(np.abs(rot) @ ext_xyz - 1e-4).astype(np.int64)
+    like = ext_xyz[np.argmax(np.abs(rot) + 1e-9 * np.eye(3), axis=1)].astype(np.int64)
+    box += (box - like) % 2
+    return box[::-1]
+
+
+def rotation_inverse_3d(rot: np.ndarray, in_dhw: np.ndarray, out_dhw: np.ndarray) -> np.ndarray:
+    """3x4 inverse map `src = rot (p - c_out) + c_in` in (x, y, z), `c = size / 2`."""
+    c_in = np.asarray(in_dhw, np.float64)[::-1] / 2
+    c_out = np.asarray(out_dhw, np.float64)[::-1] / 2
+    return np.concatenate([rot, (c_in - rot @ c_out)[:, None]], axis=1)

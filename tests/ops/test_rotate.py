@@ -138,3 +138,43 @@ def test_rotate_errors():
         r"non-negative; got \[-1.0, 2.0\]",
     ):
         ndd.rotate(img, angle=3, size=[-1, 2])
+
+
+def test_rotate_volumes_axis_angle():
+    from reference.affine import affine_ref_3d
+
+    from ndd_triton.ops._affine import rotation_3d
+
+    rng = np.random.default_rng(5)
+    vol = rng.integers(0, 255, (4, 6, 8, 1)).astype(np.uint8)
+    for backend in ("cpu", "gpu"):  # spec: 4x6x8, axis (0, 0, 1), 90 degrees -> 4x8x6
+        x = ndd.as_tensor(vol, layout="DHWC")
+        out = np.asarray(ndd.rotate(x.gpu() if backend == "gpu" else x, angle=90,
+                                    axis=[0, 0, 1]).cpu())  # fmt: skip
+        np.testing.assert_array_equal(out[..., 0], np.stack([np.rot90(s) for s in vol[..., 0]]))
+
+    def ref(s, angle, axis, **_):
+        rot = rotation_3d(angle, np.asarray(axis, np.float64))  # independent check below
+        c_in = np.array(s.shape[:3][::-1]) / 2
+        m = np.concatenate([rot, (c_in - rot @ c_in)[:, None]], axis=1)
+        return affine_ref_3d(s, m, s.shape[:3], 5.0)
+
+    a = math.radians(30)
+    expected_z = np.array([[math.cos(a), -math.sin(a), 0], [math.sin(a), math.cos(a), 0],
+                           [0, 0, 1]])  # fmt: skip
+    np.testing.assert_allclose(rotation_3d(30, np.array([0, 0, 2.0])), expected_z, atol=1e-12)
+    vols = [vol[:3, :5, :4], vol[:2, :3, :3]]
+    check_op(
+        ndd.rotate,
+        vols,
+        ref,
+        layout="DHWC",
+        atol=1,
+        all_modes=False,
+        args={"keep_size": True, "fill_value": 5.0},
+        per_sample={"angle": [25.0, -70.0], "axis": [np.array([1.0, 2, 3]), np.array([0, 1.0, 0])]},
+    )
+    with pytest.raises(RuntimeError, match="rotate: Argument axis is required for volumes"):
+        ndd.rotate(ndd.as_tensor(vol, layout="DHWC"), angle=3)
+    with pytest.raises(ValueError, match=r"argument 'axis' sample 0: expected a non-zero"):
+        ndd.rotate(ndd.as_tensor(vol, layout="DHWC"), angle=3, axis=[0, 0, 0])

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 from _check import check_op
-from reference.affine import affine_ref
+from reference.affine import affine_ref, affine_ref_3d
 
 import ndd_triton as ndd
 from ndd_triton.types import DALIInterpType
@@ -168,3 +168,40 @@ def test_warp_affine_errors():
         ndd.warp_affine(ndd.as_tensor(img, layout="CHW"), matrix=M)
     with pytest.raises(ValueError, match="argument 'dtype': expected one of"):
         ndd.warp_affine(img, matrix=M, dtype=ndd.float64)
+
+
+M3 = [0.91, 0.12, -0.05, 0.7, -0.1, 0.88, 0.2, -0.4, 0.07, 0.03, 1.1, 0.3]
+
+
+def test_warp_affine_volumes_and_frames():
+    rng = np.random.default_rng(4)
+    vols = [rng.integers(0, 255, (4, 5, 6, 2)).astype(np.uint8),
+            rng.integers(0, 255, (3, 7, 2, 2)).astype(np.uint8)]  # fmt: skip
+    m = np.reshape(M3, (3, 4))
+    check_op(ndd.warp_affine, vols,
+             lambda s, **_: affine_ref_3d(s, m, (3, 4, 5), 11.0),
+             args={"matrix": M3, "size": [3, 4, 5], "fill_value": 11.0}, layout="DHWC", atol=1,
+             all_modes=False)  # fmt: skip
+    check_op(
+        ndd.warp_affine,
+        vols[:1],
+        lambda s, **_: affine_ref_3d(s, m, s.shape[:3], None, 0),
+        args={
+            "matrix": ndd.as_tensor(m.astype(np.float32)),
+            "interp_type": DALIInterpType.INTERP_NN,
+        },
+        layout="DHWC",
+        all_modes=False,
+    )
+    frames = [rng.integers(0, 255, (2, 3, 4, 5, 1)).astype(np.float32)]
+    check_op(
+        ndd.warp_affine,
+        frames,
+        lambda s, **_: affine_ref_3d(s, m, (3, 4, 5)),
+        args={"matrix": M3},
+        layout="FDHWC",
+        atol=1e-3,
+        all_modes=False,
+    )
+    with pytest.raises(RuntimeError, match=r"matrix parameter must have 12 elements \(3x4\)"):
+        ndd.warp_affine(ndd.as_tensor(vols[0], layout="DHWC"), matrix=M)

@@ -53,3 +53,42 @@ def rotate_inverse(angle, in_hw, out_hw):
     return np.array(
         [[c, -s, wi / 2 - c * wo / 2 + s * ho / 2], [s, c, hi / 2 - s * wo / 2 - c * ho / 2]]
     )
+
+
+def _tap3(vol, ix, iy, iz, fill):
+    d, h, w = vol.shape[:3]
+    if fill is not None and not (0 <= ix < w and 0 <= iy < h and 0 <= iz < d):
+        return np.full(vol.shape[3], fill, np.float64)
+    return vol[min(max(iz, 0), d - 1), min(max(iy, 0), h - 1), min(max(ix, 0), w - 1)].astype(
+        np.float64
+    )
+
+
+def affine_ref_3d(vol, inverse, out_dhw, fill=None, interp=1, dtype=None):
+    """DHWC (or FDHWC) `vol` sampled through the 3x4 `inverse` map ((x, y, z) order)."""
+    if vol.ndim == 5:
+        return np.stack([affine_ref_3d(f, inverse, out_dhw, fill, interp, dtype) for f in vol])
+    dtype = np.dtype(dtype or vol.dtype)
+    m = np.asarray(inverse, np.float64).reshape(3, 4)
+    res = np.zeros((*out_dhw, vol.shape[3]))
+    for z in range(out_dhw[0]):
+        for y in range(out_dhw[1]):
+            for x in range(out_dhw[2]):
+                p = m @ [x + 0.5, y + 0.5, z + 0.5, 1.0] - 0.5
+                if interp == 0:
+                    res[z, y, x] = _tap3(vol, *(math.floor(c + 0.5) for c in p), fill)
+                    continue
+                f = [math.floor(c) for c in p]
+                t = [c - fc for c, fc in zip(p, f, strict=True)]
+                acc = 0.0
+                for dz in (0, 1):
+                    for dy in (0, 1):
+                        for dx in (0, 1):
+                            wgt = ((t[0] if dx else 1 - t[0]) * (t[1] if dy else 1 - t[1])
+                                   * (t[2] if dz else 1 - t[2]))  # fmt: skip
+                            acc = acc + wgt * _tap3(vol, f[0] + dx, f[1] + dy, f[2] + dz, fill)
+                res[z, y, x] = acc
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        res = np.clip(np.sign(res) * np.floor(np.abs(res) + 0.5), info.min, info.max)
+    return res.astype(dtype)

@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from ndd_triton.kernels import register
+from ndd_triton.kernels.cpu._affine_volume import sample_volume
 from ndd_triton.ops import _affine, warp_affine
 from ndd_triton.schema import SampleArgs
 
@@ -122,16 +123,20 @@ def _exact_in(fill: float | None, dtype: np.dtype) -> bool:
 
 
 def affine_sample(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
-    """Sample `inp` (HWC or FHWC) at `arg.affine_matrix @ [x + .5, y + .5, 1] - .5`."""
-    frames_in = inp if inp.ndim == 4 else inp[None]
-    frames_out = out if out.ndim == 4 else out[None]
+    """Sample `inp` (HWC, FHWC; volumes DHWC, FDHWC) at `arg.affine_matrix @ [p + .5, 1] - .5`."""
+    m = np.asarray(arg.affine_matrix, np.float64)
+    rank = m.shape[0] + 2  # spatial axes + channels + frames
+    frames_in = inp if inp.ndim == rank else inp[None]
+    frames_out = out if out.ndim == rank else out[None]
     fill = arg.affine_fill
     if frames_out.size == 0:
         return
     if frames_in.size == 0:  # nothing to clamp to: the fill, or 0
         frames_out[...] = 0 if fill is None else fill
         return
-    m = np.asarray(arg.affine_matrix, np.float64)
+    if m.shape[0] == 3:
+        sample_volume(frames_out, frames_in, m, fill, arg.affine_interp != _affine.INTERP_NN)
+        return
     out_h, out_w = frames_out.shape[1:3]
     src = torch.from_numpy(frames_in)
     if arg.affine_interp == _affine.INTERP_NN:
