@@ -3,8 +3,8 @@
 Every op of this family reduces, on the host, to one explicit **inverse map** per sample: a 2x3
 matrix `M` (volumes: 3x4 in (x, y, z) = (W, H, D) order) that takes the continuous coordinates
 `(x, y)` of an output pixel centre (`x + 0.5, y + 0.5`, origin at the corner of the first
-pixel) to continuous source coordinates `M @ [x, y, 1]`. The kernels (`kernels/cpu/warp_affine.py`, `kernels/gpu/warp_affine.py`) only
-sample the source there (NN or bilinear, pixel centres at `i + 0.5`), with a constant
+pixel) to continuous source coordinates `M @ [x, y, 1]`. The kernels
+(`kernels/cpu/warp_affine.py`, `kernels/gpu/warp_affine.py`) only sample the source there (NN or bilinear, pixel centres at `i + 0.5`), with a constant
 `fill_value` outside the source or clamped coordinates without one (DALI 2.4 semantics, checked
 against tests/golden).
 
