@@ -4,9 +4,9 @@ Every op of this family reduces, on the host, to one explicit **inverse map** pe
 matrix `M` (volumes: 3x4 in (x, y, z) = (W, H, D) order) that takes the continuous coordinates
 `(x, y)` of an output pixel centre (`x + 0.5, y + 0.5`, origin at the corner of the first
 pixel) to continuous source coordinates `M @ [x, y, 1]`. The kernels
-(`kernels/cpu/warp_affine.py`, `kernels/gpu/warp_affine.py`) only sample the source there (NN or bilinear, pixel centres at `i + 0.5`), with a constant
-`fill_value` outside the source or clamped coordinates without one (DALI 2.4 semantics, checked
-against tests/golden).
+(`kernels/cpu/warp_affine.py`, `kernels/gpu/warp_affine.py`) only sample the source there
+(NN or bilinear, pixel centres at `i + 0.5`), with a constant `fill_value` outside the source
+or clamped coordinates without one (DALI 2.4 semantics, checked against tests/golden).
 
 What infer derives for the kernels (`derive_affine`): `affine_matrix` `[N, d, d + 1]` float64,
 `affine_fill` (float or None), `affine_interp` (0 NN, 1 LINEAR).
