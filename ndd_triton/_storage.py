@@ -17,6 +17,49 @@ import torch
 from ndd_triton._device import Device
 
 
+# Host buffers of batches are recycled: a fresh 38 MB batch (64 x 224x224x3 float32) is mmapped
+# by malloc and page-faulted in on first touch, ~25 ms per batch vs ~9 ms for reused memory.
+# Freed buffers (no tensor, view or NumPy array refers to their storage any more) are handed
+# out again for batches of 1/2 to 1x their size; at most _POOL_COUNT buffers are kept.
+_POOL_MIN_BYTES = 1 << 20
+_POOL_COUNT = 12
+_pool: list[torch.Tensor] = []
+_pool_lock = threading.Lock()
+
+
+def _use_count(t: torch.Tensor) -> int:
+    """References to the storage of `t` (its own and one temporary), or -1 if unknown."""
+    try:
+        return int(torch._C._storage_Use_Count(t.untyped_storage()._cdata))
+    except Exception:  # noqa: BLE001 (a private API; without it nothing is recycled)
+        return -1
+
+
+_CAN_POOL = _use_count(torch.empty(1)) == 2
+
+
+def _empty(numel: int, dtype: torch.dtype, device: Device) -> torch.Tensor:
+    """An uninitialised 1-D tensor; large host ones come from the recycled pool."""
+    nbytes = numel * torch.empty((), dtype=dtype).element_size() if _CAN_POOL else 0
+    if device.device_type != "cpu" or nbytes < _POOL_MIN_BYTES:
+        return torch.empty(numel, dtype=dtype, device=device.torch_device)
+    with _pool_lock:
+        best = -1
+        for k, raw in enumerate(_pool):
+            size = raw.numel()
+            if nbytes <= size <= 2 * nbytes and (best < 0 or size < _pool[best].numel()) \
+                    and _use_count(raw) == 2:  # fmt: skip
+                best = k
+        if best >= 0:
+            raw = _pool.pop(best)
+        else:
+            raw = torch.empty(nbytes, dtype=torch.uint8)
+            if len(_pool) >= _POOL_COUNT:
+                _pool.pop(0)
+        _pool.append(raw)  # most recently used last
+    return raw[:nbytes].view(dtype)
+
+
 class BatchStorage:
     """Samples of one batch as torch tensors, optionally views into one packed buffer."""
 
@@ -44,7 +87,7 @@ class BatchStorage:
             # Uniform: one (N, *shape) allocation split along the batch axis; cheaper than N
             # narrow+view calls, and the dense view comes for free.
             row = shape_rows[0]
-            dense = torch.empty((n, *row), dtype=dtype, device=device.torch_device)
+            dense = _empty(n * math.prod(row), dtype, device).view(n, *row)
             size = math.prod(row)
             storage = BatchStorage(None, device, dense.view(-1),  # type: ignore[arg-type]
                                    np.arange(n, dtype=np.int64) * size)  # fmt: skip
@@ -55,7 +98,7 @@ class BatchStorage:
         if n > 1:
             np.cumsum(sizes[:-1], out=offsets[1:])
         total = int(sizes.sum())
-        buffer = torch.empty(total, dtype=dtype, device=device.torch_device)
+        buffer = _empty(total, dtype, device)
         samples = [buffer[o:o + k].view(row) for o, k, row in zip(offsets.tolist(),
                                                                  sizes.tolist(), shape_rows)]
         return BatchStorage(samples, device, buffer, offsets)
