@@ -51,9 +51,9 @@ def _infer(call: Call) -> OutputSpec:
             f"degrees; got {angle[bad[0]]}"
         )
     if "D" in layout:
-        inverse, out_hw = _volume_maps(call, angle, in_hw)
+        maps, canvases = _volume_maps(call, angle, in_hw)
         return OutputSpec(
-            _affine.output_dtype(call), _affine.derive_affine(call, inverse, out_hw), layout
+            _affine.output_dtype(call), _affine.derive_affine(call, maps, canvases), layout
         )
     if call.axis is not None:
         raise call.error(
