@@ -15,7 +15,16 @@ import numpy as np
 import torch
 
 from ndd_triton.kernels import register
-from ndd_triton.kernels._resample import AxisPlan, BandBlock, axis_table, band_blocks
+from ndd_triton.kernels._resample import (
+    _BLOCK as _BLOCK_ROWS,
+)
+from ndd_triton.kernels._resample import (
+    AxisPlan,
+    BandBlock,
+    axis_table,
+    band_blocks,
+    band_dense,
+)
 from ndd_triton.ops import resize
 from ndd_triton.schema import SampleArgs
 
@@ -46,13 +55,16 @@ def _kron_blocks(plan: AxisPlan, channels: int
     """Band blocks for an axis followed by `channels` interleaved values (HWC's W): the
     transposed block with each weight spread over the channels, `kron(M.T, I_C)`, so a GEMM
     on the `[rows, W * C]` view resamples W without transposing the data."""
-    eye = np.eye(channels, dtype=np.float32)[None, :, None, :]
-    out = []
-    for b in _band(plan):
-        width, rows = b.matrix.shape[1], b.matrix.shape[0]
-        kt = (b.matrix.T[:, None, :, None] * eye).reshape(width * channels, rows * channels)
-        out.append((b.j0, b.j1, b.l0, b.l1, torch.from_numpy(kt)))
-    return tuple(out)
+    starts, lo, hi, dense = band_dense(plan)
+    eye = np.eye(channels, dtype=np.float32)[None, None, :, None, :]
+    nb, rows, width = dense.shape
+    spread = (dense.transpose(0, 2, 1)[:, :, None, :, None] * eye).reshape(
+        nb, width * channels, rows * channels)
+    c = channels
+    return tuple((j0, min(j0 + _BLOCK_ROWS, plan.n_out), l0, l1, torch.from_numpy(
+                  np.ascontiguousarray(spread[b, :(l1 - l0) * c, :(min(j0 + _BLOCK_ROWS,
+                                                                      plan.n_out) - j0) * c])))
+                 for b, (j0, l0, l1) in enumerate(zip(starts, lo, hi, strict=True)))  # fmt: skip
 
 
 def sample_plans(arg: SampleArgs, antialias: bool) -> list[AxisPlan]:
