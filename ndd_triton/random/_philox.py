@@ -97,6 +97,27 @@ def element_draws(key: int, base: int, count: int, per_element: int) -> np.ndarr
     return flat.reshape(count, per_element)
 
 
+def batch_draws(key: int, bases: list[int], counts: list[int]) -> list[np.ndarray]:
+    """`draws_u32(key, bases[i], counts[i])` for every i, from one Philox pass over all blocks
+    (per-sample passes are dominated by NumPy call overhead for small counts)."""
+    if any(b % _DRAW_SPACE + c > _DRAW_SPACE for b, c in zip(bases, counts, strict=True)):
+        return [draws_u32(key, b, c) for b, c in zip(bases, counts, strict=True)]
+    offsets = np.array([b % _DRAW_SPACE for b in bases], dtype=object)
+    first = [int(o) // 4 for o in offsets]
+    last = [(int(o) + c - 1) // 4 for o, c in zip(offsets, counts, strict=True)]
+    nblocks = [hi - lo + 1 if c > 0 else 0 for lo, hi, c in zip(first, last, counts, strict=True)]
+    blocks = np.concatenate([np.arange(lo, lo + k, dtype=np.uint64)
+                             for lo, k in zip(first, nblocks, strict=True)]) if bases else \
+        np.zeros(0, np.uint64)  # fmt: skip
+    flat = philox4x32(blocks, key).reshape(-1)
+    result, at = [], 0
+    for o, lo, k, c in zip(offsets, first, nblocks, counts, strict=True):
+        start = at + int(o) - lo * 4
+        result.append(flat[start:start + c] if c > 0 else np.zeros(0, dtype=np.uint32))
+        at += 4 * k
+    return result
+
+
 def to_u64(u_hi: np.ndarray, u_lo: np.ndarray) -> np.ndarray:
     """Two uint32 draws -> one uint64 (`u_hi` in the high half)."""
     return (u_hi.astype(np.uint64) << np.uint64(32)) | u_lo.astype(np.uint64)
