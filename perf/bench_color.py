@@ -1,8 +1,10 @@
 """ms/image of color_twist and gaussian_blur on the CPU (32x480x640x3 uint8, 1 thread).
 
-Compares ndd_triton's CPU backend with OpenCV (cv2.transform / cv2.GaussianBlur) and plain torch
-(matmul / depthwise conv2d) when they are importable, in one run. The brief's reference numbers
-for gaussian_blur are DALI 7.6 ms/image and OpenCV 0.83 ms/image.
+Compares ndd_triton's CPU backend with OpenCV (a dependency of ndd_triton) and plain torch
+(matmul / depthwise conv2d) in one run; `--all-ops` adds the other colour/filter ops and their
+closest OpenCV calls. OpenCV rows marked `*` use its fixed-point uint8 arithmetic (10-bit
+transform weights, 8-bit Gaussian weights), which ndd_triton cannot use and stay DALI-exact.
+The brief's reference numbers for gaussian_blur are DALI 7.6 ms/image and OpenCV 0.83 ms/image.
 Usage: python perf/bench_color.py [--batch 32] [--sigma 1.0] [--repeat 3] [--all-ops]
 """
 
@@ -44,6 +46,61 @@ def _torch_blur(x: torch.Tensor, sigma: float) -> torch.Tensor:
     img = torch.nn.functional.conv2d(img, taps.view(1, 1, -1, 1).expand(c, 1, -1, 1), groups=c)
     img = torch.nn.functional.conv2d(img, taps.view(1, 1, 1, -1).expand(c, 1, 1, -1), groups=c)
     return img.add_(0.5).clamp_(0, 255).to(torch.uint8)
+
+
+def _opencv_rows(images: list[np.ndarray], m: np.ndarray, opts: argparse.Namespace
+                 ) -> list[tuple[str, str, tuple[float, float]]]:  # fmt: skip
+    """OpenCV's fastest call for each op (1 thread); exactness notes in the implementation name."""
+    import cv2
+
+    cv2.setNumThreads(1)
+    n, r = opts.batch, opts.repeat
+    m34 = np.concatenate([m, np.full((3, 1), 0.5, np.float32)], axis=1)
+
+    def exact_twist(im: np.ndarray) -> np.ndarray:
+        values = cv2.transform(im.astype(np.float32), m34)
+        return np.clip(values, 0.5, 255.5, out=values).astype(np.uint8)
+
+    rows = [
+        ("color_twist", "opencv transform u8*", best_ms(
+            lambda: [cv2.transform(im, m) for im in images], n, r)),
+        ("color_twist", "opencv transform f32", best_ms(
+            lambda: [exact_twist(im) for im in images], n, r)),
+        ("gaussian_blur", "opencv GaussianBlur*", best_ms(
+            lambda: [cv2.GaussianBlur(im, (0, 0), opts.sigma, borderType=cv2.BORDER_REFLECT_101)
+                     for im in images], n, r)),
+    ]  # fmt: skip
+    if opts.all_ops:
+        box = np.full((3, 3), 1 / 9, np.float32)
+        rows += [
+            ("brightness_contrast", "opencv convertScaleAbs", best_ms(
+                lambda: [cv2.convertScaleAbs(im, alpha=0.96, beta=25.6) for im in images], n, r)),
+            ("color_space_conversion", "opencv cvtColor YCrCb", best_ms(
+                lambda: [cv2.cvtColor(im, cv2.COLOR_RGB2YCrCb) for im in images], n, r)),
+            ("laplacian", "opencv Laplacian", best_ms(
+                lambda: [cv2.Laplacian(im, -1, ksize=3, borderType=cv2.BORDER_REFLECT_101)
+                         for im in images], n, r)),
+            ("filter 3x3", "opencv filter2D", best_ms(
+                lambda: [cv2.filter2D(im, -1, box, borderType=cv2.BORDER_REFLECT_101)
+                         for im in images], n, r)),
+        ]  # fmt: skip
+    return rows
+
+
+def _print_table(rows: list[tuple[str, str, tuple[float, float]]], opts: argparse.Namespace
+                 ) -> None:  # fmt: skip
+    """One row per (op, implementation); `vs best` = ndd CPU time / the op's best CPU time."""
+    import cv2
+
+    best = {op: min(cpu for o, _, (_, cpu) in rows if o == op) for op, _, _ in rows}
+    print(f"{platform.processor() or platform.machine()}, torch {torch.__version__}, numpy "
+          f"{np.__version__}, opencv {cv2.__version__}; batch {opts.batch}x480x640x3 u8, "
+          f"sigma {opts.sigma}, 1 thread; * = fixed-point uint8 arithmetic (inexact vs DALI)")
+    print(f"{'op':22s} {'implementation':24s} {'wall':>7s} {'cpu':>7s} {'vs best':>8s}"
+          "  (ms/image)")
+    for op, impl, (wall, cpu) in rows:
+        ratio = f"{cpu / best[op]:7.1f}x" if impl.startswith("ndd") else ""
+        print(f"{op:22s} {impl:24s} {wall:7.2f} {cpu:7.2f} {ratio:>8s}")
 
 
 def main() -> None:
@@ -95,23 +152,10 @@ def main() -> None:
                  for t in tensors], opts.batch, opts.repeat)))
     rows.append(("gaussian_blur", "torch conv2d", best_ms(
         lambda: [_torch_blur(t, opts.sigma) for t in tensors], opts.batch, opts.repeat)))
-    try:
-        import cv2
-
-        cv2.setNumThreads(1)
-        mm = m.numpy()
-        rows.append(("color_twist", "opencv transform", best_ms(
-            lambda: [cv2.transform(im, mm) for im in images], opts.batch, opts.repeat)))
-        rows.append(("gaussian_blur", "opencv GaussianBlur", best_ms(
-            lambda: [cv2.GaussianBlur(im, (0, 0), opts.sigma, borderType=cv2.BORDER_REFLECT_101)
-                     for im in images], opts.batch, opts.repeat)))  # fmt: skip
-    except ImportError:
-        rows.append(("(opencv)", "not installed", (float("nan"), float("nan"))))
-    print(f"{platform.processor() or platform.machine()}, torch {torch.__version__}, numpy "
-          f"{np.__version__}; batch {opts.batch}x480x640x3 u8, sigma {opts.sigma}, 1 thread")
-    print(f"{'op':22s} {'implementation':22s} {'wall':>8s} {'cpu':>8s}  (ms/image)")
-    for op, impl, (wall, cpu) in rows:
-        print(f"{op:22s} {impl:22s} {wall:8.2f} {cpu:8.2f}")
+    rows += _opencv_rows(images, m.numpy(), opts)
+    order = [op for op, _, _ in rows]
+    rows.sort(key=lambda row: order.index(row[0]))  # group by op, stable within one
+    _print_table(rows, opts)
 
 
 if __name__ == "__main__":

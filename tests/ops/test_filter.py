@@ -107,6 +107,31 @@ def test_per_sample_kernels_anchor_fill_valid(backend):
         np.testing.assert_allclose(g, expected, atol=1e-4)
 
 
+@pytest.mark.parametrize("border", ["reflect_101", "reflect_1001", "wrap", "clamp", "constant"])
+@pytest.mark.parametrize("dtype", [None, ndd.float32])
+def test_cpu_opencv_bands(monkeypatch, border, dtype):
+    """OpenCV paths of the CPU kernel (direct same-type output, float32 bands, padded borders)
+    in 4-row bands, against the reference; fill 9 makes constant pad the plane first."""
+    from ndd_triton.kernels.cpu import _opencv
+
+    monkeypatch.setattr(_opencv, "BAND_ELEMENTS", 1)
+    monkeypatch.setattr(_opencv, "MIN_BAND_ROWS", 4)
+    kernel = np.arange(15, dtype=np.float32).reshape(5, 3) / 20 - 0.3
+    data = images([(17, 9, 3), (3, 2, 1), (1, 1, 3)])
+    for x in data:
+        fill = np.uint8(9)
+        args = {"border": border, "anchor": [1, 2]} | ({"dtype": dtype} if dtype else {})
+        got = ndd.filter(ndd.as_tensor(x, layout="HWC"), ndd.as_tensor(kernel),
+                         ndd.as_tensor(fill), **args)  # fmt: skip
+        expected = ref_filter(x, kernel, "HWC", anchor=[1, 2], border=border, dtype=dtype,
+                              fill=fill)  # fmt: skip
+        np.testing.assert_allclose(np.asarray(got), expected, atol=1 if dtype is None else 1e-4)
+    x = data[0]
+    got = ndd.filter(ndd.as_tensor(x, layout="HWC"), ndd.as_tensor(kernel), mode="valid")
+    np.testing.assert_allclose(np.asarray(got), ref_filter(x, kernel, "HWC", mode="valid"),
+                               atol=1)  # fmt: skip
+
+
 def test_filter_errors():
     x = ndd.as_tensor(np.zeros((5, 5, 3), np.uint8), layout="HWC")
     k3 = ndd.as_tensor(np.ones((3, 3), np.float32))

@@ -126,10 +126,16 @@ def test_one_launch_per_ragged_batch():
     assert record.gpu_launches == 1
 
 
-def test_cpu_row_bands(monkeypatch):
+@pytest.mark.parametrize("path", ["opencv", "torch"])
+def test_cpu_row_bands(monkeypatch, path):
+    from ndd_triton.kernels.cpu import _opencv
     from ndd_triton.kernels.cpu import gaussian_blur as cpu_kernel
 
     monkeypatch.setattr(cpu_kernel, "BAND_ELEMENTS", 1)  # 8-row bands: edge, interior, edge
+    monkeypatch.setattr(_opencv, "BAND_ELEMENTS", 1)  # 4-row bands with halo rows
+    monkeypatch.setattr(_opencv, "MIN_BAND_ROWS", 4)
+    if path == "torch":  # planes OpenCV cannot hold (more than 512 channels) take this path
+        monkeypatch.setattr(cpu_kernel, "plane_view", lambda *_: None)
     samples = [*images([(30, 9, 3), (5, 4, 3)]), images([(3, 26, 7)])[0]]
     check_op(ndd.gaussian_blur, samples[:2], lambda s, **a: ref_blur(s, "HWC", **a),
              args={"sigma": [2.0, 1.0]}, layout="HWC", atol=1, backends=("cpu",),

@@ -123,3 +123,21 @@ def test_one_launch_per_ragged_batch():
         ndd.laplacian(batch, window_size=5).evaluate()
     (record,) = prof.records
     assert record.gpu_launches == 1
+
+
+@pytest.mark.parametrize(("args", "dtype"), [
+    ({}, np.uint8),                                      # exact integer: one dense filter2D
+    ({"scale": 1.5}, np.uint8),                          # separable float32 terms
+    ({"window_size": 5, "dtype": ndd.float32}, np.int16),
+])
+def test_cpu_opencv_paths_and_bands(monkeypatch, args, dtype):
+    """OpenCV paths of the CPU kernel, in 4-row bands (halo rows, first and last band)."""
+    from ndd_triton.kernels.cpu import _opencv
+
+    monkeypatch.setattr(_opencv, "BAND_ELEMENTS", 1)
+    monkeypatch.setattr(_opencv, "MIN_BAND_ROWS", 4)
+    rng = np.random.default_rng(5)
+    samples = [rng.integers(0, 256, s).astype(dtype) for s in [(19, 11, 3), (6, 5, 1), (1, 1, 3)]]
+    check_op(ndd.laplacian, samples, lambda s, **a: ref_laplacian(s, "HWC", **a), args=args,
+             layout="HWC", atol=1 if "dtype" not in args else 1e-3, backends=("cpu",),
+             all_modes=False)  # fmt: skip

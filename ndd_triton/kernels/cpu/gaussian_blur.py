@@ -1,13 +1,16 @@
-"""gaussian_blur on the CPU: separable torch passes in float32, H and W fused in row bands.
+"""gaussian_blur on the CPU: OpenCV's separable float32 filter over row bands (torch fallback).
 
-The H and W passes run band by band (about 512 KiB of float32 rows per band), so a band's
-vertical result is still in cache when the horizontal pass and the rounding read it; that
-cut the CPU time by about a third against whole-image passes on 480x640x3 uint8 (measured
-on a loaded 2-core machine, perf/bench_color.py). A D axis (volumes) is filtered first with a
-whole-sample pass.
+2-D planes (`[H, W]` or `[H, W, C]`, C <= 512, after a torch pass along D for volumes) go to
+`cv2.sepFilter2D` with DALI's taps in float32, band by band (`_opencv.run_banded`): 1.3 vs
+4.6 CPU ms per 480x640x3 uint8 image (perf/README.md). OpenCV's own `GaussianBlur` on uint8
+uses 8-bit fixed-point weights and is not used. 1-D data and wider rows take the torch path:
+separable passes in float32, H and W fused in row bands of about 512 KiB, so a band's vertical
+result is still in cache when the horizontal pass and the rounding read it.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import torch
@@ -15,7 +18,14 @@ import torch
 from ndd_triton.kernels import register
 from ndd_triton.kernels._conv_tables import border_index, gaussian_taps, spatial_span, view_5d
 from ndd_triton.kernels.cpu._conv import accumulate, correlate_axis
-from ndd_triton.kernels.cpu.color import store_rounded
+from ndd_triton.kernels.cpu._opencv import (
+    as_float32,
+    cv2_module,
+    plane_view,
+    readable,
+    run_banded,
+)
+from ndd_triton.kernels.cpu.color import rounding_bias, store_rounded
 from ndd_triton.ops import gaussian_blur
 from ndd_triton.schema import SampleArgs
 
@@ -44,11 +54,35 @@ def blur_rows_banded(src: torch.Tensor, out: np.ndarray, taps_h: np.ndarray,
             store_rounded(out[p, y0:y0 + rows], blurred, finite=finite)
 
 
+def blur_planes_cv2(out: np.ndarray, planes: np.ndarray, taps_h: np.ndarray,
+                    taps_w: np.ndarray, finite: bool) -> None:  # fmt: skip
+    """Blur `[P, H, W(, C)]` planes with OpenCV's separable filter in float32, band by band.
+
+    float32 taps and float32 accumulation, as the torch path; the +0.5 of half-away rounding
+    rides in OpenCV's `delta` for unsigned outputs (`rounding_bias`).
+    """
+    cv2 = cv2_module()
+    kx, ky = taps_w.astype(np.float32), taps_h.astype(np.float32)
+    bias = rounding_bias(out.dtype)
+    halo = (len(ky) // 2, len(ky) // 2)
+
+    def filt(rows: np.ndarray, scratch: np.ndarray) -> Any:
+        return cv2.sepFilter2D(readable(rows), cv2.CV_32F, kx, ky, dst=scratch, delta=bias,
+                               borderType=cv2.BORDER_REFLECT_101)  # fmt: skip
+
+    def store(dst: np.ndarray, values: np.ndarray) -> None:
+        store_rounded(dst, torch.from_numpy(values), finite=finite, biased=bias != 0)
+
+    for p in range(planes.shape[0]):
+        run_banded(out[p], planes[p], halo, filt, store)
+
+
 @register(gaussian_blur.schema, "cpu")
 def gaussian_blur_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
     """Blur one sample: axes D, H, W of its `[outer, D, H, W, inner]` view."""
     first, count = spatial_span(arg.layout, inp.ndim)
-    outer, d, h, w, inner = view_5d(inp.shape, first, count)
+    shape5 = view_5d(inp.shape, first, count)
+    outer, d, h, w, inner = shape5
     taps = [gaussian_taps(float(arg.sigmas[k]), int(arg.windows[k])) for k in range(count)]
     finite = inp.dtype.kind in "iu"
     x = torch.from_numpy(inp).reshape(outer, d, h, w, inner)
@@ -56,7 +90,14 @@ def gaussian_blur_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None
         store_rounded(out, correlate_axis(x.to(torch.float32), 3, taps[0], len(taps[0]) // 2),
                       finite=finite)  # fmt: skip
         return
+    src = inp
     if count == 3:
-        x = correlate_axis(x.to(torch.float32), 1, taps[0], len(taps[0]) // 2)
+        x = correlate_axis(torch.from_numpy(as_float32(inp)).reshape(shape5), 1, taps[0],
+                           len(taps[0]) // 2)  # fmt: skip
+        src = x.numpy()
+    planes, targets = plane_view(src, shape5), plane_view(out, shape5)
+    if inp.size and planes is not None and targets is not None:
+        blur_planes_cv2(targets, planes, taps[-2], taps[-1], finite)
+        return
     blur_rows_banded(x.reshape(outer * d, h, w * inner), out.reshape(outer * d, h, w * inner),
                      taps[-2], taps[-1], inner, finite)  # fmt: skip
