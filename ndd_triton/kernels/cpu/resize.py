@@ -20,9 +20,7 @@ from ndd_triton.kernels._resample import (
 )
 from ndd_triton.kernels._resample import (
     AxisPlan,
-    BandBlock,
     axis_table,
-    band_blocks,
     band_dense,
 )
 from ndd_triton.ops import resize
@@ -31,22 +29,27 @@ from ndd_triton.schema import SampleArgs
 _SMALL_INNER = 16  # below this many trailing elements, move the axis last before the GEMM
 
 
-@functools.lru_cache(maxsize=512)
-def _band(plan: AxisPlan) -> tuple[BandBlock, ...]:
-    return band_blocks(plan)
+def _band_slices(plan: AxisPlan) -> list[tuple[int, int, int, int, np.ndarray]]:
+    """(j0, j1, l0, l1, view of M) per block, from the one band array of the plan."""
+    starts, lo, hi, dense = band_dense(plan)
+    n = plan.n_out
+    return [(j0, min(j0 + _BLOCK_ROWS, n), l0, l1,
+             dense[b, :min(j0 + _BLOCK_ROWS, n) - j0, :l1 - l0])
+            for b, (j0, l0, l1) in enumerate(zip(starts, lo, hi, strict=True))]  # fmt: skip
 
 
 @functools.lru_cache(maxsize=512)
 def _blocks_m(plan: AxisPlan) -> tuple[tuple[int, int, int, int, torch.Tensor], ...]:
     """Band blocks as torch tensors (j0, j1, l0, l1, M), cached per plan."""
-    return tuple((b.j0, b.j1, b.l0, b.l1, torch.from_numpy(b.matrix)) for b in _band(plan))
+    return tuple((j0, j1, l0, l1, torch.from_numpy(np.ascontiguousarray(m)))
+                 for j0, j1, l0, l1, m in _band_slices(plan))  # fmt: skip
 
 
 @functools.lru_cache(maxsize=512)
 def _blocks_t(plan: AxisPlan) -> tuple[tuple[int, int, int, int, torch.Tensor], ...]:
     """Band blocks as torch tensors (j0, j1, l0, l1, M transposed), cached per plan."""
-    return tuple((b.j0, b.j1, b.l0, b.l1, torch.from_numpy(np.ascontiguousarray(b.matrix.T)))
-                 for b in _band(plan))  # fmt: skip
+    return tuple((j0, j1, l0, l1, torch.from_numpy(np.ascontiguousarray(m.T)))
+                 for j0, j1, l0, l1, m in _band_slices(plan))  # fmt: skip
 
 
 @functools.lru_cache(maxsize=512)
