@@ -24,8 +24,10 @@ epochs after one warm-up epoch) and CPU ms per image (all threads of the process
   in the interpreter given by `--dali-python` (run in a subprocess on the same folder; it
   needs only DALI and NumPy, so DALI's rows end with `.evaluate()` instead of `.torch()`).
 
-On a shared machine wall-clock rates depend on the other load; CPU ms/image says how much work
-each image costs whatever the load. The header line records the machine and load average.
+On a shared machine wall-clock rates depend on the other load; CPU ms/image (all threads of
+this process, or of DALI's subprocess; not of DataLoader's worker processes) says how much work
+each image costs whatever the load. `--rounds` repeats all rows interleaved and reports the
+medians, so a load change hits every row alike. The header records the machine and load.
 """
 
 from __future__ import annotations
@@ -260,7 +262,8 @@ def plain_rows(paths: list[str], opts: argparse.Namespace) -> dict[str, tuple[fl
             n += len(images)
         return n
 
-    results["dataloader_plain"] = timed(dl_epoch, opts.epochs)
+    rate, _ = timed(dl_epoch, opts.epochs)
+    results["dataloader_plain"] = (rate, float("nan"))  # the work is in worker processes
     return results
 
 
@@ -339,12 +342,29 @@ def _rows(results: dict[str, Any]) -> Iterator[tuple[str, Any]]:
     yield "  (e) DALI best: image_random_crop->resize->cmn", dali_r.get("best", dali_note)
 
 
+def _median_rounds(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per row, the median rate and CPU time over rounds (notes from the first round)."""
+
+    def merge(values: list[Any]) -> Any:
+        if isinstance(values[0], dict):
+            return {k: merge([v[k] for v in values]) for k in values[0]}
+        if isinstance(values[0], (tuple, list)) and len(values[0]) == 2 and \
+                all(isinstance(x, (int, float)) for x in values[0]):  # fmt: skip
+            return (statistics.median(v[0] for v in values),
+                    statistics.median(v[1] for v in values))
+        return values[0]
+
+    return merge(rounds)  # type: ignore[no-any-return]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=256)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="repeat all rows this many times, interleaved; report the medians")
     parser.add_argument("--dali-python", default=None,
                         help="interpreter with nvidia.dali for the DALI rows (subprocess)")
     parser.add_argument("--only", default="ndd,plain,dali",
@@ -363,18 +383,23 @@ def main() -> None:
     only = set(opts.only.split(","))
     load = os.getloadavg()
     skipped = "skipped (--only)"
+    rounds: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as root:
         paths = make_folder(root, opts.count)
-        results: dict[str, Any] = {"threads": opts.threads}
-        results["plain"] = plain_rows(paths, opts) if "plain" in only else \
-            dict.fromkeys(("decode", "plain", "torchvision", "dataloader_plain"), skipped)
-        results["ndd"] = dynamic_rows(ndd, root, paths, opts, lambda b: b.torch()) \
-            if "ndd" in only else dict.fromkeys(("decode", "rn50", "best"), skipped)
-        results["dali"] = dali_rows(root, opts) if "dali" in only else skipped
+        for _ in range(opts.rounds):  # rounds interleave the rows: load drifts hit all alike
+            results: dict[str, Any] = {"threads": opts.threads}
+            results["ndd"] = dynamic_rows(ndd, root, paths, opts, lambda b: b.torch()) \
+                if "ndd" in only else dict.fromkeys(("decode", "rn50", "best"), skipped)
+            results["dali"] = dali_rows(root, opts) if "dali" in only else skipped
+            results["plain"] = plain_rows(paths, opts) if "plain" in only else \
+                dict.fromkeys(("decode", "plain", "torchvision", "dataloader_plain"), skipped)
+            rounds.append(results)
+    results = _median_rounds(rounds)
     load_after = os.getloadavg()
     dali = results["dali"]
     print(f"# {opts.count} JPEGs (~500x375, q90, {CLASSES} classes), batch {opts.batch}, "
-          f"{opts.threads} threads, median of {opts.epochs} epochs after a warm-up")
+          f"{opts.threads} threads; median over {opts.rounds} interleaved rounds of the "
+          f"median of {opts.epochs} epochs after a warm-up")
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, load avg "
           f"{load[0]:.1f} -> {load_after[0]:.1f}; Python {platform.python_version()}, "
           f"torch {torch.__version__}, Pillow {PIL.__version__}, ndd_triton {ndd.__version__}"
@@ -386,7 +411,8 @@ def main() -> None:
         elif isinstance(value, str):
             print(f"{name:<50} {value}")
         else:
-            print(f"{name:<50} {value[0]:9.1f} {value[1]:11.2f}")
+            cpu = f"{value[1]:11.2f}" if value[1] == value[1] else f"{'(workers)':>11}"
+            print(f"{name:<50} {value[0]:9.1f} {cpu}")
 
 
 if __name__ == "__main__":
