@@ -112,6 +112,9 @@ def main() -> None:
                         help="also time the other colour/filter ops of ndd_triton (cpu)")
     opts = parser.parse_args()
     torch.set_num_threads(1)
+    import cv2
+
+    cv2.setNumThreads(1)  # ndd_triton's kernels set this too (kernels/cpu/_opencv.py)
     import ndd_triton as ndd
 
     rng = np.random.default_rng(0)

@@ -27,9 +27,17 @@ NATIVE_DEPTHS = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.int16),
 
 @functools.cache
 def cv2_module() -> Any:
-    """The `cv2` module (imported on first use so `import ndd_triton` stays fast)."""
+    """The `cv2` module, imported on first use so `import ndd_triton` stays fast.
+
+    Also sets OpenCV to one thread (`cv2.setNumThreads(1)`, process-wide): the CPU thread pool
+    is the parallelism, one sample per worker. `sepFilter2D`, `filter2D` and `LUT` otherwise
+    fan out to OpenCV's own pool inside every worker (measured on 2 cores: process CPU time =
+    2x wall time), oversubscribing the cores and ignoring `num_threads=1`. Code that wants
+    OpenCV's threads for its own calls can call `cv2.setNumThreads` again afterwards.
+    """
     import cv2
 
+    cv2.setNumThreads(1)
     return cv2
 
 
