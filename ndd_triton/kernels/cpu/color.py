@@ -1,7 +1,9 @@
 """Per-sample affine colour transform on the CPU: `out = M · pixel + offset`, then conversion.
 
 Shared by the seven colour-adjustment ops and color_space_conversion. Math is float32, as in
-DALI; integer outputs round half away from zero and saturate (spec ops.md §0.4).
+DALI; integer outputs round half away from zero and saturate (spec ops.md §0.4). OpenCV's
+uint8 `transform` is 4x faster but uses 10-bit fixed-point weights: off by one on 3.5% of the
+pixels of a random 480x640 image for a hue/saturation matrix, so only its float32 path is used.
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ def apply_affine(out: np.ndarray, inp: np.ndarray, matrix: np.ndarray, offset: n
 
     8-bit inputs with a 1x1 matrix go through a 256-entry table built by the float path itself
     (so the bytes are the same, `cv2.LUT`); other inputs use OpenCV's float32 `transform`
-    (3-7x faster than torch's matmul on 480x640x3, 1 thread).
+    (color_twist on 480x640x3 uint8, 1 thread: 0.74 vs 2.4 CPU ms for the torch path).
     """
     if inp.size == 0:
         return

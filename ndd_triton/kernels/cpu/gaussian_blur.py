@@ -3,9 +3,10 @@
 2-D planes (`[H, W]` or `[H, W, C]`, C <= 512, after a torch pass along D for volumes) go to
 `cv2.sepFilter2D` with DALI's taps in float32, band by band (`_opencv.run_banded`): 1.3 vs
 4.6 CPU ms per 480x640x3 uint8 image (perf/README.md). OpenCV's own `GaussianBlur` on uint8
-uses 8-bit fixed-point weights and is not used. 1-D data and wider rows take the torch path:
-separable passes in float32, H and W fused in row bands of about 512 KiB, so a band's vertical
-result is still in cache when the horizontal pass and the rounding read it.
+uses 8-bit fixed-point weights (off by one on 6% of the pixels at sigma 1) and is not used.
+1-D data and wider rows take the torch path: separable passes in float32, H and W fused in
+row bands of about 512 KiB, so a band's vertical result is still in cache when the horizontal
+pass and the rounding read it.
 """
 
 from __future__ import annotations
