@@ -151,7 +151,7 @@ def _apply_transform(out: np.ndarray, inp: np.ndarray, matrix: np.ndarray,
         result = cv2.transform(part, table, dst=target)
         if result is not target:  # OpenCV drops a trailing 1-channel axis
             target[...] = np.asarray(result).reshape(target.shape)
-        store_rounded(dst[start:stop], torch.from_numpy(target), finite=finite,
+        store_rounded(dst[start:stop], target, finite=finite,
                       biased=bias != 0)  # fmt: skip
 
 

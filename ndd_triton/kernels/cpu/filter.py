@@ -65,7 +65,7 @@ def filter_planes_cv2(out: np.ndarray, planes: np.ndarray, kernel: np.ndarray,
                             borderType=code)  # fmt: skip
 
     def store(dst: np.ndarray, values: np.ndarray) -> None:
-        store_rounded(dst, torch.from_numpy(values[:, :out_w]), ties_to_even=True)
+        store_rounded(dst, values[:, :out_w], ties_to_even=True)
 
     for p in range(planes.shape[0]):
         src = planes[p]

@@ -72,7 +72,7 @@ def blur_planes_cv2(out: np.ndarray, planes: np.ndarray, taps_h: np.ndarray,
                                borderType=cv2.BORDER_REFLECT_101)  # fmt: skip
 
     def store(dst: np.ndarray, values: np.ndarray) -> None:
-        store_rounded(dst, torch.from_numpy(values), finite=finite, biased=bias != 0)
+        store_rounded(dst, values, finite=finite, biased=bias != 0)
 
     for p in range(planes.shape[0]):
         run_banded(out[p], planes[p], halo, filt, store)

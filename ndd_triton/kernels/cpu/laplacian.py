@@ -50,7 +50,7 @@ def laplacian_planes_cv2(out: np.ndarray, planes: np.ndarray,
         return scratch
 
     def store(dst: np.ndarray, values: np.ndarray) -> None:
-        store_rounded(dst, torch.from_numpy(values), finite=finite, biased=bias != 0)
+        store_rounded(dst, values, finite=finite, biased=bias != 0)
 
     for p in range(planes.shape[0]):
         run_banded(out[p], planes[p], (radius, radius), filt, store)
