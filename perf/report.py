@@ -1,7 +1,11 @@
-"""Run every benchmark script in perf/ (those with a `main()`) and print their tables.
+"""Run the benchmark scripts in perf/ and print their tables (`make bench`).
 
-`make bench` runs this. pytest-benchmark modules (`perf/bench_*.py`) run with
-`pytest perf/bench_x.py --benchmark-only`.
+Scripts (each prints its own table, side by side with the alternatives it finds installed):
+overhead.py, bench_decode.py, bench_geometry.py, bench_rotate.py, bench_color.py,
+bench_random.py, bench_rn50.py. The pytest-benchmark modules (bench_arithmetic.py,
+bench_tensor_ops.py, bench_reductions.py) run with
+`python -m pytest perf/bench_arithmetic.py --benchmark-only`.
+Measured tables and the machines they came from are in perf/README.md.
 """
 
 from __future__ import annotations
@@ -11,16 +15,17 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = ["overhead.py"]
+SCRIPTS = ["overhead.py", "bench_decode.py", "bench_geometry.py", "bench_rotate.py",
+           "bench_color.py", "bench_random.py", "bench_rn50.py"]  # fmt: skip
 
 
 def main() -> None:
-    scripts = SCRIPTS + sorted(f for f in os.listdir(HERE) if f.startswith("script_") and
-                               f.endswith(".py"))  # fmt: skip
-    for name in scripts:
-        print(f"\n== perf/{name}")
-        sys.stdout.flush()
-        subprocess.run([sys.executable, os.path.join(HERE, name)], check=False)
+    """Run every script in turn (a failing script is reported, the others still run)."""
+    for name in SCRIPTS:
+        print(f"\n== perf/{name}", flush=True)
+        result = subprocess.run([sys.executable, os.path.join(HERE, name)], check=False)
+        if result.returncode:
+            print(f"(perf/{name} exited with {result.returncode})")
 
 
 if __name__ == "__main__":
