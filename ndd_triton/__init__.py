@@ -14,7 +14,13 @@ if _os.environ.get("NDD_TRITON_EMULATE_GPU") == "1" and "triton" not in _sys.mod
     # The emulated gpu runs Triton kernels in the interpreter; Triton reads this at jit time.
     _os.environ.setdefault("TRITON_INTERPRET", "1")
 
-from ndd_triton import types
+from ndd_triton import (
+    checkpoint,
+    decoders,
+    random,
+    readers,
+    types,
+)
 from ndd_triton._batch import Batch
 from ndd_triton._construct import as_batch, as_tensor, batch, tensor
 from ndd_triton._device import Device, device
@@ -38,10 +44,12 @@ from ndd_triton._dtype import (
     uint32,
     uint64,
 )
-from ndd_triton._dtype import bool_ as bool  # noqa: A001 (DALI's public name)
+from ndd_triton._dtype import bool_ as bool
 from ndd_triton._eval_context import EvalContext
 from ndd_triton._eval_mode import EvalMode
 from ndd_triton._external_source import ExternalSource
+from ndd_triton._imread import imread
+from ndd_triton._opgen import install as _install
 from ndd_triton._profiling import Profile, profile
 from ndd_triton._stream import (
     Stream,
@@ -53,11 +61,7 @@ from ndd_triton._stream import (
 )
 from ndd_triton._tensor import Tensor
 from ndd_triton._thread_pool import ThreadPool, get_num_threads, set_num_threads
-from ndd_triton._imread import imread
-from ndd_triton import decoders, random, readers  # noqa: E402,I001 (after the core types)
-from ndd_triton import checkpoint  # noqa: E402 (after the core types)
-from ndd_triton.readers._source_info import get_property  # noqa: E402
-from ndd_triton._opgen import install as _install
+from ndd_triton.readers._source_info import get_property
 
 _OPS = _install(_sys.modules[__name__])
 
@@ -68,7 +72,8 @@ __all__ = [
     "Profile", "Stream", "Tensor", "ThreadPool", "as_batch", "as_tensor", "batch", "bfloat16",
     "bool", "device", "dtype", "float16", "float32", "float64", "get_current_stream",
     "get_default_stream", "get_num_threads", "int16", "int32", "int64", "int8", "profile",
-    "decoders", "random", "readers", "set_current_stream", "set_default_stream", "set_num_threads", "stream", "tensor",
+    "decoders", "random", "readers", "set_current_stream", "set_default_stream",
+    "set_num_threads", "stream", "tensor",
     "type_id", "types", "uint16", "uint32", "uint64", "uint8",
     *(name for name in _OPS if "." not in name),
 ]  # fmt: skip

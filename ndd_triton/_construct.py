@@ -15,9 +15,10 @@ import torch
 
 from ndd_triton import _device
 from ndd_triton._batch import Batch, TensorsView, stack_samples
-from ndd_triton._convert import convert_numpy, convert_torch
+from ndd_triton._convert import convert_torch
 from ndd_triton._device import Device
-from ndd_triton._dtype import DType, dtype as to_dtype
+from ndd_triton._dtype import DType
+from ndd_triton._dtype import dtype as to_dtype
 from ndd_triton._layout import check_layout
 from ndd_triton._storage import BatchStorage
 from ndd_triton._tensor import Tensor
@@ -139,8 +140,8 @@ def move_storage(storage: BatchStorage, dev: Device) -> BatchStorage:
     """Copy a batch to another device with one packed transfer."""
     buffer, offsets = storage.packed()
     moved = move_torch(buffer, dev, copy=True)
-    samples = [moved[o:o + s.numel()].view(s.shape) for o, s in zip(offsets.tolist(),
-                                                                    storage.samples)]  # fmt: skip
+    pairs = zip(offsets.tolist(), storage.samples, strict=True)
+    samples = [moved[o:o + s.numel()].view(s.shape) for o, s in pairs]
     return BatchStorage(samples, dev, moved, offsets)
 
 
@@ -248,7 +249,7 @@ def _batch_from_list(items: list[Any], dtype: Any, device: Any, copy: bool) -> B
     converted = [to_torch(x, dtype=dtype, device=device, copy=copy, what=f"batch sample {i}")
                  for i, x in enumerate(items)]  # fmt: skip
     first_t, first_dev, first_layout = converted[0]
-    for i, (t, dev, _) in enumerate(converted):
+    for i, (t, _dev, _) in enumerate(converted):
         if t.dim() != first_t.dim():
             raise RuntimeError(f"batch: Sample must have the same sample dim as the first sample: "
                                f"sample {i} has {t.dim()} dimensions, sample 0 has "

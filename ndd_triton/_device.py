@@ -196,7 +196,7 @@ def gpu_device(device_id: int | None = None) -> Device:
     return Device("gpu", device_id)
 
 
-def device(obj: Any, id: int | None = None) -> Device | None:  # noqa: A002 (DALI's name)
+def device(obj: Any, id: int | None = None) -> Device | None:
     """Convert a Device, device string or torch.device to a Device (None stays None)."""
     if obj is None:
         return None

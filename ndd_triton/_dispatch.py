@@ -125,7 +125,7 @@ def _run_dense(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
 def _wrap_produced(produced: list[list[Any]], specs: list[OutputSpec], device: Device
                    ) -> list[BatchStorage]:  # fmt: skip
     result = []
-    for samples, spec in zip(produced, specs):
+    for samples, spec in zip(produced, specs, strict=False):
         tensors = [torch.from_numpy(np.ascontiguousarray(s)) if isinstance(s, np.ndarray) else s
                    for s in samples]  # fmt: skip
         tensors = [t if t.dtype == spec.dtype.torch_dtype else t.to(spec.dtype.torch_dtype)
@@ -147,11 +147,11 @@ def _run_gpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: li
                 storage.event.wait_stream(torch_stream)
         gpu_ins = [GpuBatch(*storage.packed(), meta.shapes, meta.layout, meta.dtype)
                    if storage is not None and meta is not None else None
-                   for storage, meta in zip(ins, call.inputs)]  # fmt: skip
+                   for storage, meta in zip(ins, call.inputs, strict=False)]  # fmt: skip
         outs = [BatchStorage.allocate(spec.shapes, spec.dtype.torch_dtype, device)  # type: ignore[arg-type]
                 for spec in specs]  # fmt: skip
         gpu_outs = [GpuBatch(*storage.packed(), spec.shapes, spec.layout, spec.dtype)
-                    for storage, spec in zip(outs, specs)]  # fmt: skip
+                    for storage, spec in zip(outs, specs, strict=False)]  # fmt: skip
         run = GpuRun(device.torch_device, record)
         if call.batch_size > 0:
             dst = gpu_outs[0] if len(gpu_outs) == 1 else tuple(gpu_outs)

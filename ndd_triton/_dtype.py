@@ -86,7 +86,8 @@ class DType:
     def __repr__(self) -> str:
         extra = ""
         if self.kind is DType.Kind.float:
-            extra = f", exponent_bits={self.exponent_bits}, significand_bits={self.significand_bits}"
+            extra = (f", exponent_bits={self.exponent_bits}, "
+                     f"significand_bits={self.significand_bits}")
         return f"DType(kind=Kind.{self.kind.name}, bits={self.bits}{extra})"
 
     def __str__(self) -> str:
@@ -185,7 +186,7 @@ def type_id(x: Any) -> DALIDataType | None:
 
 
 def to_dtype_arg(x: Any, what: str) -> DType:
-    """Convert an operator's `dtype=` argument; accepts DType, DALIDataType codes and dtype names."""
+    """Convert an operator's `dtype=` argument (DType, DALIDataType code or dtype name)."""
     if isinstance(x, int) and not isinstance(x, bool):
         return DType.from_type_id(x)
     try:

@@ -21,7 +21,8 @@ class EvalContext:
     """Bundles device, thread pool and stream for the ops evaluated inside it."""
 
     def __init__(self, *, num_threads: int | None = None, device_id: int | None = None,
-                 cuda_stream: Any = None, thread_pool: ThreadPool | None = None) -> None:  # fmt: skip
+                 cuda_stream: Any = None,
+                 thread_pool: ThreadPool | None = None) -> None:  # fmt: skip
         if num_threads is not None and thread_pool is not None:
             raise ValueError("thread_pool and num_threads cannot be specified together.")
         if device_id is not None:

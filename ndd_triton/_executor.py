@@ -68,7 +68,7 @@ class Invocation:
                 self.sync_stream.synchronize()
             self._results = results
             self._state = _DONE
-        except BaseException as e:  # noqa: BLE001 (stored and re-raised at the reader)
+        except BaseException as e:
             self._error = e
             self._state = _FAILED
         finally:
@@ -127,7 +127,7 @@ def surface_error(inv: Invocation) -> BaseException:
     message = f"An error happened during {kind} of '{inv.name}'{where}: {err}"
     try:
         wrapped = type(err)(message)
-    except Exception:  # noqa: BLE001 (exception types with unusual constructors)
+    except Exception:
         wrapped = RuntimeError(message)
     wrapped.__cause__ = err
     return wrapped

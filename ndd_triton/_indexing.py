@@ -77,10 +77,7 @@ def basic_index(key: Any, shape: tuple[int, ...], layout: str | None, what: str 
             torch_key.append(index)
             axis += 1
     letters.extend(names[axis:])
-    if not layout or "?" in letters:
-        out_layout = None
-    else:
-        out_layout = "".join(x for x in letters if x) or None
+    out_layout = None if not layout or "?" in letters else "".join(x for x in letters if x) or None
     return tuple(torch_key), out_layout
 
 

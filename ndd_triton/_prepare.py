@@ -147,7 +147,8 @@ def _batch_size(schema: OpSchema, data: list[Any], arg_values: Sequence[Any],
     op = schema.name
     sizes = [(f"input {k}", x.batch_size) for k, x in enumerate(data) if isinstance(x, Batch)]
     sizes += [(f"argument '{arg.name}'", value.batch_size)
-              for arg, value in zip(schema.args, arg_values) if isinstance(value, Batch)]
+              for arg, value in zip(schema.args, arg_values, strict=True)
+              if isinstance(value, Batch)]
     if sizes:
         n = sizes[0][1]
         for what, size in sizes[1:]:
@@ -204,7 +205,7 @@ def _input_batches(schema: OpSchema, data: list[Any], n: int, dev: Device
 def _convert_args(call: Call, arg_values: Sequence[Any]) -> None:
     """Convert and validate every argument into `call.values` (defaults included)."""
     op = call.schema.name
-    for arg, value in zip(call.schema.args, arg_values):
+    for arg, value in zip(call.schema.args, arg_values, strict=False):
         if value is None:
             value = arg.default
             if value is None or value is REQUIRED:

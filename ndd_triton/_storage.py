@@ -30,7 +30,7 @@ def _use_count(t: torch.Tensor) -> int:
     """References to the storage of `t` (its own and one temporary), or -1 if unknown."""
     try:
         return int(torch._C._storage_Use_Count(t.untyped_storage()._cdata))
-    except Exception:  # noqa: BLE001 (a private API; without it nothing is recycled)
+    except Exception:
         return -1
 
 
@@ -65,7 +65,8 @@ class BatchStorage:
     __slots__ = ("_dense", "_lock", "_samples", "buffer", "device", "event", "offsets")
 
     def __init__(self, samples: list[torch.Tensor], device: Device,
-                 buffer: torch.Tensor | None = None, offsets: np.ndarray | None = None) -> None:  # fmt: skip
+                 buffer: torch.Tensor | None = None,
+                 offsets: np.ndarray | None = None) -> None:  # fmt: skip
         self._samples: list[torch.Tensor] | None = samples
         self.device = device
         self.buffer = buffer
@@ -99,7 +100,8 @@ class BatchStorage:
         total = int(sizes.sum())
         buffer = _empty(total, dtype, device)
         samples = [buffer[o:o + k].view(row) for o, k, row in zip(offsets.tolist(),
-                                                                 sizes.tolist(), shape_rows)]
+                                                                 sizes.tolist(), shape_rows,
+                                                                 strict=True)]
         return BatchStorage(samples, device, buffer, offsets)
 
     @property

@@ -40,7 +40,8 @@ class Stream:
         self._keepalive = None
         self._torch: Any = None
         if _device.is_emulated():
-            self.handle = next(_emulated_handles) if stream is Stream.create_new else _handle(stream)
+            new = stream is Stream.create_new
+            self.handle = next(_emulated_handles) if new else _handle(stream)
             self._keepalive = None if stream is Stream.create_new else stream
             return
         if stream is Stream.create_new:

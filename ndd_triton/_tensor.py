@@ -192,10 +192,7 @@ class Tensor(ArithmeticMixin):
         if self._device.device_type != "cpu":
             raise TypeError("This is not a CPU tensor. Use .cpu() to copy it to the host first.")
         t = self._torch()
-        if t.dtype == torch.bfloat16:
-            arr = t.float().numpy()
-        else:
-            arr = t.numpy()
+        arr = t.float().numpy() if t.dtype == torch.bfloat16 else t.numpy()
         if dtype is not None:
             arr = arr.astype(dtype, copy=bool(copy))
         elif copy:

@@ -27,7 +27,7 @@ def _log_launch(kernel: Any, args: list[Any], meta: dict[str, Any]) -> None:
     names = list(getattr(kernel, "arg_names", []))
     signature: dict[str, str] = {}
     constexprs: dict[str, Any] = {}
-    for name, value in zip(names, args):
+    for name, value in zip(names, args, strict=False):
         if isinstance(value, torch.Tensor):
             signature[name] = "*" + _TRITON_TYPES[value.dtype]
         elif isinstance(value, bool):
@@ -129,7 +129,8 @@ class GpuRun:
         host_positions = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
         converted = list(args)
         if host_positions:
-            for i, view in zip(host_positions, self.upload(*(args[i] for i in host_positions))):
+            views = self.upload(*(args[i] for i in host_positions))
+            for i, view in zip(host_positions, views, strict=True):
                 converted[i] = view
         if LAUNCH_LOG is not None:
             _log_launch(kernel, converted, meta)
