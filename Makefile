@@ -20,6 +20,7 @@ demo: venv
 	$(BIN)/python -m ndd_triton demo $(ARGS)
 
 test: venv
+	$(BIN)/python -m ruff check ndd_triton
 	NDD_TRITON_EMULATE_GPU=1 TRITON_INTERPRET=1 $(BIN)/python -m pytest -q tests
 
 bench: venv
