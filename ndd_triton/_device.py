@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 EMULATE_ENV = "NDD_TRITON_EMULATE_GPU"
+EMULATE_COUNT_ENV = "NDD_TRITON_EMULATE_GPU_COUNT"  # emulated devices (default 2: multi-GPU paths)
 _tls = threading.local()
 
 
@@ -32,11 +33,13 @@ def is_emulated() -> bool:
 
 
 def gpu_count() -> int:
-    """Number of usable gpu devices (the emulation provides one)."""
+    """Number of usable gpu devices (the emulation provides NDD_TRITON_EMULATE_GPU_COUNT, 2)."""
     backend = gpu_backend()
     if backend == "cuda":
         return torch.cuda.device_count()
-    return 1 if backend == "emulated" else 0
+    if backend == "emulated":
+        return max(1, int(os.environ.get(EMULATE_COUNT_ENV, "2")))
+    return 0
 
 
 def require_gpu(what: str = "device='gpu'") -> None:
@@ -50,8 +53,14 @@ def require_gpu(what: str = "device='gpu'") -> None:
 
 
 def current_cuda_device() -> int:
-    """The current CUDA ordinal (0 on the emulated device)."""
-    return torch.cuda.current_device() if gpu_backend() == "cuda" else 0
+    """The current CUDA ordinal (emulated: the innermost `with Device("gpu", i)`, else 0)."""
+    if gpu_backend() == "cuda":
+        return torch.cuda.current_device()
+    stack = getattr(_tls, "stack", None)
+    for dev in reversed(stack or []):
+        if dev.device_type == "gpu":
+            return int(dev.device_id)
+    return 0
 
 
 class Device:

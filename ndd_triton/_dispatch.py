@@ -7,6 +7,7 @@ CUDA live here, so kernels never see them.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -14,10 +15,12 @@ import numpy as np
 import torch
 
 from ndd_triton._batch import Batch
-from ndd_triton._device import Device
+from ndd_triton._device import Device, is_emulated
 from ndd_triton._storage import BatchStorage
 from ndd_triton.kernels import KernelEntry
 from ndd_triton.schema import Call, OutputSpec, SampleArgs
+
+_INTERPRETER_LOCK = threading.RLock()
 
 
 def to_numpy(t: torch.Tensor, what: str = "") -> np.ndarray:
@@ -155,7 +158,13 @@ def _run_gpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: li
         run = GpuRun(device.torch_device, record)
         if call.batch_size > 0:
             dst = gpu_outs[0] if len(gpu_outs) == 1 else tuple(gpu_outs)
-            kernel.fn(run, dst, *gpu_ins, call)
+            if is_emulated():
+                # Triton's interpreter patches `triton.language` globally while a kernel runs,
+                # so two threads (two contexts' executors) must not interpret at the same time.
+                with _INTERPRETER_LOCK:
+                    kernel.fn(run, dst, *gpu_ins, call)
+            else:
+                kernel.fn(run, dst, *gpu_ins, call)
         event = Event(stream)
     for storage in outs:
         storage.event = event if torch_stream is not None else None

@@ -182,3 +182,39 @@ def test_no_cuda_without_emulation_gives_clear_error():
     assert lines[0].startswith("ERR") and "no CUDA device is available" in lines[0]
     assert "flip: device='gpu'" in lines[1]
     assert lines[2] == "None"
+
+
+def test_device_pinning_on_a_second_emulated_gpu():
+    x = ndd.batch([np.arange(6, dtype=np.uint8).reshape(1, 2, 3)])
+    with ndd.Device("gpu", device_id=1):
+        moved = x.gpu()
+        assert moved.device == ndd.Device("gpu", 1)
+        out = ndd.flip(x, device="gpu")
+        assert out.device.device_id == 1
+    assert ndd.flip(moved).device.device_id == 1  # inferred from the input
+    with ndd.EvalContext(device_id=1):
+        assert ndd.flip(x, device="gpu").device.device_id == 1
+    np.testing.assert_array_equal(np.asarray(out.cpu().select(0)), x.select(0).torch().numpy()[:, ::-1])
+
+
+def test_gpu_ops_from_several_contexts_at_once():
+    rng = np.random.default_rng(2)
+    data = [rng.integers(0, 255, (5, 6, 3), dtype=np.uint8) for _ in range(4)]
+    results, errors = {}, []
+
+    def work(i):
+        try:
+            with ndd.EvalContext(num_threads=1):
+                out = ndd.flip(ndd.batch([data[i]]).gpu(), vertical=1)
+                results[i] = np.asarray(out.cpu().select(0))
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for i in range(4):
+        np.testing.assert_array_equal(results[i], data[i][::-1, ::-1])
