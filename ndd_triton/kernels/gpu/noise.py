@@ -12,7 +12,12 @@ import triton.language as tl
 
 from ndd_triton._convert import convert_numpy
 from ndd_triton.kernels import register
-from ndd_triton.kernels.gpu._philox import _helper_philox_draw2, _helper_unit_f32, _helper_unit_f64
+from ndd_triton.kernels.gpu._philox import (
+    _helper_philox_draw2,
+    _helper_random_tile,
+    _helper_unit_f32,
+    _helper_unit_f64,
+)
 from ndd_triton.kernels.gpu._saturate import _helper_round_saturate, int_limits
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
 from ndd_triton.kernels.gpu.random_ops import _helper_standard_normal_f32
@@ -22,7 +27,7 @@ from ndd_triton.schema import Call
 IN_OFF: tl.constexpr = tl.constexpr(0)
 OUT_OFF: tl.constexpr = tl.constexpr(1)
 SIZE: tl.constexpr = tl.constexpr(2)
-BASE: tl.constexpr = tl.constexpr(3)  # uint64 bits
+BASE: tl.constexpr = tl.constexpr(3)  # uint64 bits; SIZE, BASE, KEY_LO, KEY_HI: _helper_random_tile
 KEY_LO: tl.constexpr = tl.constexpr(4)
 KEY_HI: tl.constexpr = tl.constexpr(5)
 CHAN: tl.constexpr = tl.constexpr(6)  # salt_and_pepper: channel extent (1: per value)
@@ -52,21 +57,6 @@ _NO_LIMITS = {"LO": 0.0, "HI": 0.0, "HI_INT": 0, "NAN_INT": 0}
 
 
 @triton.jit
-def _helper_tile(tiles, samples, fparams, BLOCK: tl.constexpr):
-    """This program's sample row, float row, element indices, mask, Philox key and base."""
-    sample = tl.load(tiles + 2 * tl.program_id(0))
-    first = tl.load(tiles + 2 * tl.program_id(0) + 1)
-    row = samples + sample * NCOL
-    frow = fparams + sample * NFCOL
-    idx = first + tl.arange(0, BLOCK).to(tl.int64)
-    mask = idx < tl.load(row + SIZE)
-    k0 = tl.load(row + KEY_LO).to(tl.uint32)
-    k1 = tl.load(row + KEY_HI).to(tl.uint32)
-    base = tl.load(row + BASE).to(tl.uint64, bitcast=True)
-    return row, frow, idx, mask, k0, k1, base
-
-
-@triton.jit
 def _helper_store(dst, row, idx, value, mask, OUT_INT: tl.constexpr, LO: tl.constexpr,
            HI: tl.constexpr, HI_INT: tl.constexpr, NAN_INT: tl.constexpr):  # fmt: skip
     out = dst + tl.load(row + OUT_OFF) + idx
@@ -82,7 +72,8 @@ def _gaussian_kernel(src, dst, samples, fparams, tiles, BLOCK: tl.constexpr,
                      OUT_INT: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
                      HI_INT: tl.constexpr, NAN_INT: tl.constexpr):  # fmt: skip
     """in + mean + stddev * z in float64."""
-    row, frow, idx, mask, k0, k1, base = _helper_tile(tiles, samples, fparams, BLOCK)
+    row, frow, idx, mask, k0, k1, base = _helper_random_tile(
+        tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)
     z = _helper_standard_normal_f32(k0, k1, base + 2 * idx.to(tl.uint64)).to(tl.float64)
     x = tl.load(src + tl.load(row + IN_OFF) + idx, mask=mask, other=0).to(tl.float64)
     value = x + (tl.load(frow + F_A) + tl.load(frow + F_B) * z)
@@ -92,7 +83,8 @@ def _gaussian_kernel(src, dst, samples, fparams, tiles, BLOCK: tl.constexpr,
 @triton.jit
 def _salt_and_pepper_kernel(src, dst, samples, fparams, values, tiles, BLOCK: tl.constexpr):
     """One (replace?, salt?) decision per unit; `values` holds (salt, pepper) per sample."""
-    row, frow, idx, mask, k0, k1, base = _helper_tile(tiles, samples, fparams, BLOCK)
+    row, frow, idx, mask, k0, k1, base = _helper_random_tile(
+        tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)
     extent = tl.load(row + CHAN)
     inner = tl.load(row + INNER)
     unit = idx // (extent * inner) * inner + idx % inner
@@ -175,7 +167,8 @@ def _shot_kernel(src, dst, samples, fparams, tiles, BLOCK: tl.constexpr, DRAWS: 
                  OUT_INT: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
                  HI_INT: tl.constexpr, NAN_INT: tl.constexpr):  # fmt: skip
     """Poisson(max(0, in / factor)) * factor; factor 0 copies the input."""
-    row, frow, idx, mask, k0, k1, base = _helper_tile(tiles, samples, fparams, BLOCK)
+    row, frow, idx, mask, k0, k1, base = _helper_random_tile(
+        tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)
     raw = tl.load(src + tl.load(row + IN_OFF) + idx, mask=mask, other=0)
     factor = tl.load(frow + F_A)
     safe = tl.where(factor == 0.0, 1.0, factor)

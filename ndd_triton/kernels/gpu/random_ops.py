@@ -20,6 +20,7 @@ from ndd_triton.kernels.gpu._philox import (
     _helper_mulhi64,
     _helper_philox_draw,
     _helper_philox_draw2,
+    _helper_random_tile,
     _helper_unit_f32,
     _helper_unit_f64,
     _helper_unit_open_f32,
@@ -31,7 +32,7 @@ from ndd_triton.schema import Call, SampleArgs
 
 OUT_OFF: tl.constexpr = tl.constexpr(0)
 SIZE: tl.constexpr = tl.constexpr(1)
-BASE: tl.constexpr = tl.constexpr(2)  # uint64 bits
+BASE: tl.constexpr = tl.constexpr(2)  # uint64 bits; SIZE, BASE, KEY_LO, KEY_HI: _helper_random_tile
 KEY_LO: tl.constexpr = tl.constexpr(3)
 KEY_HI: tl.constexpr = tl.constexpr(4)
 LO_BITS: tl.constexpr = tl.constexpr(5)  # uniform int: lo as uint64 bits
@@ -47,25 +48,11 @@ TILE = 512
 
 
 @triton.jit
-def _helper_tile(tiles, samples, fparams, BLOCK: tl.constexpr):
-    """This program's sample row, float row, element indices, mask, Philox key and base."""
-    sample = tl.load(tiles + 2 * tl.program_id(0))
-    first = tl.load(tiles + 2 * tl.program_id(0) + 1)
-    row = samples + sample * NCOL
-    frow = fparams + sample * NFCOL
-    idx = first + tl.arange(0, BLOCK).to(tl.int64)
-    mask = idx < tl.load(row + SIZE)
-    k0 = tl.load(row + KEY_LO).to(tl.uint32)
-    k1 = tl.load(row + KEY_HI).to(tl.uint32)
-    base = tl.load(row + BASE).to(tl.uint64, bitcast=True)
-    return row, frow, idx, mask, k0, k1, base
-
-
-@triton.jit
 def _uniform_kernel(dst, values, samples, fparams, tiles, BLOCK: tl.constexpr,
                     MODE: tl.constexpr, F64: tl.constexpr, U64: tl.constexpr):  # fmt: skip
     """MODE 0: lo + u (hi - lo) clamped below hi; 1: lo + index in [0, span]; 2: values[index]."""
-    row, frow, idx, mask, k0, k1, base = _helper_tile(tiles, samples, fparams, BLOCK)
+    row, frow, idx, mask, k0, k1, base = _helper_random_tile(
+        tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)
     e = idx.to(tl.uint64)
     out = dst + tl.load(row + OUT_OFF) + idx
     if MODE == 0:
@@ -109,7 +96,8 @@ def _normal_kernel(dst, samples, fparams, tiles, BLOCK: tl.constexpr, OUT_INT: t
                    LO: tl.constexpr, HI: tl.constexpr, HI_INT: tl.constexpr,
                    NAN_INT: tl.constexpr):  # fmt: skip
     """mean + stddev * z in float64, converted to the output type."""
-    row, frow, idx, mask, k0, k1, base = _helper_tile(tiles, samples, fparams, BLOCK)
+    row, frow, idx, mask, k0, k1, base = _helper_random_tile(
+        tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)
     z = _helper_standard_normal_f32(k0, k1, base + 2 * idx.to(tl.uint64))
     value = tl.load(frow + F_A) + tl.load(frow + F_B) * z.to(tl.float64)
     out = dst + tl.load(row + OUT_OFF) + idx
@@ -123,7 +111,8 @@ def _normal_kernel(dst, samples, fparams, tiles, BLOCK: tl.constexpr, OUT_INT: t
 @triton.jit
 def _coin_flip_kernel(dst, samples, fparams, tiles, BLOCK: tl.constexpr):
     """1 where a [0, 1) float32 draw is below the probability."""
-    row, frow, idx, mask, k0, k1, base = _helper_tile(tiles, samples, fparams, BLOCK)
+    row, frow, idx, mask, k0, k1, base = _helper_random_tile(
+        tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)
     u = _helper_unit_f32(_helper_philox_draw(k0, k1, base + idx.to(tl.uint64))).to(tl.float64)
     hit = u < tl.load(frow + F_A)
     tl.store(dst + tl.load(row + OUT_OFF) + idx, hit.to(dst.dtype.element_ty), mask=mask)
