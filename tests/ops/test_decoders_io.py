@@ -1,0 +1,296 @@
+"""Decoder input handling: corrupt data, peek_image_shape, io.file.read, imread, the nvImageCodec
+path (stand-in codec), 16-bit/palette PNGs and the simplejpeg fast path."""
+
+from __future__ import annotations
+
+import io
+import struct
+import zlib
+
+import numpy as np
+import pytest
+from _check import assert_close, samples_of
+from _decoder_data import (
+    ANY,
+    BGR,
+    GRAY,
+    RGB,
+    YCBCR,
+    _pixels,
+    encode,
+    encoded_files,
+    ref_decode,
+    with_orientation,
+)
+from PIL import Image
+
+import ndd_triton as ndd
+
+
+@pytest.fixture(scope="module")
+def files():
+    return encoded_files()
+
+
+# ---- corrupt input ---------------------------------------------------------------------------
+def _png_declaring(width, height):
+    """A PNG whose header declares width x height RGB pixels but holds almost no data."""
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data +
+                struct.pack(">I", zlib.crc32(kind + data)))  # fmt: skip
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    raw = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) +
+           chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b""))  # fmt: skip
+    return np.frombuffer(raw, np.uint8).copy()
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda f: np.zeros(0, np.uint8), r"sample 1: the encoded data is empty \(0 bytes\)"),
+    (lambda f: np.random.default_rng(0).integers(0, 256, 64).astype(np.uint8),
+     r"sample 1: unrecognised or corrupt image data \(64 bytes starting with"),
+    (lambda f: f["png"][:20], "sample 1: corrupt image header: Truncated File Read"),
+    (lambda f: f["jpeg420"][:2], "sample 1: unrecognised or corrupt image data"),
+    (lambda f: f["jpeg420"][: len(f["jpeg420"]) // 3], "sample 1: .*corrupt image"),
+    (lambda f: _png_declaring(100000, 100000), "sample 1: the image is too large to decode"),
+])  # fmt: skip
+@pytest.mark.parametrize("op", ["image", "image_crop", "image_random_crop", "peek_image_shape"])
+def test_corrupt_headers_fail_at_the_call(files, make, message, op):
+    fn = ndd.peek_image_shape if op == "peek_image_shape" else getattr(ndd.decoders, op)
+    batch = ndd.as_batch([files["png"], make(files)])
+    with pytest.raises(RuntimeError, match=f"{op}: {message}"):
+        fn(batch)
+    assert fn(files["png"]).shape  # the next call works
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+@pytest.mark.parametrize("cut", ["png", "bomb"])
+def test_truncated_data_fails_at_run_naming_the_sample(files, backend, cut):
+    bad = files["png"][: len(files["png"]) - 40] if cut == "png" else _png_declaring(300, 200)
+    with ndd.EvalMode.eager:
+        out = ndd.decoders.image(ndd.as_batch([files["png"], files["png"], bad]), device=backend)
+        with pytest.raises(RuntimeError, match=r"decoders.image: sample 2: cannot decode the PNG "
+                           r"image: OSError: image file is truncated") as info:
+            out.evaluate()
+    assert isinstance(info.value.__cause__, RuntimeError)
+    again = ndd.decoders.image(files["png"], device=backend)
+    assert_close(np.asarray(again.cpu()), ref_decode(files["png"]), where="after a failure")
+
+
+def test_input_type_errors(files):
+    with pytest.raises(RuntimeError, match=r"decoders.image: input 0 must hold encoded bytes as "
+                       "uint8; got i32"):
+        ndd.decoders.image(files["png"].astype(np.int32))
+    with pytest.raises(RuntimeError, match="input 0 must be 1-D encoded bytes per sample; got 2-D"):
+        ndd.decoders.image(files["png"][:24].reshape(4, 6))
+    with pytest.raises(ValueError, match=r"decoders.image: argument 'output_type' expects"):
+        ndd.decoders.image(files["png"], output_type="RGB")
+    with pytest.raises(ValueError, match="argument 'output_type' must be one of"):
+        ndd.decoders.image(files["png"], output_type=7)
+    with pytest.raises(ValueError, match="argument 'dtype' must be one of u8, u16, i16, f32; got "
+                       "i32"):
+        ndd.decoders.image(files["png"], dtype=ndd.int32)
+    with pytest.warns(DeprecationWarning, match="argument 'split_stages' is deprecated"):
+        ndd.decoders.image(files["png"], split_stages=True)
+    with pytest.raises(ValueError, match="peek_image_shape: device='gpu' is not supported"):
+        ndd.peek_image_shape(files["png"], device="gpu")
+
+
+# ---- peek_image_shape ------------------------------------------------------------------------
+def test_peek_image_shape(files):
+    names = ["png", "png_gray", "png_rgba", "jpeg420"]
+    out = ndd.peek_image_shape(ndd.as_batch([files[n] for n in names]))
+    assert out.dtype == ndd.int64
+    for got, n in zip(samples_of(out), names, strict=True):
+        assert got.tolist() == [*ref_decode(files[n]).shape[:2], 3]
+    gray = ndd.peek_image_shape(files["png_rgba"], image_type=GRAY, dtype=ndd.float32)
+    assert np.asarray(gray).dtype == np.float32
+    assert np.asarray(gray).tolist() == [6, 4, 1]
+    any_data = ndd.peek_image_shape(files["png_rgba"], image_type=ANY, dtype=ndd.int32)
+    assert np.asarray(any_data).tolist() == [6, 4, 4]
+
+
+# ---- io.file.read and imread -----------------------------------------------------------------
+def _path_tensor(path):
+    return np.frombuffer(str(path).encode(), np.uint8)
+
+
+def test_file_read_and_imread(files, tmp_path):
+    paths = []
+    for name in ("png", "jpeg420", "png_gray"):
+        paths.append(tmp_path / f"{name}.img")
+        paths[-1].write_bytes(files[name].tobytes())
+    data = ndd.io.file.read(ndd.as_batch([_path_tensor(p) for p in paths]))
+    for got, name in zip(samples_of(data), ("png", "jpeg420", "png_gray"), strict=True):
+        assert got.tobytes() == files[name].tobytes()
+    single = ndd.imread(str(paths[0]))
+    assert isinstance(single, ndd.Tensor)
+    assert_close(np.asarray(single), ref_decode(files["png"]), where="imread str")
+    batch = ndd.imread(paths, output_type=GRAY)
+    assert isinstance(batch, ndd.Batch)
+    for got, name in zip(samples_of(batch), ("png", "jpeg420", "png_gray"), strict=True):
+        assert_close(got, ref_decode(files[name], GRAY), atol=1, where=f"imread {name}")
+    gpu = ndd.imread(paths[1], device="gpu", dtype=ndd.float32)
+    assert gpu.device.device_type == "gpu"
+    assert_close(np.asarray(gpu.cpu()), ref_decode(files["jpeg420"], dtype=ndd.float32),
+                 atol=1e-7, where="imread gpu")  # fmt: skip
+    encoded_paths = ndd.imread(ndd.as_batch([_path_tensor(p) for p in paths[:2]]))
+    assert encoded_paths.shape == [ref_decode(files[n]).shape for n in ("png", "jpeg420")]
+
+
+def test_file_read_errors(tmp_path):
+    missing = tmp_path / "nope.jpg"
+    with pytest.raises(RuntimeError, match=r"io.file.read: sample 0: cannot read file "
+                       r"'.*nope.jpg': No such file or directory"):
+        ndd.io.file.read(_path_tensor(missing)).evaluate()
+    with pytest.raises(RuntimeError, match=r"nope.jpg': No such file"):
+        ndd.imread(missing)
+    with pytest.raises(ValueError, match=r"io.file.read: input 0 must be 1-D uint8 samples"):
+        ndd.io.file.read(np.array([1, 2], np.int32))
+    with pytest.raises(ValueError, match=r"io.file.read: sample 0: the path is not valid UTF-8"):
+        ndd.io.file.read(np.array([0xFF, 0xFE], np.uint8))
+    with pytest.raises(TypeError, match=r"imread: path 1 must be a str or os.PathLike path; "
+                       r"got int"):
+        ndd.imread([str(missing), 3])
+    with pytest.raises(TypeError, match="imread\\(\\) got an unexpected keyword argument 'crop'"):
+        ndd.imread(missing, crop=(2, 2))
+    with pytest.raises(ValueError, match="imread: the list of paths is empty"):
+        ndd.imread([])
+
+
+# ---- the nvImageCodec path, with a stand-in codec (no CUDA here) -----------------------------
+class _FakeNvImgCodec:
+    """Stands in for `nvidia.nvimgcodec`: decodes with Pillow into HWC arrays."""
+
+    calls = 0
+    fail = False
+
+    class ColorSpec:
+        RGB, UNCHANGED = "rgb", "unchanged"
+
+    class DecodeParams:
+        def __init__(self, color_spec, apply_exif_orientation):
+            self.color_spec, self.orient = color_spec, apply_exif_orientation
+
+    class CodeStream:
+        def __init__(self, data):
+            self.data = np.frombuffer(data, np.uint8)
+
+    class Decoder:
+        def decode(self, streams, params, cuda_stream):
+            _FakeNvImgCodec.calls += 1
+            if _FakeNvImgCodec.fail:
+                raise RuntimeError("nvImageCodec failure")
+            kind = RGB if params.color_spec == "rgb" else ANY
+            return [ref_decode(s.data, kind, adjust_orientation=params.orient) for s in streams]
+
+
+@pytest.fixture
+def fake_device_codec(monkeypatch):
+    import ndd_triton.kernels.gpu.decoders as gpu_decoders
+
+    codec = (_FakeNvImgCodec, _FakeNvImgCodec.Decoder())
+    monkeypatch.setattr(gpu_decoders, "_device_codec_wanted", lambda out: True)
+    monkeypatch.setattr(gpu_decoders, "_nvimgcodec", lambda: codec)
+    _FakeNvImgCodec.calls, _FakeNvImgCodec.fail = 0, False
+    return _FakeNvImgCodec
+
+
+@pytest.mark.parametrize(("op", "args"), [
+    ("image", {}), ("image", {"output_type": BGR}), ("image", {"output_type": GRAY}),
+    ("image", {"output_type": YCBCR}), ("image", {"output_type": ANY}),
+    ("image", {"dtype": ndd.float32}), ("image", {"dtype": ndd.uint16}),
+    ("image", {"dtype": ndd.int16}), ("image_crop", {"crop": (3, 2), "crop_pos_x": 0.2}),
+    ("image_slice", {"start": [1, 1], "shape": [3, 2]}),
+])  # fmt: skip
+def test_device_codec_path_matches_cpu(files, fake_device_codec, op, args):
+    batch = ndd.as_batch([files["png"], files["png_rgba"], files["png_gray"], files["bmp"]])
+    fn = getattr(ndd.decoders, op)
+    gpu = fn(batch, device="gpu", **args)
+    cpu = fn(batch, **args)
+    assert gpu.shape == cpu.shape
+    for g, c in zip(samples_of(gpu), samples_of(cpu), strict=True):
+        assert_close(g, c, where=f"{op} {args}")
+    assert fake_device_codec.calls == 1
+
+
+def test_device_codec_failure_falls_back_to_host_decode(files, fake_device_codec):
+    fake_device_codec.fail = True
+    out = ndd.decoders.image(ndd.as_batch([files["png"], files["jpeg420"]]), device="gpu")
+    for got, data in zip(samples_of(out), [files["png"], files["jpeg420"]], strict=True):
+        assert_close(got, ref_decode(data), where="fallback")
+    assert fake_device_codec.calls == 1
+
+
+def test_sixteen_bit_png_is_rescaled_to_8_bits():
+    wide = (np.arange(4 * 6, dtype=np.uint16).reshape(4, 6) * 2791).astype(np.uint16)
+    data = encode(wide, "PNG")
+    expected = np.floor(wide / 257 + 0.5).astype(np.uint8)
+    for output_type, channels in ((ANY, 1), (RGB, 3)):
+        out = np.asarray(ndd.decoders.image(data, output_type=output_type))
+        assert_close(out, np.repeat(expected[..., None], channels, axis=2), where="16-bit png")
+
+
+def test_palette_png():
+    rgb = _pixels(5, 6, 3, 12)
+    plain = Image.fromarray(rgb).quantize(8)
+    buf = io.BytesIO()
+    plain.save(buf, "PNG", transparency=0)
+    transparent = np.frombuffer(buf.getvalue(), np.uint8).copy()
+    buf = io.BytesIO()
+    plain.save(buf, "PNG")
+    opaque = np.frombuffer(buf.getvalue(), np.uint8).copy()
+    for data, channels in ((transparent, 4), (opaque, 3)):
+        image = Image.open(io.BytesIO(data.tobytes()))
+        mode = "RGBA" if channels == 4 else "RGB"
+        any_data = np.asarray(ndd.decoders.image(data, output_type=ANY))
+        assert_close(any_data, np.asarray(image.convert(mode)), where=f"palette {mode}")
+        assert np.asarray(ndd.peek_image_shape(data, image_type=ANY)).tolist() == [5, 6, channels]
+        rgb_out = np.asarray(ndd.decoders.image(data))
+        assert_close(rgb_out, np.asarray(image.convert("RGB")), where="palette to RGB")
+
+
+def test_imread_signature_lists_decoder_keywords():
+    import inspect
+
+    params = inspect.signature(ndd.imread).parameters
+    assert list(params)[:2] == ["filepaths", "device"]
+    assert params["device"].default == "cpu"
+    assert {"output_type", "dtype", "adjust_orientation", "cache_size"} <= set(params)
+
+
+# ---- simplejpeg fast path --------------------------------------------------------------------
+def _photo_jpegs():
+    from pathlib import Path
+
+    folder = Path(ndd.__file__).parent / "data" / "images"
+    return [np.fromfile(p, np.uint8) for p in sorted(folder.glob("*.jpg"))]
+
+
+@pytest.mark.parametrize("output_type", [RGB, BGR, YCBCR, ANY, GRAY])
+@pytest.mark.parametrize("orientation", [1, 6])
+def test_fast_jpeg_path_matches_pillow(files, monkeypatch, output_type, orientation):
+    """The optional simplejpeg path (same libjpeg-turbo settings) is bit-exact with Pillow's,
+    full decodes into the output and windows alike; without simplejpeg both sides are Pillow."""
+    from ndd_triton.decoders import _pillow
+
+    jpegs = [files["jpeg420"], files["jpeg444"], files["jpeg_gray"], *_photo_jpegs(),
+             with_orientation(_pixels(12, 20, 3, 12), orientation, "JPEG")]  # fmt: skip
+    batch = ndd.as_batch(jpegs)
+    fast_full = ndd.decoders.image(batch, output_type=output_type).evaluate()
+    fast_crop = ndd.decoders.image_crop(batch, crop=(9, 5), output_type=output_type).evaluate()
+    monkeypatch.setattr(_pillow, "simplejpeg", None)
+    slow_full = ndd.decoders.image(batch, output_type=output_type).evaluate()
+    slow_crop = ndd.decoders.image_crop(batch, crop=(9, 5), output_type=output_type).evaluate()
+    for fast, slow in ((fast_full, slow_full), (fast_crop, slow_crop)):
+        for i, (a, b) in enumerate(zip(samples_of(fast), samples_of(slow), strict=True)):
+            np.testing.assert_array_equal(a, b, err_msg=f"sample {i}")
+
+
+def test_fast_jpeg_path_leaves_damaged_data_to_pillow(files):
+    from ndd_triton.decoders import _pillow
+
+    info = _pillow.read_info(files["jpeg420"])
+    data = files["jpeg420"][: len(files["jpeg420"]) * 2 // 3]
+    out = np.zeros(info.shape(0, True), np.uint8)
+    assert not _pillow.decode_into(out, data, info, 0, True)  # strict: libjpeg's warning
