@@ -1,9 +1,14 @@
 """Per-sample affine colour transform on the CPU: `out = M · pixel + offset`, then conversion.
 
-Shared by the seven colour-adjustment ops and color_space_conversion. Math is float32, as in
-DALI; integer outputs round half away from zero and saturate (spec ops.md §0.4). OpenCV's
-uint8 `transform` is 4x faster but uses 10-bit fixed-point weights: off by one on 3.5% of the
-pixels of a random 480x640 image for a hue/saturation matrix, so only its float32 path is used.
+Shared by the seven colour-adjustment ops and color_space_conversion. The exact path is float32
+math, as in DALI; integer outputs round half away from zero and saturate (spec ops.md §0.4).
+
+Precision contract: uint8 -> uint8 samples of 4096+ elements go through `_color_u8.apply_u8`,
+OpenCV's fixed-point uint8 paths (10-bit `transform` weights, 15-bit gray weights) or exact
+byte moves and tables. Their outputs are within 1 of the exact float result for every input
+and every matrix they accept (proof in `_color_u8`; differences on a few % of the pixels), the
+golden tolerance of these ops; 3-4x faster than the float32 path. Matrices with coefficients
+beyond 31 or offsets beyond 4096, other dtypes, and small samples take the exact path.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import numpy as np
 import torch
 
 from ndd_triton.kernels import register
+from ndd_triton.kernels.cpu._color_u8 import apply_u8
 from ndd_triton.kernels.cpu._opencv import cv2_module
 from ndd_triton.ops import color
 from ndd_triton.schema import SampleArgs
@@ -90,8 +96,9 @@ def apply_affine(out: np.ndarray, inp: np.ndarray, matrix: np.ndarray, offset: n
     8-bit inputs with a 1x1 matrix go through a 256-entry table built by the float path itself
     (so the bytes are the same, `cv2.LUT`); other inputs use OpenCV's float32 `transform`
     (color_twist on 480x640x3 uint8, 1 thread: 0.74 vs 2.4 CPU ms for the torch path).
+    uint8 -> uint8 samples first try the fixed-point paths (within 1 of exact, `_color_u8`).
     """
-    if inp.size == 0:
+    if inp.size == 0 or apply_u8(out, inp, matrix, offset):
         return
     if matrix.shape == (1, 1) and inp.dtype.itemsize == 1 and inp.size >= LUT_MIN_ELEMENTS:
         _apply_lut(out, inp, matrix, offset)
