@@ -11,6 +11,9 @@ upsampling, so the pixels are identical (checked in tests), at 0.87 vs 1.40 CPU 
 It runs in strict mode: any libjpeg warning sends the image to Pillow, so errors and
 recoverable damage behave exactly as without it.
 
+Plain JPEG headers are parsed by `_jpeg_header` (no Pillow objects: ~15x cheaper), which
+answers only where Pillow would open the file identically and defers to Pillow otherwise.
+
 Functions here raise `ImageError` with a message that does not name the op or the sample; the
 callers (op inference and kernels) add both.
 """
@@ -24,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
+
+from ndd_triton.decoders._jpeg_header import read_jpeg_header
 
 try:
     import simplejpeg  # type: ignore[import-untyped]
@@ -93,6 +98,15 @@ def read_info(data: np.ndarray) -> ImageInfo:
     """Parse the header of one encoded image (no pixel data is decoded)."""
     if data.size == 0:
         raise ImageError("the encoded data is empty (0 bytes)")
+    plain = read_jpeg_header(data, MAX_PIXELS)
+    if plain is not None:
+        mode, height, width, channels = plain
+        return ImageInfo("JPEG", mode, height, width, channels, 1)
+    return _read_info_pillow(data)
+
+
+def _read_info_pillow(data: np.ndarray) -> ImageInfo:
+    """`read_info` by `Image.open` (every format, EXIF orientation, all header errors)."""
     try:
         image = _open(data)
     except Image.DecompressionBombError as e:
@@ -126,6 +140,7 @@ def read_info(data: np.ndarray) -> ImageInfo:
 
 def _reopen(data: np.ndarray, info: ImageInfo) -> Image.Image:
     """Open with the plugin found by `read_info`: no format probing, no second bomb check."""
+    Image.init()  # the plugins (`read_info` may not have needed them)
     factory = Image.OPEN[info.format][0]
     return factory(io.BytesIO(data.tobytes()), "")
 

@@ -294,3 +294,147 @@ def test_fast_jpeg_path_leaves_damaged_data_to_pillow(files):
     data = files["jpeg420"][: len(files["jpeg420"]) * 2 // 3]
     out = np.zeros(info.shape(0, True), np.uint8)
     assert not _pillow.decode_into(out, data, info, 0, True)  # strict: libjpeg's warning
+
+
+# ---- reader samples: errors name the file ----------------------------------------------------
+@pytest.fixture
+def damaged_tree(tmp_path, files):
+    """Files for readers.File: good ones, a truncated JPEG and PNG (fail while decoding), a
+    non-image (fails at the header) and an empty file, in a known order."""
+    jpeg = encode(_pixels(40, 56, 3, 20), "JPEG", quality=90)
+    names = {"a_good.jpg": jpeg, "b_cut.jpg": jpeg[: len(jpeg) * 2 // 3],
+             "c_good.png": files["big"], "d_cut.png": files["big"][:-60],
+             "e_text.jpg": np.frombuffer(b"not an image at all" * 4, np.uint8),
+             "f_good.jpg": files["jpeg444"]}  # fmt: skip
+    for name, data in names.items():
+        (tmp_path / name).write_bytes(data.tobytes())
+    return tmp_path, names
+
+
+@pytest.mark.parametrize("mode", ["eager", "sync_cpu"])
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+@pytest.mark.parametrize("op", ["image", "image_crop"])
+def test_reader_samples_that_fail_name_the_file(damaged_tree, mode, backend, op):
+    """A damaged file read by readers.File fails naming the file (header errors at the call,
+    pixel errors when the batch runs); the batches after it decode normally."""
+    root, names = damaged_tree
+    order = sorted(names)
+    reader = ndd.readers.File(files=[str(root / n) for n in order], random_shuffle=False)
+    fn = getattr(ndd.decoders, op)
+    args = {"crop": (5, 7)} if op == "image_crop" else {}
+    expected_failures = {
+        "b_cut.jpg": r"sample 1 from '.*b_cut\.jpg': cannot decode the JPEG image: OSError: "
+                     r"image file is truncated",
+        "d_cut.png": r"sample 1 from '.*d_cut\.png': cannot decode the PNG image: OSError: "
+                     r"image file is truncated",
+        "e_text.jpg": r"sample 0 from '.*e_text\.jpg': unrecognised or corrupt image data",
+    }  # fmt: skip
+    seen = []
+    with getattr(ndd.EvalMode, mode):
+        for encoded, _ in reader.next_epoch(batch_size=2):
+            pair = order[len(seen) * 2: len(seen) * 2 + 2]
+            bad = [n for n in pair if n in expected_failures]
+            if bad:
+                with pytest.raises(RuntimeError, match=f"decoders.{op}: "
+                                   f"{expected_failures[bad[0]]}"):  # fmt: skip
+                    fn(encoded, device=backend, **args).evaluate()
+            else:
+                out = fn(encoded, device=backend, **args).evaluate()
+                for got, name in zip(samples_of(out), pair, strict=True):
+                    want = ref_decode(names[name])
+                    if op == "image_crop":
+                        h, w = want.shape[:2]
+                        y0, x0 = round((h - 5) / 2), round((w - 7) / 2)
+                        want = want[y0:y0 + 5, x0:x0 + 7]
+                    assert_close(got, want, where=name)
+            seen.append(pair)
+    assert len(seen) == 3
+
+
+def test_sample_names_only_for_reader_memory(damaged_tree):
+    """Copies of reader samples and plain data are named by index only."""
+    root, _ = damaged_tree
+    reader = ndd.readers.File(files=[str(root / "e_text.jpg")], random_shuffle=False)
+    (encoded, _), = reader.next_epoch(batch_size=1)
+    with pytest.raises(RuntimeError, match=r"decoders.image: sample 0 from '.*e_text\.jpg': "):
+        ndd.decoders.image(encoded)
+    copied = ndd.as_batch([np.asarray(t).copy() for t in encoded])
+    with pytest.raises(RuntimeError, match=r"decoders.image: sample 0: unrecognised"):
+        ndd.decoders.image(copied)
+
+
+# ---- plain JPEG header parser ----------------------------------------------------------------
+def _cmyk_jpeg(arr):
+    buf = io.BytesIO()
+    Image.fromarray(arr, "RGBA").convert("CMYK").save(buf, "JPEG")
+    return np.frombuffer(buf.getvalue(), np.uint8).copy()
+
+
+def _header_variants():
+    """JPEGs whose headers exercise the parser: photos, grey, CMYK, progressive, EXIF, ICC,
+    comments, restart intervals, 4:4:4."""
+    rgb = _pixels(20, 28, 3, 30)
+    return {
+        "photo": _photo_jpegs()[0], "gray": encode(_pixels(9, 13, 1, 31), "JPEG"),
+        "cmyk": _cmyk_jpeg(_pixels(8, 6, 4, 32)),
+        "progressive": encode(rgb, "JPEG", progressive=True),
+        "exif": with_orientation(rgb, 6, "JPEG"), "exif1": with_orientation(rgb, 1, "JPEG"),
+        "icc": encode(rgb, "JPEG", icc_profile=b"\0" * 200),
+        "comment": encode(rgb, "JPEG", comment=b"hello"),
+        "restart": encode(rgb, "JPEG", restart_marker_rows=1),
+        "s444": encode(rgb, "JPEG", subsampling=0),
+    }  # fmt: skip
+
+
+def _info_or_error(fn, data):
+    import warnings
+
+    from ndd_triton.decoders import _pillow
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # Pillow warns about damaged EXIF blocks
+            return fn(data)
+    except _pillow.ImageError as e:
+        return f"error: {e}"
+
+
+def test_plain_jpeg_header_parser_agrees_with_pillow():
+    """Wherever the fast parser answers, Pillow gives the same ImageInfo; on damaged headers
+    (every truncation, byte changes in the header) `read_info` behaves as Pillow alone."""
+    from ndd_triton.decoders import _jpeg_header, _pillow
+
+    rs = np.random.default_rng(5)
+    answered = 0
+    for name, data in _header_variants().items():
+        fast = _jpeg_header.read_jpeg_header(data, _pillow.MAX_PIXELS)
+        assert (fast is not None) == (name not in ("exif", "exif1")), name
+        header_end = data.size if fast is None else int(np.flatnonzero(
+            (data[:-1] == 0xFF) & (data[1:] == 0xDA))[0]) + 20  # fmt: skip
+        damaged = [data[:cut] for cut in range(0, min(header_end, data.size))]
+        for _ in range(150):
+            copy = data.copy()
+            at = rs.integers(2, min(header_end, data.size), size=rs.integers(1, 3))
+            copy[at] = rs.integers(0, 256, size=at.size)
+            damaged.append(copy)
+        for variant in [data, *damaged]:
+            mine = _info_or_error(_pillow.read_info, variant)
+            pillow = _info_or_error(_pillow._read_info_pillow, variant)
+            if variant.size and not (isinstance(pillow, str) and isinstance(mine, str)):
+                assert mine == pillow, (name, variant.size)  # errors come from Pillow itself
+            answered += _jpeg_header.read_jpeg_header(variant, _pillow.MAX_PIXELS) is not None
+    assert answered > 100
+
+
+def test_plain_jpeg_header_parser_defers_to_pillow():
+    from ndd_triton.decoders import _jpeg_header, _pillow
+
+    data = _header_variants()["photo"]
+    bomb = data.copy()
+    sof = int(np.flatnonzero((data[:-1] == 0xFF) & (data[1:] == 0xC0))[0])
+    bomb[sof + 5:sof + 9] = [0xFF, 0xFF, 0xFF, 0xFF]
+    assert _jpeg_header.read_jpeg_header(bomb, _pillow.MAX_PIXELS) is None
+    with pytest.raises(_pillow.ImageError, match="too large"):
+        _pillow.read_info(bomb)
+    assert _jpeg_header.read_jpeg_header(_header_variants()["exif"], _pillow.MAX_PIXELS) is None
+    assert _pillow.read_info(_header_variants()["exif"]).orientation == 6

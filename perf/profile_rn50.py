@@ -1,0 +1,190 @@
+"""Where the CPU time of the RN50 data path goes: per op, kernel vs framework, ms per image.
+
+Run: `python perf/profile_rn50.py [--count 256] [--batch 64] [--threads 2] [--epochs 3]
+[--cprofile 25]`. Prints one table per recipe ((a) and (b) of `perf/bench_rn50.py`).
+
+On the folder of `bench_rn50.py`, each recipe runs `--epochs` epochs (after a warm-up) in
+`EvalMode.sync_cpu`, so each op call returns when its samples are done and the CPU time of
+the process around the call (all threads) is the op's whole cost. Every registered CPU kernel
+is wrapped to add up the CPU time of its own thread (`time.thread_time`), which splits each
+op into:
+
+* kernel: time inside the op's CPU kernel functions (pixel work, on the pool threads);
+* framework: the rest of the call (argument preparation, inference incl. JPEG header parsing
+  for decoders, output allocation, dispatch over the pool, result wrapping).
+
+"reader" is the CPU time of `next(epoch)` in the consumer thread plus the prefetch thread's
+work in the same process (file reads, packing); "other" is the loop's own Python (`.torch()`,
+random draws outside the listed ops). With `--cprofile N`, the consumer thread of one epoch
+of recipe (b) is also run under cProfile and its N most expensive functions (cumulative,
+consumer thread only) are listed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import cProfile
+import os
+import pstats
+import sys
+import tempfile
+import threading
+import time
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import bench_rn50
+
+import ndd_triton as ndd
+from ndd_triton.kernels import _registry
+
+_kernel_cpu: collections.Counter[str] = collections.Counter()
+_lock = threading.Lock()
+
+
+def _wrap_kernels() -> None:
+    """Make every registered CPU kernel add its thread CPU time to `_kernel_cpu[op]`."""
+    import importlib
+    import pkgutil
+
+    import ndd_triton.kernels.cpu as cpu
+
+    for info in pkgutil.iter_modules(cpu.__path__):
+        importlib.import_module(f"ndd_triton.kernels.cpu.{info.name}")
+    for (op, backend), entry in list(_registry._KERNELS.items()):
+        if backend != "cpu":
+            continue
+
+        def timed(*args: Any, _fn: Any = entry.fn, _op: str = op) -> Any:
+            start = time.thread_time()
+            try:
+                return _fn(*args)
+            finally:
+                spent = time.thread_time() - start
+                with _lock:
+                    _kernel_cpu[_op] += spent
+
+        _registry._KERNELS[(op, backend)] = _registry.KernelEntry(
+            timed, entry.backend, entry.batched, entry.dense)
+
+
+class OpTimer:
+    """Process CPU time per op call (all threads), keyed by a label."""
+
+    def __init__(self) -> None:
+        self.total: collections.Counter[str] = collections.Counter()
+
+    def __call__(self, label: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        start = time.process_time()
+        out = fn(*args, **kwargs)
+        if hasattr(out, "evaluate"):
+            out.evaluate()
+        self.total[label] += time.process_time() - start
+        return out
+
+
+def recipe_a(t: OpTimer, jpegs: Any, rng: Any) -> Any:
+    images = t("decoders.image", ndd.decoders.image, jpegs, device="cpu")
+    images = t("random_resized_crop", ndd.random_resized_crop, images, size=224, rng=rng)
+    flips = t("random.coin_flip", ndd.random.coin_flip, batch_size=jpegs.batch_size, rng=rng)
+    images = t("flip", ndd.flip, images, horizontal=flips)
+    return t("crop_mirror_normalize", ndd.crop_mirror_normalize, images,
+             mean=bench_rn50.MEAN, std=bench_rn50.STD)
+
+
+def recipe_b(t: OpTimer, jpegs: Any, rng: Any) -> Any:
+    images = t("decoders.image_random_crop", ndd.decoders.image_random_crop, jpegs,
+               device="cpu", rng=rng)
+    images = t("resize", ndd.resize, images, size=[224, 224])
+    mirror = t("random.coin_flip", ndd.random.coin_flip, batch_size=jpegs.batch_size, rng=rng)
+    return t("crop_mirror_normalize", ndd.crop_mirror_normalize, images,
+             mean=bench_rn50.MEAN, std=bench_rn50.STD, mirror=mirror)
+
+
+def run(root: str, recipe: Any, opts: argparse.Namespace, profiler: Any = None
+        ) -> tuple[OpTimer, dict[str, float], float, float, int]:  # fmt: skip
+    """(per-op timer, kernel CPU s per op, reader CPU s, total CPU s, images) over
+    `opts.epochs` epochs."""
+    rng = ndd.random.RNG(seed=42)
+    reader = ndd.readers.File(file_root=root, random_shuffle=True, seed=1)
+    timer = OpTimer()
+
+    def epoch(t: OpTimer) -> tuple[float, int]:
+        reading, n = 0.0, 0
+        it = iter(reader.next_epoch(batch_size=opts.batch))
+        while True:
+            start = time.process_time()
+            try:
+                jpegs, labels = next(it)
+            except StopIteration:
+                break
+            reading += time.process_time() - start
+            out = recipe(t, jpegs, rng)
+            t("other (.torch())", lambda o=out, lab=labels: (o.torch(), lab.torch()))
+            n += jpegs.batch_size
+        return reading, n
+
+    with ndd.EvalMode.sync_cpu:
+        epoch(OpTimer())  # warm-up
+        _kernel_cpu.clear()
+        reading, n = 0.0, 0
+        start = time.process_time()
+        epochs = 1 if profiler is not None else opts.epochs
+        if profiler is not None:
+            profiler.enable()
+        for _ in range(epochs):
+            r, k = epoch(timer)
+            reading, n = reading + r, n + k
+        if profiler is not None:
+            profiler.disable()
+        total = time.process_time() - start
+    return timer, dict(_kernel_cpu), reading, total, n
+
+
+def table(title: str, timer: OpTimer, kernels: dict[str, float], reading: float, total: float,
+          n: int) -> None:  # fmt: skip
+    per = 1e3 / n
+    print(f"\n{title}: {n} images, {total * per:.2f} CPU ms/img in all")
+    print(f"{'':<30} {'op ms/img':>10} {'kernel':>8} {'framework':>10}")
+    listed = 0.0
+    for label, spent in timer.total.items():
+        kernel = kernels.get(label, 0.0)
+        listed += spent
+        print(f"{label:<30} {spent * per:10.3f} {kernel * per:8.3f} {(spent - kernel) * per:10.3f}")
+    print(f"{'reader (next + prefetch)':<30} {reading * per:10.3f}")
+    rest = total - listed - reading
+    print(f"{'unattributed':<30} {rest * per:10.3f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=256)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--cprofile", type=int, default=0, metavar="N")
+    opts = parser.parse_args()
+    ndd.set_num_threads(opts.threads)
+    _wrap_kernels()
+    load = os.getloadavg()
+    with tempfile.TemporaryDirectory() as root:
+        bench_rn50.make_folder(root, opts.count)
+        results = {name: run(root, fn, opts) for name, fn in
+                   (("(a) image -> rrc -> flip -> cmn", recipe_a),
+                    ("(b) image_random_crop -> resize -> cmn", recipe_b))}  # fmt: skip
+        for name, result in results.items():
+            table(name, *result)
+        if opts.cprofile:
+            profiler = cProfile.Profile()
+            run(root, recipe_b, opts, profiler)
+            print(f"\ncProfile, consumer thread, one epoch of (b), top {opts.cprofile} by "
+                  "cumulative time:")
+            pstats.Stats(profiler).sort_stats("cumulative").print_stats(opts.cprofile)
+    print(f"# {opts.count} JPEGs, batch {opts.batch}, {opts.threads} threads, {opts.epochs} "
+          f"epochs; load avg {load[0]:.1f} -> {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
