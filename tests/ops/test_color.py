@@ -161,7 +161,8 @@ def test_color_one_launch_per_ragged_batch():
 @pytest.mark.parametrize(("dtype", "out_dtype", "atol"), [
     (np.uint8, None, 0), (np.int8, ndd.int16, 0), (np.uint8, ndd.float32, 1e-4)])
 def test_cpu_table_path_matches_reference(dtype, out_dtype, atol):
-    """8-bit samples of 4096+ elements go through a 256-entry table on the CPU (cv2.LUT)."""
+    """8-bit samples of 4096+ elements go through a 256-entry table on the CPU (cv2.LUT), except
+    uint8 -> uint8, which takes the 10-bit fixed-point path: exact here, as 0.5 and 50 are."""
     x = np.random.default_rng(3).integers(0, 256, (40, 41, 3)).astype(np.uint8).view(dtype)
     args = {"brightness": 1.0, "contrast": 0.5, "contrast_center": 100.0}
     if out_dtype is not None:
@@ -174,11 +175,12 @@ def test_cpu_table_path_matches_reference(dtype, out_dtype, atol):
 
 
 def test_cpu_transform_chunks(monkeypatch):
-    """The CPU's OpenCV transform runs in pixel chunks; chunk edges must not show."""
+    """The CPU's float32 OpenCV transform runs in pixel chunks; chunk edges must not show
+    (int16 output: uint8 -> uint8 takes the fixed-point path, tests/ops/test_color_u8.py)."""
     monkeypatch.setattr("ndd_triton.kernels.cpu.color.CHUNK_PIXELS", 7)
     matrix = 1.1 * 0.9 * hsv_matrix(30.0, 0.8)
     for x in images([(5, 7, 3), (23, 50, 3)]):
         got = ndd.color_twist(ndd.as_tensor(x, layout="HWC"), hue=30.0, saturation=0.8,
-                              brightness=1.1, contrast=0.9)  # fmt: skip
-        expected = ref_matrix(x, matrix, 1.1 * 0.1 * 128.0)
+                              brightness=1.1, contrast=0.9, dtype=ndd.int16)  # fmt: skip
+        expected = ref_matrix(x, matrix, 1.1 * 0.1 * 128.0, dtype=np.int16)
         np.testing.assert_allclose(np.asarray(got).astype(np.int64), expected, atol=1)
