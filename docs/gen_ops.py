@@ -19,7 +19,9 @@ def render() -> str:
 
     lines = ["# Operator reference", "",
              "Generated from the schemas by `python docs/gen_ops.py`; do not edit by hand.",
-             "Column T: the argument accepts a Tensor or a per-sample Batch.", ""]  # fmt: skip
+             "Column T: the argument accepts a Tensor or a per-sample Batch; T (per-frame): also",
+             "one value per frame of a sequence input, marked with `ndd.per_frame`",
+             "(see [per_frame.md](per_frame.md)).", ""]  # fmt: skip
     for schema in sorted((s for s in all_schemas() if s.public), key=lambda s: s.name):
         inputs = ", ".join(("*" if i.variadic else "") + i.name for i in schema.inputs)
         lines += [f"## `{schema.name}({inputs})`", "", schema.doc.strip(), "",
@@ -35,8 +37,8 @@ def render() -> str:
                     ("—" if a.default is None else f"`{a.default!r}`")  # fmt: skip
                 kind = f"{a.kind}[]" if a.vector else a.kind
                 doc = a.doc.replace("|", "\\|").replace("\n", " ")
-                lines.append(f"| `{a.name}` | {kind} | {default} | "
-                             f"{'T' if a.per_sample else ''} | {doc} |")
+                tensor = "T (per-frame)" if a.per_frame else "T" if a.per_sample else ""
+                lines.append(f"| `{a.name}` | {kind} | {default} | {tensor} | {doc} |")
         lines.append("")
     return "\n".join(lines) + "\n"
 

@@ -50,6 +50,7 @@ from ndd_triton._eval_mode import EvalMode
 from ndd_triton._external_source import ExternalSource
 from ndd_triton._imread import imread
 from ndd_triton._opgen import install as _install
+from ndd_triton._per_frame import per_frame
 from ndd_triton._profiling import Profile, profile
 from ndd_triton._stream import (
     Stream,
@@ -71,7 +72,8 @@ __all__ = [
     "Batch", "DType", "DataType", "Device", "EvalContext", "EvalMode", "ImageType", "InterpType",
     "Profile", "Stream", "Tensor", "ThreadPool", "as_batch", "as_tensor", "batch", "bfloat16",
     "bool", "device", "dtype", "float16", "float32", "float64", "get_current_stream",
-    "get_default_stream", "get_num_threads", "int16", "int32", "int64", "int8", "profile",
+    "get_default_stream", "get_num_threads", "int16", "int32", "int64", "int8", "per_frame",
+    "profile",
     "decoders", "random", "readers", "set_current_stream", "set_default_stream",
     "set_num_threads", "stream", "tensor",
     "type_id", "types", "uint16", "uint32", "uint64", "uint8",

@@ -46,10 +46,30 @@ def _doc(schema: OpSchema) -> str:
     for a in _ordered_args(schema):
         default = "required" if a.default is REQUIRED else f"default {a.default!r}"
         per_sample = " Accepts a Tensor or a per-sample Batch." if a.per_sample else ""
+        if a.per_frame:
+            per_sample += " Per-frame values (`ndd.per_frame`) for sequence inputs."
         lines.append(f"    {a.name}: {a.doc or a.kind} ({default}).{per_sample}")
     if schema.examples:
         lines += ["", "Example:", schema.examples]
     return "\n".join(lines)
+
+
+def _per_frame_route(schema: OpSchema, forwarded: list[str], inputs_expr: str,
+                     order: str) -> str:  # fmt: skip
+    """Source lines sending calls with per-frame-marked values to `_per_frame` ('' if none).
+
+    Only ops with per-frame arguments get the test; it costs a type check per such argument
+    (a constant fails it at once), so ordinary calls stay on the direct path.
+    """
+    if not any(a.per_frame for a in schema.args):
+        return ""
+    names = [a.name for a in schema.args if a.per_frame]
+    names += [name for inp, name in zip(schema.inputs[1:], forwarded[1:], strict=False)
+              if inp.host_values]  # argument-like inputs (warp_affine's mtx) may be per-frame
+    test = " or ".join(f"(type({n}) in __TB and __marked({n}))" for n in names)
+    return (f"    if {test}:\n"
+            f"        return __per_frame(__schema, {inputs_expr}, ({order}), batch_size, "
+            "device)\n")
 
 
 def make_function(schema: OpSchema) -> Callable[..., Any]:
@@ -82,8 +102,16 @@ def make_function(schema: OpSchema) -> Callable[..., Any]:
         inputs_expr = f"{inputs_expr} + tuple({variadic})"
     pieces = [p for p in (head, star + ", " + ", ".join(kw)) if p]
     src = (f"def {schema.short_name}({', '.join(pieces)}):\n"
+           f"{_per_frame_route(schema, forwarded, inputs_expr, order)}"
            f"    return __call_op(__schema, {inputs_expr}, ({order}), batch_size, device)\n")
     scope: dict[str, Any] = {"__call_op": call_op, "__schema": schema}
+    if "__per_frame" in src:
+        from ndd_triton import _per_frame
+        from ndd_triton._batch import Batch
+        from ndd_triton._tensor import Tensor
+
+        scope.update(__per_frame=_per_frame.call_per_frame, __marked=_per_frame.is_marked,
+                     __TB=(Tensor, Batch))  # fmt: skip
     exec(compile(src, f"<ndd op {schema.name}>", "exec"), scope)
     fn = scope[schema.short_name]
     fn.__doc__ = _doc(schema)

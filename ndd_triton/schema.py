@@ -46,7 +46,8 @@ class Arg:
     arguments that accept a Tensor (one value for all) or a Batch (one value per sample); prepare
     turns those into a host array `[batch_size, *shape]`. `vector` marks list-valued arguments
     (`length` fixes their size; a scalar is broadcast to it). `check` gets the converted value
-    (array for per-sample args) and returns an error text or None.
+    (array for per-sample args) and returns an error text or None. `per_frame` marks arguments
+    that also take one value per frame of a sequence input (`ndd.per_frame`, see `_per_frame`).
     """
 
     name: str
@@ -58,6 +59,7 @@ class Arg:
     choices: tuple[Any, ...] | None = None
     check: Callable[[Any], str | None] | None = None
     doc: str = ""
+    per_frame: bool = False
 
 
 @dataclass(slots=True)

@@ -107,7 +107,7 @@ def _infer_color_twist(call: Call) -> OutputSpec:
 
 
 def _f(name: str, default: float, doc: str) -> Arg:
-    return Arg(name, "float", default=default, per_sample=True, doc=doc)
+    return Arg(name, "float", default=default, per_sample=True, per_frame=True, doc=doc)
 
 
 _DTYPE = Arg("dtype", "dtype", doc="Output type; default: the input type.")
@@ -116,7 +116,7 @@ _IMAGE_TYPE = Arg("image_type", "enum", default=0, choices=_IMAGE_TYPES,
 _BRIGHTNESS = _f("brightness", 1.0, "Multiplier of the intensity.")
 _SHIFT = _f("brightness_shift", 0.0, "Additive shift, in units of the output type's range.")
 _CONTRAST = _f("contrast", 1.0, "Contrast factor around the centre; 0 gives uniform grey.")
-_CENTER = Arg("contrast_center", "float", per_sample=True,
+_CENTER = Arg("contrast_center", "float", per_sample=True, per_frame=True,
               doc="Intensity left unchanged by contrast; default: half the input type's range.")
 _HUE = _f("hue", 0.0, "Hue rotation in degrees.")
 _SATURATION = _f("saturation", 1.0, "Saturation factor; 0 gives greyscale.")

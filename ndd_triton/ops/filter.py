@@ -77,7 +77,7 @@ schema = OpSchema(
               doc="Scalar of the data type used by border='constant' (default 0)."),
     ),
     args=(
-        Arg("anchor", "int", default=-1, per_sample=True, vector=True,
+        Arg("anchor", "int", default=-1, per_sample=True, vector=True, per_frame=True,
             doc="Kernel position over the output pixel per axis; -1 = kernel extent // 2."),
         Arg("border", "str", default="reflect_101", choices=BORDER_MODES,
             doc="How out-of-range samples are read."),

@@ -40,9 +40,9 @@ schema = OpSchema(
     doc="Blurs each sample with a separable Gaussian over its spatial axes (reflect-101 border).",
     inputs=(Input("input"),),
     args=(
-        Arg("sigma", "float", default=0.0, per_sample=True, vector=True,
+        Arg("sigma", "float", default=0.0, per_sample=True, vector=True, per_frame=True,
             doc="Standard deviation: one value, or one per spatial axis (outermost first)."),
-        Arg("window_size", "int", default=0, per_sample=True, vector=True,
+        Arg("window_size", "int", default=0, per_sample=True, vector=True, per_frame=True,
             doc="Odd kernel diameter: one value, or one per spatial axis; 0 = from sigma."),
         Arg("dtype", "dtype", doc="Output type: the input type (default) or float32."),
     ),

@@ -80,7 +80,7 @@ schema = OpSchema(
         "otherwise.",
     inputs=(Input("input", layouts=_affine.AFFINE_LAYOUTS, dtypes=_affine.AFFINE_DTYPES),),
     args=(
-        Arg("angle", "float", default=REQUIRED, per_sample=True,
+        Arg("angle", "float", default=REQUIRED, per_sample=True, per_frame=True,
             doc="Rotation angle in degrees."),
         Arg("axis", "float", per_sample=True, vector=True,
             doc="Rotation axis (x, y, z) of volumes (DHWC; required there); need not be "

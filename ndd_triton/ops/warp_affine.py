@@ -72,7 +72,7 @@ schema = OpSchema(
             Input("mtx", optional=True, host_values=True,
                   doc="Per-sample (2, 3) float matrices (instead of the 'matrix' argument).")),
     args=(
-        Arg("matrix", "float", per_sample=True, vector=True,
+        Arg("matrix", "float", per_sample=True, vector=True, per_frame=True,
             doc="The transform: 6 numbers [m00, m01, m02, m10, m11, m12], or per sample a "
                 "(2, 3) array (e.g. from ndd.transforms.*)."),
         Arg("inverse_map", "bool", default=True,

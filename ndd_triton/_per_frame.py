@@ -1,0 +1,295 @@
+"""Per-frame argument values for sequence inputs (DALI `per_frame`).
+
+`ndd.per_frame(x)` marks an argument value as per-frame by giving it a layout that starts with
+"F" (data untouched). An argument whose schema says `per_frame=True` and that gets such a value
+while input 0 is a sequence (layout `F...`) uses value `f` of sample `i` for frame `f` of
+sample `i`; one value is broadcast to every frame. A non-sequence input ignores the mark, as in
+DALI (the value must then be an ordinary per-sample value).
+
+How a per-frame call runs, with no kernel knowing about it: the generated op function routes
+the call here (`_opgen`), which
+1. unfolds input 0 into one sample per frame (a zero-copy view of the same packed buffer),
+2. expands every Tensor/Batch argument to one value per frame (per-frame values split, per-sample
+   values repeated) and repeats per-sample data inputs,
+3. calls the op once on the frame batch (so a GPU op is still one launch for the whole batch),
+4. folds the frame outputs back into F-leading sequences (a view again).
+Unfold and fold are lazy producers (`_per_frame_storage`), so prepare never waits for data.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ndd_triton import _per_frame_storage as producers
+from ndd_triton._batch import Batch
+from ndd_triton._construct import as_batch, as_tensor
+from ndd_triton._layout import default_layout
+from ndd_triton._tensor import Tensor
+from ndd_triton.schema import OpSchema
+
+
+def is_marked(value: Any) -> bool:
+    """True for a Tensor/Batch argument value whose layout marks it per-frame ("F...")."""
+    layout = value._layout if isinstance(value, Tensor | Batch) else None
+    return bool(layout) and layout[0] == "F"
+
+
+def per_frame(input: Any, /, *, batch_size: Any = None, device: Any = None,
+              replace: Any = None) -> Tensor | Batch:  # fmt: skip
+    """Marks `input` as a sequence (layout starting with "F"); the data is untouched.
+
+    Use it for per-frame argument values of sequence operators: `ndd.rotate(video,
+    angle=ndd.per_frame(angles))` rotates frame `f` of each sample by `angles[f]`. A layout-less
+    input gets "F" padded with "*"; an input whose layout does not start with "F" is rejected
+    unless `replace=True` replaces its first character.
+
+    Args:
+        input: A Tensor, Batch, or anything `ndd.as_tensor` accepts, of at least 1 dimension.
+        batch_size: Number of samples to repeat a Tensor input to (a Batch is returned).
+        device: 'cpu' or 'gpu'; default: the input's device.
+        replace: Replace the first layout character with "F" instead of requiring it.
+    """
+    x = input if isinstance(input, Tensor | Batch) else as_tensor(input)
+    if device is not None:
+        x = x.to_device(device)
+    ndim = x.ndim
+    if ndim == 0:
+        raise ValueError("per_frame: Cannot mark zero-dimensional input as a sequence; give at "
+                         "least one value per sample, e.g. shape (1,)")
+    layout = x.layout
+    if not layout:
+        layout = "F" + "*" * (ndim - 1)
+    elif layout[0] != "F":
+        if not replace:
+            raise ValueError(f"per_frame: Per-frame argument input must be a sequence. The input "
+                             f"layout should start with 'F', got: {layout}; pass replace=True "
+                             "to replace the first character")
+        layout = "F" + layout[1:]
+    if isinstance(x, Tensor) and batch_size is None:
+        shapes = np.array([x.shape], dtype=np.int64)
+        one = Batch._pending(producers.Relayout(x, 1), x.dtype, layout, x.device, 1, shapes)
+        return Tensor._pending(one, 0)
+    n = x.batch_size if isinstance(x, Batch) else _positive(batch_size)
+    shapes = np.array(x.shape if isinstance(x, Batch) else [x.shape] * n, dtype=np.int64)
+    return Batch._pending(producers.Relayout(x, n), x.dtype, layout, x.device, n,
+                          shapes.reshape(n, ndim))  # fmt: skip
+
+
+def _positive(batch_size: Any) -> int:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer) or \
+            batch_size < 1:  # fmt: skip
+        raise ValueError(f"per_frame: batch_size must be a positive int; got {batch_size!r}")
+    return int(batch_size)
+
+
+# ---- routing an op call with per-frame argument values ---------------------------------------
+def _sequence_layout(schema: OpSchema, x: Tensor | Batch) -> str | None:
+    """Layout op input 0 gets (the schema default for a layout-less input)."""
+    if x.layout:
+        return x.layout
+    layouts = schema.inputs[0].layouts
+    return default_layout(x.ndim, layouts) if layouts else None
+
+
+def _batch_size(inputs: Sequence[Any], arg_values: Sequence[Any], batch_size: Any
+                ) -> tuple[int, bool] | None:  # fmt: skip
+    """(N, result is a Batch), or None when the batch sizes disagree (the op reports that)."""
+    sizes = {v.batch_size for v in (*inputs, *arg_values) if isinstance(v, Batch)}
+    if len(sizes) > 1:
+        return None
+    if sizes:
+        return sizes.pop(), True
+    if batch_size is None:
+        return 1, False
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer) or \
+            batch_size < 1:  # fmt: skip
+        return None
+    return int(batch_size), True
+
+
+def _host_samples(value: Tensor | Batch, n: int) -> list[np.ndarray]:
+    """Per-sample host values of an argument (arguments live on the host, as in DALI)."""
+    if isinstance(value, Tensor):
+        return [np.asarray(value.cpu())] * n
+    return [np.asarray(t) for t in value.cpu()]
+
+
+def _frame_values(op: str, what: str, value: Tensor | Batch, frames: np.ndarray
+                  ) -> list[np.ndarray]:  # fmt: skip
+    """One host value per frame from a per-frame value (`[F, ...]` per sample, or `[1, ...]`)."""
+    out: list[np.ndarray] = []
+    for i, (sample, count) in enumerate(zip(_host_samples(value, len(frames)), frames.tolist(),
+                                            strict=True)):  # fmt: skip
+        given = sample.shape[0] if sample.ndim else 1
+        if given not in (1, count):
+            raise ValueError(f"{op}: {what} sample {i} has {given} per-frame values but input 0 "
+                             f"sample {i} has {count} frames; give one value per frame (or a "
+                             "single value for all frames)")
+        sample = sample.reshape(1) if sample.ndim == 0 else sample
+        out += [sample[0]] * count if given == 1 else list(sample)
+    return out
+
+
+def _repeated_values(value: Tensor | Batch, frames: np.ndarray) -> list[np.ndarray]:
+    """Per-sample host values repeated once per frame."""
+    samples = _host_samples(value, len(frames))
+    return [s for s, count in zip(samples, frames.tolist(), strict=True) for _ in range(count)]
+
+
+def _as_arg_batch(values: list[np.ndarray], vector: bool) -> Batch:
+    """A host Batch holding one argument value per frame."""
+    if vector:
+        values = [v.reshape(1) if v.ndim == 0 else v for v in values]
+    return as_batch([np.ascontiguousarray(v) for v in values])
+
+
+# Ops whose frames must agree on something the per-frame values would make differ, keyed by op
+# name: a hook gets (frames, input-0 shapes, per-frame host argument values, given args) and
+# returns extra per-frame argument values.
+SequenceHook = Callable[[np.ndarray, np.ndarray, dict[str, Any], dict[str, Any]],
+                        dict[str, list[np.ndarray]]]  # fmt: skip
+SEQUENCE_HOOKS: dict[str, SequenceHook] = {}
+
+
+def call_per_frame(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
+                   batch_size: Any, device: Any) -> Any:  # fmt: skip
+    """Run `schema` with per-frame argument values (see the module docstring)."""
+    from ndd_triton._prepare import call_op
+
+    def plain() -> Any:
+        return call_op(schema, inputs, arg_values, batch_size, device)
+
+    op = schema.name
+    first = inputs[0] if inputs else None
+    if first is not None and not isinstance(first, Tensor | Batch):
+        try:
+            first = as_tensor(first)
+        except (TypeError, ValueError, RuntimeError):
+            return plain()  # the op reports the unconvertible input
+    sized = _batch_size([first, *inputs[1:]], arg_values, batch_size)
+    if first is None or first.ndim == 0 or sized is None:
+        return plain()
+    layout = _sequence_layout(schema, first)
+    if not layout or layout[0] != "F":
+        return plain()  # not a sequence: DALI ignores the per-frame mark
+    n, is_batch = sized
+    shapes = np.array(first.shape if isinstance(first, Batch) else [first.shape] * n,
+                      dtype=np.int64).reshape(n, first.ndim)  # fmt: skip
+    frames = shapes[:, 0].copy()
+    empty = np.flatnonzero(frames == 0)
+    if empty.size:
+        raise ValueError(f"{op}: input 0 sample {int(empty[0])} has no frames; per-frame "
+                         "arguments need sequences of at least one frame")
+    total = int(frames.sum())
+    frame_shapes = np.repeat(shapes[:, 1:], frames, axis=0)
+    unfolded = Batch._pending(producers.Unfold(first, n), first.dtype, layout[1:], first.device,
+                              total, frame_shapes)  # fmt: skip
+    new_inputs: list[Any] = [unfolded]
+    for k, x in enumerate(inputs[1:], start=1):
+        spec = schema.inputs[min(k, len(schema.inputs) - 1)]
+        if spec.host_values and is_marked(x):
+            new_inputs.append(as_batch(_frame_values(op, f"input {k}", x, frames)))
+        elif isinstance(x, Batch):
+            new_inputs.append(Batch._pending(producers.Repeat(x, frames), x.dtype, x.layout,
+                                             x.device, total,
+                                             np.repeat(np.array(x.shape, dtype=np.int64)
+                                                       .reshape(n, x.ndim), frames, axis=0)))
+        else:
+            new_inputs.append(x)  # None or a Tensor: the same for every frame
+    host: dict[str, Any] = {}
+    new_args: list[Any] = []
+    for arg, value in zip(schema.args, arg_values, strict=True):
+        marked = arg.per_frame and is_marked(value)
+        if not isinstance(value, Batch) and not marked:
+            new_args.append(value)  # a constant or a Tensor: the same for every frame
+            continue
+        if marked:
+            host[arg.name] = _frame_values(op, f"argument '{arg.name}'", value, frames)
+        else:
+            host[arg.name] = _repeated_values(value, frames)
+        new_args.append(None)
+    given = {a.name: v for a, v in zip(schema.args, arg_values, strict=True) if v is not None}
+    hook = SEQUENCE_HOOKS.get(op)
+    if hook is not None:
+        host.update(hook(frames, shapes, host, given))
+    index = {a.name: k for k, a in enumerate(schema.args)}
+    for name, values in host.items():
+        new_args[index[name]] = _as_arg_batch(values, schema.arg_map[name].vector)
+    results = call_op(schema, new_inputs, new_args, None, device)
+    single = not isinstance(results, tuple)
+    folded = [_fold(op, out, frames, is_batch) for out in ((results,) if single else results)]
+    return folded[0] if single else tuple(folded)
+
+
+def _fold(op: str, out: Batch, frames: np.ndarray, is_batch: bool) -> Tensor | Batch:
+    """The frame outputs of one op output folded into sequences (a Tensor for Tensor calls)."""
+    inner = out._shapes
+    shapes = None
+    if inner is not None:
+        starts = np.concatenate([[0], np.cumsum(frames)[:-1]])
+        for i, (start, count) in enumerate(zip(starts.tolist(), frames.tolist(), strict=True)):
+            run = inner[start:start + count]
+            if (run != run[0]).any():
+                raise ValueError(f"{op}: the per-frame arguments give the frames of sample {i} "
+                                 f"different output shapes {[tuple(r) for r in run.tolist()]}; "
+                                 "a sequence needs one frame shape (set the output size)")
+        shapes = np.concatenate([frames[:, None], inner[starts]], axis=1)
+    layout = "F" + out.layout if out.layout else None
+    folded = Batch._pending(producers.Fold(out, frames, op), out.dtype, layout, out.device,
+                            len(frames), shapes)  # fmt: skip
+    return folded if is_batch else Tensor._pending(folded, 0)
+
+
+# ---- rotate: one canvas per sequence -----------------------------------------------------------
+def sequence_canvas(angles: Sequence[float], h: int, w: int) -> tuple[int, int]:
+    """DALI's rotate canvas of a sequence whose frames turn by different angles.
+
+    The bounding box of all frames' rotated images (ceil, floating noise ignored), each extent
+    raised by 1 where needed to get the parity most frames ask for (ties: even). A frame asks for
+    the parity of the input extent its rotated extent is closest to, as a single image does
+    (`ops/_affine.rotated_canvas`). Fitted to 300 random DALI 2.4 sequences (298 exact; the two
+    others are single-image ceil cases of `rotated_canvas`).
+    """
+    ext_h = ext_w = 0.0
+    odd_h = odd_w = 0
+    for angle in angles:
+        rad = math.radians(angle)
+        cos, sin = abs(math.cos(rad)), abs(math.sin(rad))
+        ext_w = max(ext_w, w * cos + h * sin)
+        ext_h = max(ext_h, w * sin + h * cos)
+        like_h, like_w = (w, h) if sin >= cos - 1e-9 else (h, w)
+        odd_h += like_h % 2
+        odd_w += like_w % 2
+    out_h = math.ceil(ext_h - 1e-4)
+    out_w = math.ceil(ext_w - 1e-4)
+    out_h += (out_h - int(2 * odd_h > len(angles))) % 2
+    out_w += (out_w - int(2 * odd_w > len(angles))) % 2
+    return out_h, out_w
+
+
+def _rotate_hook(frames: np.ndarray, shapes: np.ndarray, host: dict[str, Any],
+                 given: dict[str, Any]) -> dict[str, list[np.ndarray]]:  # fmt: skip
+    """Per-frame `size` = the sequence canvas, unless the output size is given (2-D only)."""
+    angles = host.get("angle")
+    if angles is None or given.get("size") is not None or given.get("keep_size") or \
+            shapes.shape[1] != 4:  # fmt: skip
+        return {}
+    flat = np.array([float(np.asarray(a).reshape(-1)[0]) if np.size(a) else np.nan
+                     for a in angles])  # fmt: skip
+    if not np.isfinite(flat).all():
+        return {}  # rotate reports the bad angle
+    sizes: list[np.ndarray] = []
+    start = 0
+    for i, count in enumerate(frames.tolist()):
+        canvas = sequence_canvas(flat[start:start + count].tolist(), int(shapes[i, 1]),
+                                 int(shapes[i, 2]))  # fmt: skip
+        sizes += [np.array(canvas, dtype=np.float64)] * count
+        start += count
+    return {"size": sizes}
+
+
+SEQUENCE_HOOKS["rotate"] = _rotate_hook
