@@ -193,3 +193,66 @@ def test_resize_errors():
         ndd.resize(ndd.as_batch([x, np.zeros((0, 3, 3), np.uint8)]), size=4)
     with pytest.raises(ValueError, match="argument 'max_size' expects 1 or 2 values; got 3"):
         ndd.resize(x, size=4, max_size=[1, 2, 3])
+
+
+# uint8 LINEAR/TRIANGULAR fast path (kernels/cpu/_resize_linear_u8.py): torch's fixed-point
+# resampler inside, DALI's clamped taps at the borders. Checked against the unrounded float64
+# reference: within 1 (plus the fixed-point error) everywhere, exact (<= 0.5) on the border.
+_FAST_CASES = [((37, 51), (11, 13)), ((480, 640), (224, 224)), ((23, 9), (1, 5)),
+               ((300, 7), (3, 200)), ((5, 6), (40, 33)), ((2, 1000), (7, 4)),
+               ((129, 3), (64, 2)), ((40, 60), (39, 61))]  # fmt: skip
+
+
+def _border(n_in: int, n_out: int, origin: float, step: float, antialias: bool) -> np.ndarray:
+    """Outputs whose (widened) triangle reaches outside `[origin, origin + n_out*step)`."""
+    s = abs(step)
+    radius = s if antialias and s > 1 else 1.0
+    centre = (np.arange(n_out) + 0.5) * s - 0.5
+    last = n_out * s - 1
+    return (np.ceil(centre - radius - 1e-6) < 0) | (np.floor(centre + radius + 1e-6) > last)
+
+
+@pytest.mark.parametrize(("shape", "size"), _FAST_CASES)
+@pytest.mark.parametrize("antialias", [True, False])
+@pytest.mark.parametrize(("layout", "channels"), [("HWC", 3), ("CHW", 4), ("HWC", 1)])
+def test_resize_u8_linear_fast_path_against_exact(shape, size, antialias, layout, channels):
+    rng = np.random.default_rng(sum(shape) + sum(size))
+    image = rng.integers(0, 256, (*shape, channels), dtype=np.uint8)
+    image = np.ascontiguousarray(image if layout == "HWC" else image.transpose(2, 0, 1))
+    out = np.asarray(ndd.resize(ndd.as_tensor(image, layout=layout), size=list(size),
+                                antialias=antialias, interp_type=types.INTERP_LINEAR))
+    exact = ref.resize(image, layout, size, antialias=antialias, dtype=np.float64)
+    diff = np.abs(out.astype(np.float64) - exact)
+    assert diff.max() <= 1.02, (shape, size, diff.max())
+    hw = [layout.index("H"), layout.index("W")]
+    rows = _border(shape[0], size[0], 0.0, shape[0] / size[0], antialias)
+    cols = _border(shape[1], size[1], 0.0, shape[1] / size[1], antialias)
+    edge = np.moveaxis(diff, hw, [0, 1])
+    assert edge[rows].max(initial=0) <= 0.5 + 1e-3
+    assert edge[:, cols].max(initial=0) <= 0.5 + 1e-3
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_resize_u8_linear_fast_path_windows_and_mirror(seed):
+    # Integer windows (random_resized_crop, resize_crop_mirror) and mirrored axes: the taps of
+    # border outputs read source pixels outside the window, which torch alone would not.
+    from ndd_triton.kernels._resample import LINEAR, TRIANGULAR, AxisPlan
+    from ndd_triton.kernels.cpu._resize_linear_u8 import linear_u8_fast
+
+    rng = np.random.default_rng(seed)
+    h, w = (int(v) for v in rng.integers(8, 120, 2))
+    image = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+    plans, axes = [], {}
+    for letter, n in zip("HW", (h, w), strict=True):
+        size = int(rng.integers(8, n + 1))
+        start = int(rng.integers(0, n - size + 1))
+        n_out = int(rng.integers(24, 2 * size + 24))  # few border outputs: the fast path applies
+        mirror = bool(rng.integers(0, 2))
+        origin, step = (start + size, -size / n_out) if mirror else (start, size / n_out)
+        plans.append(AxisPlan(n, n_out, float(origin), step,
+                              int(rng.choice([LINEAR, TRIANGULAR])), True))  # fmt: skip
+        axes[letter] = (n_out, float(origin), step)
+    out = np.zeros((plans[0].n_out, plans[1].n_out, 3), np.uint8)
+    assert linear_u8_fast(out, image, "HWC", "HW", plans)
+    exact = ref.resample(image, "HWC", axes, dtype=np.float64)
+    assert np.abs(out - exact).max() <= 1.02

@@ -23,6 +23,7 @@ from ndd_triton.kernels._resample import (
     axis_table,
     band_dense,
 )
+from ndd_triton.kernels.cpu._resize_linear_u8 import linear_u8_fast
 from ndd_triton.ops import resize
 from ndd_triton.schema import SampleArgs
 
@@ -163,6 +164,8 @@ def _next_axis(t: torch.Tensor, order: list[int], todo: dict[int, AxisPlan]) -> 
 def resample(out: np.ndarray, inp: np.ndarray, layout: str, letters: str,
              plans: list[AxisPlan]) -> None:  # fmt: skip
     """Resample the spatial axes `letters` of one sample into `out`."""
+    if linear_u8_fast(out, inp, layout, letters, plans):
+        return
     t = torch.from_numpy(inp)
     order = list(range(inp.ndim))
     todo = {layout.index(c): plan for c, plan in zip(letters, plans, strict=True)}
