@@ -29,6 +29,7 @@ from ndd_triton._batch import Batch
 from ndd_triton._construct import as_batch, as_tensor
 from ndd_triton._layout import default_layout
 from ndd_triton._tensor import Tensor
+from ndd_triton.ops import _affine
 from ndd_triton.schema import OpSchema
 
 
@@ -271,23 +272,60 @@ def sequence_canvas(angles: Sequence[float], h: int, w: int) -> tuple[int, int]:
     return out_h, out_w
 
 
+def volume_sequence_canvas(rotations: Sequence[np.ndarray], dhw: np.ndarray) -> np.ndarray:
+    """(D, H, W) rotate canvas of a volume sequence: the 2-D sequence rule in 3-D.
+
+    Bounding box of every frame's rotated volume; each extent gets the parity most frames ask
+    for (ties: even), a frame asking for the parity of the input extent contributing most
+    (`ops/_affine.rotated_canvas_3d`). Checked against 24 DALI 2.4 cases (all equal).
+    """
+    ext_xyz = np.asarray(dhw, np.float64)[::-1]
+    box = np.zeros(3)
+    odd = np.zeros(3, dtype=np.int64)
+    for rot in rotations:
+        box = np.maximum(box, np.abs(rot) @ ext_xyz)
+        like = ext_xyz[np.argmax(np.abs(rot) + 1e-9 * np.eye(3), axis=1)].astype(np.int64)
+        odd += like % 2
+    out = np.ceil(box - 1e-4).astype(np.int64)
+    out += (out - (2 * odd > len(rotations))) % 2
+    return out[::-1]
+
+
+def _frame_axes(host: dict[str, Any], given: dict[str, Any], total: int) -> list[Any] | None:
+    """The rotation axis of every frame (None when absent: rotate reports it)."""
+    if "axis" in host:
+        return list(host["axis"])
+    axis = given.get("axis")
+    if axis is None:
+        return None
+    return [np.asarray(axis.cpu() if isinstance(axis, Tensor) else axis, np.float64)] * total
+
+
 def _rotate_hook(frames: np.ndarray, shapes: np.ndarray, host: dict[str, Any],
                  given: dict[str, Any]) -> dict[str, list[np.ndarray]]:  # fmt: skip
-    """Per-frame `size` = the sequence canvas, unless the output size is given (2-D only)."""
+    """Per-frame `size` = the sequence canvas, unless the output size is given."""
     angles = host.get("angle")
-    if angles is None or given.get("size") is not None or given.get("keep_size") or \
-            shapes.shape[1] != 4:  # fmt: skip
+    if angles is None or given.get("size") is not None or given.get("keep_size"):
         return {}
     flat = np.array([float(np.asarray(a).reshape(-1)[0]) if np.size(a) else np.nan
                      for a in angles])  # fmt: skip
-    if not np.isfinite(flat).all():
-        return {}  # rotate reports the bad angle
+    volumes = shapes.shape[1] == 5
+    axes = _frame_axes(host, given, len(flat)) if volumes else None
+    if not np.isfinite(flat).all() or shapes.shape[1] not in (4, 5) or (volumes and (
+            axes is None or any(np.size(a) != 3 or not np.any(a) for a in axes))):  # fmt: skip
+        return {}  # rotate reports the problem
     sizes: list[np.ndarray] = []
     start = 0
     for i, count in enumerate(frames.tolist()):
-        canvas = sequence_canvas(flat[start:start + count].tolist(), int(shapes[i, 1]),
-                                 int(shapes[i, 2]))  # fmt: skip
-        sizes += [np.array(canvas, dtype=np.float64)] * count
+        run = flat[start:start + count].tolist()
+        if volumes:
+            assert axes is not None
+            rots = [_affine.rotation_3d(a, np.asarray(ax, np.float64).reshape(3))
+                    for a, ax in zip(run, axes[start:start + count], strict=True)]  # fmt: skip
+            canvas = volume_sequence_canvas(rots, shapes[i, 1:4])
+        else:
+            canvas = np.array(sequence_canvas(run, int(shapes[i, 1]), int(shapes[i, 2])))
+        sizes += [canvas.astype(np.float64)] * count
         start += count
     return {"size": sizes}
 

@@ -324,3 +324,31 @@ def test_sequence_canvas_matches_dali(h, w, angles, canvas):
     seq = ndd.as_tensor(np.zeros((len(angles), h, w, 1), np.uint8), layout="FHWC")
     out = ndd.rotate(seq, angle=pf(np.array(angles, np.float32)))
     assert out.shape == (len(angles), *canvas, 1)
+
+
+@pytest.mark.parametrize(("dhw", "axis", "angles", "canvas"), [
+    ((4, 6, 8), [0, 0, 1], [0, 90], (4, 8, 8)), ((4, 6, 8), [0, 1, 0], [30, 60], (10, 6, 10)),
+    ((4, 6, 8), [1, 1, 0], [30, 60], (12, 10, 10)), ((5, 6, 7), [0, 0, 1], [30, 60], (5, 10, 10)),
+    ((5, 6, 7), [0, 0, 1], [45, 45], (5, 10, 11)), ((5, 6, 7), [1, 1, 0], [0, 90], (11, 12, 11)),
+    ((5, 6, 7), [1, 1, 0], [10, 100], (11, 12, 11)), ((5, 6, 7), [0, 1, 0], [0, 90], (7, 6, 7)),
+])  # fmt: skip
+def test_volume_sequence_canvas_matches_dali(dhw, axis, angles, canvas):
+    seq = ndd.as_tensor(np.zeros((len(angles), *dhw, 1), np.uint8), layout="FDHWC")
+    out = ndd.rotate(seq, angle=pf(np.array(angles, np.float32)), axis=axis)
+    assert out.shape == (len(angles), *canvas, 1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rotate_volume_sequence_per_frame(backend):
+    rng = np.random.default_rng(2)
+    seq = rng.integers(0, 255, size=(2, 3, 4, 5, 1), dtype=np.uint8)
+    t = ndd.as_tensor(seq, layout="FDHWC")
+    angles = [30.0, 100.0]
+    result = ndd.rotate(t.gpu() if backend == "gpu" else t, angle=pf(np.float32(angles)),
+                        axis=[0, 1, 0])  # fmt: skip
+    size = list(result.shape[1:4])
+    expected = np.stack([np.asarray(ndd.rotate(ndd.as_tensor(f, layout="DHWC"), angle=a,
+                                               axis=[0, 1, 0], size=size))
+                         for f, a in zip(seq, angles, strict=True)])  # fmt: skip
+    assert result.layout == "FDHWC"
+    assert_close(samples_of(result)[0], expected, atol=1, where=f"volume[{backend}]")
