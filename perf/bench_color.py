@@ -1,23 +1,35 @@
-"""ms/image of color_twist and gaussian_blur on the CPU (32x480x640x3 uint8, 1 thread).
+"""CPU ms/image of the colour ops and gaussian_blur: ndd_triton, OpenCV and DALI in one run.
 
-Compares ndd_triton's CPU backend with OpenCV (a dependency of ndd_triton) and plain torch
-(matmul / depthwise conv2d) in one run; `--all-ops` adds the other colour/filter ops and their
-closest OpenCV calls. OpenCV rows marked `*` use its fixed-point uint8 arithmetic (10-bit
-transform weights, 8-bit Gaussian weights), which ndd_triton cannot use and stay DALI-exact.
-The brief's reference numbers for gaussian_blur are DALI 7.6 ms/image and OpenCV 0.83 ms/image.
-Usage: python perf/bench_color.py [--batch 32] [--sigma 1.0] [--repeat 3] [--all-ops]
+32 random 480x640x3 uint8 images (480x640x1 for gray sources), one thread everywhere
+(`EvalContext(num_threads=1)` / `set_num_threads(1)`, `torch.set_num_threads(1)`,
+`cv2.setNumThreads(1)`), best of `--repeat` after a warm-up. Columns per op:
+* ndd: ndd_triton's CPU kernels as they are (uint8 fast paths, kernels/cpu/_color_u8.py);
+* ndd exact: the same call with the fast paths off (the float32 path, the kernels before them);
+* OpenCV: the closest OpenCV calls (`*` = fixed-point uint8 arithmetic; `f32` = float32
+  arithmetic rounded like DALI);
+* DALI: DALI 2.4's CPU op (`nvidia.dali.experimental.dynamic`), run on the same images and
+  arguments in a subprocess with `--dali-python` (black box; skipped without it).
+Every ndd output is also compared with ndd exact (max |difference| and the share of bytes
+that differ): the fast paths promise max 1.
+Usage: python perf/bench_color.py [--batch 32] [--repeat 5] [--dali-python PATH] [--all-ops]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import platform
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import torch
+
+TWIST = {"hue": 30.0, "saturation": 0.8, "brightness": 1.1, "contrast": 0.9}
 
 
 def best_ms(fn: Callable[[], Any], images: int, repeat: int) -> tuple[float, float]:
@@ -36,129 +48,219 @@ def best_ms(fn: Callable[[], Any], images: int, repeat: int) -> tuple[float, flo
     return min(walls) / images * 1e3, min(cpus) / images * 1e3
 
 
-def _torch_blur(x: torch.Tensor, sigma: float) -> torch.Tensor:
-    r = int(np.ceil(3 * sigma))
-    taps = torch.exp(-torch.arange(-r, r + 1, dtype=torch.float32) ** 2 / (2 * sigma * sigma))
-    taps /= taps.sum()
-    img = x.permute(2, 0, 1).unsqueeze(0).float()
-    img = torch.nn.functional.pad(img, (r, r, r, r), mode="reflect")
-    c = img.shape[1]
-    img = torch.nn.functional.conv2d(img, taps.view(1, 1, -1, 1).expand(c, 1, -1, 1), groups=c)
-    img = torch.nn.functional.conv2d(img, taps.view(1, 1, 1, -1).expand(c, 1, 1, -1), groups=c)
-    return img.add_(0.5).clamp_(0, 255).to(torch.uint8)
+def op_calls(nd: Any, types: Any, rgb: Any, gray: Any, all_ops: bool) -> dict[str, Callable]:
+    """name -> call returning an unevaluated batch, for ndd_triton or DALI dynamic mode."""
+    conv = nd.color_space_conversion
+    calls = {
+        "color_twist": lambda: nd.color_twist(rgb, **TWIST),
+        "hsv": lambda: nd.hsv(rgb, hue=20.0, saturation=0.7, value=1.1),
+        "hue": lambda: nd.hue(rgb, hue=45.0),
+        "saturation": lambda: nd.saturation(rgb, saturation=0.6),
+        "brightness": lambda: nd.brightness(rgb, brightness=1.2, brightness_shift=0.05),
+        "contrast": lambda: nd.contrast(rgb, contrast=1.3),
+        "brightness_contrast": lambda: nd.brightness_contrast(rgb, brightness=1.2, contrast=0.8),
+        "csc RGB->YCbCr": lambda: conv(rgb, image_type=types.RGB, output_type=types.YCbCr),
+        "csc YCbCr->RGB": lambda: conv(rgb, image_type=types.YCbCr, output_type=types.RGB),
+        "csc RGB->GRAY": lambda: conv(rgb, image_type=types.RGB, output_type=types.GRAY),
+        "csc RGB->BGR": lambda: conv(rgb, image_type=types.RGB, output_type=types.BGR),
+        "csc GRAY->RGB": lambda: conv(gray, image_type=types.GRAY, output_type=types.RGB),
+        "csc GRAY->YCbCr": lambda: conv(gray, image_type=types.GRAY, output_type=types.YCbCr),
+        "csc YCbCr->GRAY": lambda: conv(rgb, image_type=types.YCbCr, output_type=types.GRAY),
+        "gaussian_blur sigma 1": lambda: nd.gaussian_blur(rgb, sigma=1.0),
+    }  # fmt: skip
+    if all_ops:
+        calls["laplacian"] = lambda: nd.laplacian(rgb)
+        calls["filter 3x3"] = lambda: nd.filter(rgb, nd.as_tensor(np.full((3, 3), 1 / 9,
+                                                                          np.float32)))
+    return calls
 
 
-def _opencv_rows(images: list[np.ndarray], m: np.ndarray, opts: argparse.Namespace
-                 ) -> list[tuple[str, str, tuple[float, float]]]:  # fmt: skip
-    """OpenCV's fastest call for each op (1 thread); exactness notes in the implementation name."""
+def opencv_rows(images: list[np.ndarray], grays: list[np.ndarray], opts: argparse.Namespace
+                ) -> dict[str, list[tuple[str, tuple[float, float]]]]:  # fmt: skip
+    """OpenCV's closest calls per op (1 thread)."""
     import cv2
 
+    from ndd_triton.ops._color_matrix import hsv_matrices
+
     cv2.setNumThreads(1)
-    n, r = opts.batch, opts.repeat
-    m34 = np.concatenate([m, np.full((3, 1), 0.5, np.float32)], axis=1)
+    n, r = len(images), opts.repeat
+    m = (hsv_matrices(np.array([30.0]), np.array([0.8]), np.ones(1))[0] * 0.99).astype(np.float32)
+    m34 = np.concatenate([m, np.full((3, 1), 1.1 * 0.1 * 128, np.float32)], axis=1)
+    m34_half = m34 + np.array([0, 0, 0, 0.5], np.float32)  # + 0.5: truncation rounds half up
+    out = np.empty_like(images[0])
+    scratch = np.empty(images[0].shape, np.float32)
 
-    def exact_twist(im: np.ndarray) -> np.ndarray:
-        values = cv2.transform(im.astype(np.float32), m34)
-        return np.clip(values, 0.5, 255.5, out=values).astype(np.uint8)
+    def f32_twist(im: np.ndarray) -> None:  # DALI's float32 arithmetic, rounded half away
+        np.copyto(scratch, im)
+        values = cv2.transform(scratch, m34_half, dst=scratch)
+        np.clip(values, 0.5, 255.5, out=values)
+        np.copyto(out, values, casting="unsafe")
 
-    rows = [
-        ("color_twist", "opencv transform u8*", best_ms(
-            lambda: [cv2.transform(im, m) for im in images], n, r)),
-        ("color_twist", "opencv transform f32", best_ms(
-            lambda: [exact_twist(im) for im in images], n, r)),
-        ("gaussian_blur", "opencv GaussianBlur*", best_ms(
-            lambda: [cv2.GaussianBlur(im, (0, 0), opts.sigma, borderType=cv2.BORDER_REFLECT_101)
-                     for im in images], n, r)),
-    ]  # fmt: skip
-    if opts.all_ops:
-        box = np.full((3, 3), 1 / 9, np.float32)
-        rows += [
-            ("brightness_contrast", "opencv convertScaleAbs", best_ms(
-                lambda: [cv2.convertScaleAbs(im, alpha=0.96, beta=25.6) for im in images], n, r)),
-            ("color_space_conversion", "opencv cvtColor YCrCb", best_ms(
-                lambda: [cv2.cvtColor(im, cv2.COLOR_RGB2YCrCb) for im in images], n, r)),
-            ("laplacian", "opencv Laplacian", best_ms(
-                lambda: [cv2.Laplacian(im, -1, ksize=3, borderType=cv2.BORDER_REFLECT_101)
-                         for im in images], n, r)),
-            ("filter 3x3", "opencv filter2D", best_ms(
-                lambda: [cv2.filter2D(im, -1, box, borderType=cv2.BORDER_REFLECT_101)
-                         for im in images], n, r)),
-        ]  # fmt: skip
+    lut = np.clip(np.arange(256) * 1.2 + 0.5, 0, 255).astype(np.uint8)
+
+    def each(fn: Callable[[np.ndarray], Any], source: list[np.ndarray] = images
+             ) -> tuple[float, float]:  # fmt: skip
+        return best_ms(lambda: [fn(im) for im in source], n, r)
+
+    colour = [("transform u8*", each(lambda im: cv2.transform(im, m34, dst=out))),
+              ("transform f32", each(f32_twist))]
+    scale = [("convertScaleAbs", each(lambda im: cv2.convertScaleAbs(im, dst=out, alpha=1.2,
+                                                                     beta=12.75))),
+             ("LUT", each(lambda im: cv2.LUT(im, lut, dst=out)))]  # fmt: skip
+    cvt = {code: each(lambda im, code=code: cv2.cvtColor(im, code))
+           for code in (cv2.COLOR_RGB2YCrCb, cv2.COLOR_YCrCb2RGB, cv2.COLOR_RGB2GRAY,
+                        cv2.COLOR_RGB2BGR)}  # fmt: skip
+    gray_rgb = each(lambda im: cv2.cvtColor(im, cv2.COLOR_GRAY2RGB), grays)
+    k = cv2.getGaussianKernel(7, 1.0).astype(np.float32)
+    rows = {
+        "color_twist": colour, "hsv": colour, "hue": colour, "saturation": colour,
+        "brightness": scale, "contrast": scale, "brightness_contrast": scale,
+        "csc RGB->YCbCr": [("cvtColor RGB2YCrCb*", cvt[cv2.COLOR_RGB2YCrCb])],
+        "csc YCbCr->RGB": [("cvtColor YCrCb2RGB*", cvt[cv2.COLOR_YCrCb2RGB])],
+        "csc RGB->GRAY": [("cvtColor RGB2GRAY*", cvt[cv2.COLOR_RGB2GRAY])],
+        "csc RGB->BGR": [("cvtColor RGB2BGR", cvt[cv2.COLOR_RGB2BGR])],
+        "csc GRAY->RGB": [("cvtColor GRAY2RGB", gray_rgb)],
+        "csc GRAY->YCbCr": [("LUT+merge", each(lambda im: cv2.merge(
+            [cv2.LUT(im, lut), np.full(im.shape, 128, np.uint8), np.full(im.shape, 128, np.uint8)]
+        ), [g[..., 0] for g in grays]))],
+        "csc YCbCr->GRAY": [("extractChannel+LUT", each(
+            lambda im: cv2.LUT(cv2.extractChannel(im, 0), lut)))],
+        "gaussian_blur sigma 1": [
+            ("GaussianBlur u8*", each(lambda im: cv2.GaussianBlur(
+                im, (7, 7), 1.0, dst=out, borderType=cv2.BORDER_REFLECT_101))),
+            ("sepFilter2D f32", each(lambda im: cv2.sepFilter2D(
+                im, cv2.CV_32F, k, k, borderType=cv2.BORDER_REFLECT_101)))],
+        "laplacian": [("Laplacian ksize 3", each(lambda im: cv2.Laplacian(
+            im, -1, ksize=3, borderType=cv2.BORDER_REFLECT_101)))],
+        "filter 3x3": [("filter2D", each(lambda im: cv2.filter2D(
+            im, -1, np.full((3, 3), 1 / 9, np.float32), borderType=cv2.BORDER_REFLECT_101)))],
+    }  # fmt: skip
     return rows
 
 
-def _print_table(rows: list[tuple[str, str, tuple[float, float]]], opts: argparse.Namespace
-                 ) -> None:  # fmt: skip
-    """One row per (op, implementation); `vs best` = ndd CPU time / the op's best CPU time."""
-    import cv2
+def time_module(nd: Any, types: Any, images: list[np.ndarray], grays: list[np.ndarray],
+                opts: argparse.Namespace, outputs: dict[str, list[np.ndarray]] | None = None,
+                context: Any = None) -> dict[str, tuple[float, float]]:  # fmt: skip
+    """Time every op of `op_calls` on `nd`; keep its outputs in `outputs` when given."""
+    rgb = nd.as_batch(images, layout="HWC")
+    gray = nd.as_batch(grays, layout="HWC")
+    times = {}
+    for name, call in op_calls(nd, types, rgb, gray, opts.all_ops).items():
+        with context() if context else _null():
+            times[name] = best_ms(lambda call=call: call().evaluate(), len(images), opts.repeat)
+            if outputs is not None:
+                result = call().evaluate()
+                outputs[name] = [np.asarray(result.select(i)) for i in range(len(images))]
+    return times
 
-    best = {op: min(cpu for o, _, (_, cpu) in rows if o == op) for op, _, _ in rows}
-    print(f"{platform.processor() or platform.machine()}, torch {torch.__version__}, numpy "
-          f"{np.__version__}, opencv {cv2.__version__}; batch {opts.batch}x480x640x3 u8, "
-          f"sigma {opts.sigma}, 1 thread; * = fixed-point uint8 arithmetic (inexact vs DALI)")
-    print(f"{'op':22s} {'implementation':24s} {'wall':>7s} {'cpu':>7s} {'vs best':>8s}"
-          "  (ms/image)")
-    for op, impl, (wall, cpu) in rows:
-        ratio = f"{cpu / best[op]:7.1f}x" if impl.startswith("ndd") else ""
-        print(f"{op:22s} {impl:24s} {wall:7.2f} {cpu:7.2f} {ratio:>8s}")
+
+class _null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def load_images(folder: str) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    rgb, gray = np.load(os.path.join(folder, "rgb.npy")), np.load(os.path.join(folder, "gray.npy"))
+    return list(rgb), list(gray)
+
+
+def dali_worker(folder: str, opts: argparse.Namespace) -> dict[str, Any]:
+    """DALI's CPU ops on the saved images (run in an interpreter that has nvidia.dali)."""
+    import nvidia.dali as dali
+    import nvidia.dali.experimental.dynamic as dali_nd
+    import nvidia.dali.types as types
+
+    dali_nd.set_num_threads(1)
+    images, grays = load_images(folder)
+    outputs: dict[str, list[np.ndarray]] = {}
+    times = time_module(dali_nd, types, images, grays, opts, outputs)
+    np.savez(os.path.join(folder, "dali.npz"),
+             **{f"{k}|{i}": v for k, vs in outputs.items() for i, v in enumerate(vs)})  # fmt: skip
+    return {"version": dali.__version__, "times": times}
+
+
+def dali_rows(folder: str, opts: argparse.Namespace) -> dict[str, Any] | str:
+    if not opts.dali_python:
+        return "no --dali-python"
+    cmd = [opts.dali_python, os.path.abspath(__file__), "--dali-worker", folder,
+           "--repeat", str(opts.repeat)] + (["--all-ops"] if opts.all_ops else [])  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode:
+        return f"failed: {done.stderr.strip()[-300:]}"
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def diff(a: list[np.ndarray], b: list[np.ndarray]) -> str:
+    """max |a - b| and the share of elements that differ, over all samples."""
+    d = [np.abs(x.astype(np.int64) - y.astype(np.int64)) for x, y in zip(a, b, strict=True)]
+    return f"{max(int(x.max()) for x in d)} ({np.mean([(x != 0).mean() for x in d]):.1%})"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--sigma", type=float, default=1.0)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--all-ops", action="store_true",
-                        help="also time the other colour/filter ops of ndd_triton (cpu)")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--dali-python", default=None,
+                        help="interpreter with nvidia.dali for the DALI column (subprocess)")
+    parser.add_argument("--all-ops", action="store_true", help="also laplacian and filter")
+    parser.add_argument("--dali-worker", metavar="FOLDER", help=argparse.SUPPRESS)
     opts = parser.parse_args()
-    torch.set_num_threads(1)
+    if opts.dali_worker:
+        print(json.dumps(dali_worker(opts.dali_worker, opts)))
+        return
     import cv2
+    import torch
 
-    cv2.setNumThreads(1)  # ndd_triton's kernels set this too (kernels/cpu/_opencv.py)
     import ndd_triton as ndd
+    from ndd_triton.kernels.cpu import _color_u8
 
+    torch.set_num_threads(1)
+    cv2.setNumThreads(1)  # ndd_triton's kernels set this too (kernels/cpu/_opencv.py)
     rng = np.random.default_rng(0)
     images = [rng.integers(0, 256, (480, 640, 3), dtype=np.uint8) for _ in range(opts.batch)]
-    batch = ndd.as_batch(images, layout="HWC")
-    twist = {"hue": 30.0, "saturation": 0.8, "brightness": 1.1, "contrast": 0.9}
-    rows: list[tuple[str, str, tuple[float, float]]] = []
-    with ndd.EvalContext(num_threads=1):
-        rows.append(("color_twist", "ndd_triton cpu", best_ms(
-            lambda: ndd.color_twist(batch, **twist).evaluate(), opts.batch, opts.repeat)))
-        rows.append(("gaussian_blur", "ndd_triton cpu", best_ms(
-            lambda: ndd.gaussian_blur(batch, sigma=opts.sigma).evaluate(), opts.batch,
-            opts.repeat)))
-        if opts.all_ops:
-            kernel = ndd.as_tensor(np.full((3, 3), 1 / 9, np.float32))
-            others = {
-                "brightness_contrast": lambda: ndd.brightness_contrast(batch, brightness=1.2,
-                                                                       contrast=0.8),
-                "hsv": lambda: ndd.hsv(batch, hue=20.0, saturation=0.7),
-                "color_space_conversion": lambda: ndd.color_space_conversion(
-                    batch, image_type=ndd.types.RGB, output_type=ndd.types.YCbCr),
-                "laplacian": lambda: ndd.laplacian(batch),
-                "filter 3x3": lambda: ndd.filter(batch, kernel),
-                "equalize": lambda: ndd.equalize(batch),
-                "clahe 8x8": lambda: ndd.clahe(batch, tiles_x=8, tiles_y=8, clip_limit=2.0),
-                "jpeg q50": lambda: ndd.jpeg_compression_distortion(batch, quality=50),
-            }  # fmt: skip
-            for name, call in others.items():
-                rows.append((name, "ndd_triton cpu", best_ms(
-                    lambda call=call: call().evaluate(), opts.batch, opts.repeat)))
-    from ndd_triton.ops._color_matrix import hsv_matrices
-
-    m = torch.from_numpy(hsv_matrices(np.array([30.0]), np.array([0.8]), np.ones(1))[0]
-                         .astype(np.float32) * 0.99)
-    tensors = [torch.from_numpy(im) for im in images]
-    rows.append(("color_twist", "torch matmul", best_ms(
-        lambda: [(t.reshape(-1, 3).float() @ m.T).add_(0.5).clamp_(0, 255).to(torch.uint8)
-                 for t in tensors], opts.batch, opts.repeat)))
-    rows.append(("gaussian_blur", "torch conv2d", best_ms(
-        lambda: [_torch_blur(t, opts.sigma) for t in tensors], opts.batch, opts.repeat)))
-    rows += _opencv_rows(images, m.numpy(), opts)
-    order = [op for op, _, _ in rows]
-    rows.sort(key=lambda row: order.index(row[0]))  # group by op, stable within one
-    _print_table(rows, opts)
+    grays = [np.ascontiguousarray(im[..., :1]) for im in images]
+    with tempfile.TemporaryDirectory() as folder:
+        np.save(os.path.join(folder, "rgb.npy"), np.stack(images))
+        np.save(os.path.join(folder, "gray.npy"), np.stack(grays))
+        ctx = lambda: ndd.EvalContext(num_threads=1)
+        fast_out: dict[str, list[np.ndarray]] = {}
+        exact_out: dict[str, list[np.ndarray]] = {}
+        fast = time_module(ndd, ndd.types, images, grays, opts, fast_out, ctx)
+        min_elements = _color_u8.MIN_ELEMENTS
+        _color_u8.MIN_ELEMENTS = 1 << 62  # fast paths off: the exact float32 path
+        exact = time_module(ndd, ndd.types, images, grays, opts, exact_out, ctx)
+        _color_u8.MIN_ELEMENTS = min_elements
+        cv_rows = opencv_rows(images, grays, opts)
+        dali = dali_rows(folder, opts)
+        dali_out = (np.load(os.path.join(folder, "dali.npz")) if isinstance(dali, dict)
+                    else None)  # fmt: skip
+        dali_times = dali["times"] if isinstance(dali, dict) else {}
+        print(f"{platform.machine()}, python {sys.version.split()[0]}, torch {torch.__version__}, "
+              f"numpy {np.__version__}, opencv {cv2.__version__}, DALI "
+              f"{dali['version'] if isinstance(dali, dict) else dali}; {opts.batch}x480x640 "
+              f"uint8, 1 thread, best of {opts.repeat}; load average "
+              f"{os.getloadavg()[0]:.1f}; CPU ms/image (wall in brackets)")
+        print("| op | ndd | ndd exact | OpenCV (fastest) | DALI | ndd / fastest OpenCV | "
+              "ndd / DALI | ndd vs exact: max (share) | ndd vs DALI |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for name, (wall, cpu) in fast.items():
+            cv_name, (_, cv_cpu) = min(cv_rows[name], key=lambda row: row[1][1])
+            d = dali_times.get(name)
+            d_cell = f"{d[1]:.2f} ({d[0]:.2f})" if d else "-"
+            ratio_d = f"{cpu / d[1]:.2f}x" if d else "-"
+            vs_dali = "-"
+            if dali_out is not None:
+                vs_dali = diff(fast_out[name], [dali_out[f"{name}|{i}"]
+                                                for i in range(opts.batch)])  # fmt: skip
+            print(f"| {name} | {cpu:.2f} ({wall:.2f}) | {exact[name][1]:.2f} | {cv_name} "
+                  f"{cv_cpu:.2f} | {d_cell} | {cpu / cv_cpu:.2f}x | {ratio_d} | "
+                  f"{diff(fast_out[name], exact_out[name])} | {vs_dali} |")
+        others = [f"{op}: " + ", ".join(f"{n} {c:.2f}" for n, (_, c) in rows)
+                  for op, rows in cv_rows.items() if len(rows) > 1 and op in fast]  # fmt: skip
+        print("OpenCV rows: " + "; ".join(dict.fromkeys(others)))
 
 
 if __name__ == "__main__":
