@@ -128,3 +128,33 @@ def test_cmn_errors():
         ndd.crop_mirror_normalize(x, crop=[8, 8])
     with pytest.raises(TypeError, match="argument 'scale' expects a float"):
         ndd.crop_mirror_normalize(x, scale=[1.0, 2.0])
+
+
+@pytest.mark.parametrize("channels", [1, 3, 4])
+def test_cmn_u8_planar_fast_path(channels):
+    # uint8 HWC -> float32 CHW inside the image takes the OpenCV split + LUT path: against the
+    # float64 reference through the op, and bit-identical to the torch path it replaces.
+    from ndd_triton.kernels.cpu.crop import Window, crop_into
+    from ndd_triton.kernels.cpu.crop_mirror_normalize import _u8_planar
+
+    samples = _images([(17, 23, channels), (1, 1, channels), (31, 9, channels)], seed=channels)
+    mean, std = MEAN[:channels] + [90.0] * (channels - 3), STD[:channels] + [33.0] * (channels - 3)
+    check_op(ndd.crop_mirror_normalize, samples, ref_cmn(),
+             args={"crop": [1, 1]}, per_sample={"mirror": [1, 0, 1]}, layout="HWC",
+             atol=1e-5, all_modes=False)  # fmt: skip
+    check_op(ndd.crop_mirror_normalize, [samples[0], samples[2]], ref_cmn(),
+             args={"crop": [9, 7], "mean": mean, "std": std, "crop_pos_x": 0.8},
+             per_sample={"mirror": [1, 0]}, layout="HWC", atol=1e-5, all_modes=False)  # fmt: skip
+    rng = np.random.default_rng(channels)
+    for _ in range(40):
+        h, w = (int(v) for v in rng.integers(1, 40, 2))
+        x = rng.integers(0, 256, (h, w, channels), dtype=np.uint8)
+        ch, cw = int(rng.integers(1, h + 1)), int(rng.integers(1, w + 1))
+        start = np.array([rng.integers(0, h - ch + 1), rng.integers(0, w - cw + 1)])
+        win = Window("HWC", "CHW", start, np.array([ch, cw]), "error", np.zeros(channels),
+                     rng.uniform(-2, 2, channels), rng.uniform(-200, 200, channels),
+                     bool(rng.integers(0, 2)))  # fmt: skip
+        fast, slow = (np.empty((channels, ch, cw), np.float32) for _ in range(2))
+        assert _u8_planar(fast, x, win)
+        crop_into(slow, x, win)
+        np.testing.assert_array_equal(fast, slow)
