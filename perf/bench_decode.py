@@ -7,6 +7,9 @@ temporary directory, then prints images/s for:
     same over a `ThreadPoolExecutor` with `--threads` workers;
   * `ndd.decoders.image` on Batches of encoded files (cpu, `--threads` workers), header
     parsing included; plus `ndd.imread` (file reading included);
+  * `ndd.decoders.image_random_crop` (RN50 windows, same seed) with the rows-only decode of
+    windows that end early (`decoders/_jpeg_rows.py`) and without it (full decode + crop),
+    interleaved pass by pass;
   * DALI dynamic mode's CPU decoder on the same batches, when `nvidia.dali` is importable.
 Numbers are the median of `--repeat` passes over all files.
 """
@@ -68,6 +71,22 @@ def rate(fn: Callable[[], None], images: int, repeat: int) -> tuple[float, float
     return images / statistics.median(times), 1e3 * statistics.median(cpu) / images
 
 
+def rates_interleaved(fns: dict[str, Callable[[], None]], images: int, repeat: int
+                      ) -> dict[str, tuple[float, float]]:  # fmt: skip
+    """`rate` for several functions, alternating them pass by pass (load drift hits all)."""
+    samples: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in fns}
+    for fn in fns.values():
+        fn()
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            start, start_cpu = time.perf_counter(), time.process_time()
+            fn()
+            samples[name][0].append(time.perf_counter() - start)
+            samples[name][1].append(time.process_time() - start_cpu)
+    return {name: (images / statistics.median(t), 1e3 * statistics.median(c) / images)
+            for name, (t, c) in samples.items()}  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2)
@@ -112,6 +131,25 @@ def main() -> None:
 
         results[f"ndd.imread cpu ({opts.threads} threads)"] = rate(ndd_imread, len(paths),
                                                                    opts.repeat)  # fmt: skip
+        from ndd_triton.decoders import _pillow
+
+        shorten = _pillow.decode_top_rows
+
+        def random_crop(rows_only: bool) -> Callable[[], None]:
+            def run() -> None:
+                _pillow.decode_top_rows = shorten if rows_only else (lambda data, rows: None)
+                rng = ndd.random.RNG(seed=7)  # the same windows in both variants
+                try:
+                    for batch in batches:
+                        ndd.decoders.image_random_crop(batch, rng=rng).evaluate()
+                finally:
+                    _pillow.decode_top_rows = shorten
+            return run
+
+        results.update(rates_interleaved({
+            "ndd image_random_crop, rows-only decode": random_crop(True),
+            "ndd image_random_crop, full decode + crop": random_crop(False)},
+            len(paths), opts.repeat))  # fmt: skip
         try:
             import nvidia.dali.experimental.dynamic as dali_ndd
         except ImportError:

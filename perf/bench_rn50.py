@@ -14,7 +14,8 @@ epochs after one warm-up epoch) and CPU ms per image (all threads of the process
   random_shuffle=True)` -> `decoders.image` -> `random_resized_crop(size=224)` ->
   `flip(horizontal=coin_flip)` -> `crop_mirror_normalize(mean, std)` -> `.torch()`;
 * (b) ndd best recipe: `decoders.image_random_crop` -> `resize(size=224)` ->
-  `crop_mirror_normalize(mirror=coin_flip)` -> `.torch()`;
+  `crop_mirror_normalize(mirror=coin_flip)` -> `.torch()`; with `--ablate-rows`, also (b')
+  the same with the decoder's rows-only decode of early-ending windows switched off;
 * (c) plain libraries on a `--threads` pool: Pillow decode + crop-resize (`resize(box=)`),
   flip, torch normalise into a preallocated `[N, 3, 224, 224]` float batch;
 * (d) torch DataLoader(num_workers=`--threads`) + torchvision.transforms.v2, skipped with a
@@ -145,6 +146,16 @@ def dynamic_rows(ndd: Any, root: str, paths: list[str], opts: argparse.Namespace
 
     reader = ndd.readers.File(file_root=root, random_shuffle=True, seed=1)
     results["best"] = timed(lambda: best(reader), opts.epochs)
+    if getattr(opts, "ablate_rows", False) and ndd.__name__ == "ndd_triton":
+        from ndd_triton.decoders import _pillow  # (b) again without the rows-only decode
+
+        shorten = _pillow.decode_top_rows
+        _pillow.decode_top_rows = lambda data, rows: None
+        try:
+            reader = ndd.readers.File(file_root=root, random_shuffle=True, seed=1)
+            results["best_full"] = timed(lambda: best(reader), opts.epochs)
+        finally:
+            _pillow.decode_top_rows = shorten
     return results
 
 
@@ -335,6 +346,8 @@ def _rows(results: dict[str, Any]) -> Iterator[tuple[str, Any]]:
     yield "RN50 training pipeline (224x224 f32 CHW, img/s)", None
     yield "  (a) ndd dynamic: image->rrc->flip->cmn", ndd_r["rn50"]
     yield "  (b) ndd best: image_random_crop->resize->cmn", ndd_r["best"]
+    if "best_full" in ndd_r:
+        yield "  (b') = (b) without the rows-only window decode", ndd_r["best_full"]
     yield f"  (c) Pillow + torch, {t}-thread pool", plain["plain"]
     yield f"  (d) DataLoader({t} workers) + tv.v2", plain["torchvision"]
     yield f"  (d') DataLoader({t} workers) + (c)'s transform", plain["dataloader_plain"]
@@ -369,6 +382,9 @@ def main() -> None:
                         help="interpreter with nvidia.dali for the DALI rows (subprocess)")
     parser.add_argument("--only", default="ndd,plain,dali",
                         help="comma-separated subset of ndd, plain, dali")
+    parser.add_argument("--ablate-rows", action="store_true",
+                        help="also run (b) with full decode + crop instead of the rows-only "
+                             "decode of windows that end early")
     parser.add_argument("--dali-worker", metavar="ROOT", help=argparse.SUPPRESS)
     opts = parser.parse_args()
     if opts.dali_worker:

@@ -29,6 +29,7 @@ import numpy as np
 from PIL import Image, UnidentifiedImageError
 
 from ndd_triton.decoders._jpeg_header import read_jpeg_header
+from ndd_triton.decoders._jpeg_rows import decode_top_rows
 
 try:
     import simplejpeg  # type: ignore[import-untyped]
@@ -225,10 +226,19 @@ def decode_into(out: np.ndarray, data: np.ndarray, info: ImageInfo, output_type:
     return _turbo_rgb(data, info, out) is not None
 
 
-def decode(data: np.ndarray, info: ImageInfo, output_type: int, adjust_orientation: bool
-           ) -> np.ndarray:  # fmt: skip
-    """Decode one image to HWC uint8 in the output colour space (possibly a strided view)."""
-    rgb = _turbo_rgb(data, info, None) if output_type in (RGB, BGR, YCBCR, ANY_DATA) else None
+def decode(data: np.ndarray, info: ImageInfo, output_type: int, adjust_orientation: bool,
+           rows: int | None = None) -> np.ndarray:  # fmt: skip
+    """Decode one image to HWC uint8 in the output colour space (possibly a strided view).
+
+    With `rows`, only the first `rows` rows are needed: a plain RGB JPEG may then come back
+    with fewer rows than the image (at least `rows`, identical to the full decode's)."""
+    rgb = None
+    if output_type in (RGB, BGR, YCBCR, ANY_DATA):
+        if rows is not None and info.format == "JPEG" and info.mode == "RGB" and \
+                not (adjust_orientation and info.orientation != 1):  # fmt: skip
+            rgb = decode_top_rows(data, rows)
+        if rgb is None:
+            rgb = _turbo_rgb(data, info, None)
     if rgb is not None:
         pixels = {BGR: lambda: rgb[:, :, ::-1], YCBCR: lambda: rgb_to_ycbcr(rgb)}.get(
             output_type, lambda: rgb)()

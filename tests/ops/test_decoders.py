@@ -5,6 +5,7 @@ Golden DALI cases run in tests/test_golden.py; shared data and references: _deco
 
 from __future__ import annotations
 
+import io
 import math
 
 import numpy as np
@@ -14,6 +15,7 @@ from _decoder_data import (
     ANY,
     BGR,
     GRAY,
+    RGB,
     YCBCR,
     _pixels,
     encoded_files,
@@ -21,6 +23,7 @@ from _decoder_data import (
     ref_decode,
     with_orientation,
 )
+from PIL import Image
 
 import ndd_triton as ndd
 
@@ -229,3 +232,90 @@ def test_image_random_crop_fallback_and_checkpoint(files):
         ndd.decoders.image_random_crop(big, random_aspect_ratio=[0, 1])
     with pytest.raises(ValueError, match="argument 'num_attempts' must be positive"):
         ndd.decoders.image_random_crop(big, num_attempts=0)
+
+
+# ---- windows that end early decode fewer rows (decoders/_jpeg_rows.py) ----------------------
+def _row_trick_jpegs():
+    """Baseline JPEGs of every chroma layout and odd sizes (the trick applies), and files it
+    must leave alone (progressive, restart intervals)."""
+    from _decoder_data import encode
+
+    photo = np.asarray(Image.open(io.BytesIO(_photo_bytes())).convert("RGB"))
+    odd = photo[:77, :61]
+    tall = photo[:, :45]
+    applies = {f"{name}-{sub}": encode(arr, "JPEG", quality=q, subsampling=sub)
+               for name, arr, q in (("odd", odd, 90), ("tall", tall, 75), ("photo", photo, 95))
+               for sub in (0, 1, 2)}  # fmt: skip
+    skipped = {"progressive": encode(tall, "JPEG", progressive=True),
+               "restart": encode(tall, "JPEG", restart_marker_rows=1)}  # fmt: skip
+    return applies, skipped
+
+
+def _photo_bytes():
+    from pathlib import Path
+
+    folder = Path(ndd.__file__).parent / "data" / "images"
+    return (folder / "chelsea_451x300.jpg").read_bytes()
+
+
+def test_top_rows_decode_is_bit_exact_with_pillow():
+    """Rows [0, last_row) of the shortened decode equal Pillow's full decode, for every last
+    row of small images and random ones of larger ones, 4:4:4, 4:2:2 and 4:2:0."""
+    from ndd_triton.decoders import _jpeg_rows
+
+    applies, skipped = _row_trick_jpegs()
+    rs = np.random.default_rng(3)
+    for name, data in applies.items():
+        full = np.asarray(Image.open(io.BytesIO(data.tobytes())).convert("RGB"))
+        height = full.shape[0]
+        last_rows = range(1, height + 1) if height < 100 else rs.integers(1, height + 1, 60)
+        tried = 0
+        for last in last_rows:
+            rows = _jpeg_rows.decode_top_rows(data, int(last))
+            if rows is None:
+                continue
+            tried += 1
+            assert last <= rows.shape[0] < height
+            np.testing.assert_array_equal(rows[:last], full[:last], err_msg=f"{name} {last}")
+        assert tried > 10, name
+    for name, data in skipped.items():
+        assert _jpeg_rows.decode_top_rows(data, 5) is None, name
+
+
+@pytest.mark.parametrize("margin", [0.1, -0.3])  # -0.3: cuts too early -> full decodes
+def test_crop_decoders_with_top_rows_match_full_decode(monkeypatch, margin):
+    from ndd_triton.decoders import _jpeg_rows, _pillow
+
+    monkeypatch.setattr(_jpeg_rows, "_CUT_MARGIN", margin)
+    shortened = []
+
+    def counting(data, last_row):
+        rows = _jpeg_rows.decode_top_rows(data, last_row)
+        shortened.append(rows is not None)
+        return rows
+
+    monkeypatch.setattr(_pillow, "decode_top_rows", counting)
+    applies, skipped = _row_trick_jpegs()
+    jpegs = [*applies.values(), *skipped.values()]
+    batch = ndd.as_batch(jpegs)
+    for output_type in (RGB, BGR, YCBCR):
+        crops = ndd.decoders.image_crop(batch, crop=(9, 13), crop_pos_y=0.2, crop_pos_x=0.7,
+                                        output_type=output_type)  # fmt: skip
+        for got, data in zip(samples_of(crops), jpegs, strict=True):
+            want = ref_crop(data, (9, 13), crop_pos_x=0.7, crop_pos_y=0.2,
+                            output_type=output_type)  # fmt: skip
+            assert_close(got, want, where=f"image_crop {output_type}")
+    rng = ndd.random.RNG(seed=9)
+    windows = ndd.decoders.image_random_crop(batch, rng=rng)
+    for got, data in zip(samples_of(windows), jpegs, strict=True):
+        full = ref_decode(data)
+        assert _find_window(full, got) is not None
+    sliced = ndd.decoders.image_slice(batch, rel_start=[0.1, 0.05], rel_shape=[0.5, 0.3])
+    for got, data in zip(samples_of(sliced), jpegs, strict=True):
+        full = ref_decode(data)
+        h, w = full.shape[:2]
+        y0, x0 = math.floor(0.05 * h + 0.5), math.floor(0.1 * w + 0.5)
+        y1, x1 = math.floor((0.05 + 0.3) * h + 0.5), math.floor((0.1 + 0.5) * w + 0.5)
+        assert_close(got, full[y0:y1, x0:x1], where="image_slice")
+    assert any(shortened)
+    assert margin > 0 or not all(shortened)

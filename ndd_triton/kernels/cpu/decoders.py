@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton.decoders import _pillow
+from ndd_triton.decoders import _pillow, _sources
 from ndd_triton.kernels import register
 from ndd_triton.ops import decoders
 from ndd_triton.schema import SampleArgs
@@ -19,15 +19,17 @@ _DECODERS = ("decoders.image", "decoders.image_crop", "decoders.image_slice",
 
 
 def decode_sample(out: np.ndarray, arg: SampleArgs, op: str) -> None:
-    """Decode `arg.encoded` and write its window into `out` (RuntimeError names the sample)."""
+    """Decode `arg.encoded` and write its window into `out` (RuntimeError names the sample and
+    its source file when a reader produced it)."""
     try:
         window = arg.window
         if window is None and _pillow.decode_into(out, arg.encoded, arg.info,
                                                   int(arg.output_type),
                                                   bool(arg.adjust_orientation)):  # fmt: skip
             return
+        rows = int(window[0]) + int(window[2]) if window is not None else None
         pixels = _pillow.decode(arg.encoded, arg.info, int(arg.output_type),
-                                bool(arg.adjust_orientation))  # fmt: skip
+                                bool(arg.adjust_orientation), rows)  # fmt: skip
         if window is not None:
             y0, x0, h, w = (int(v) for v in window)
             pixels = pixels[y0:y0 + h, x0:x0 + w]
@@ -36,7 +38,7 @@ def decode_sample(out: np.ndarray, arg: SampleArgs, op: str) -> None:
                                      f"{out.shape}")  # fmt: skip
         _pillow.store(out, pixels)
     except _pillow.ImageError as e:
-        raise RuntimeError(f"{op}: sample {arg.index}: {e}") from e
+        raise RuntimeError(f"{op}: {_sources.describe(arg.index, arg.source)}: {e}") from e
 
 
 def _make(op: str):  # type: ignore[no-untyped-def]
