@@ -35,8 +35,8 @@ from ndd_triton.schema import OpSchema
 
 def is_marked(value: Any) -> bool:
     """True for a Tensor/Batch argument value whose layout marks it per-frame ("F...")."""
-    layout = value._layout if isinstance(value, Tensor | Batch) else None
-    return bool(layout) and layout[0] == "F"
+    layout = value.layout if isinstance(value, Tensor | Batch) else None
+    return layout is not None and layout[:1] == "F"
 
 
 def per_frame(input: Any, /, *, batch_size: Any = None, device: Any = None,
@@ -156,79 +156,97 @@ SequenceHook = Callable[[np.ndarray, np.ndarray, dict[str, Any], dict[str, Any]]
 SEQUENCE_HOOKS: dict[str, SequenceHook] = {}
 
 
-def call_per_frame(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
-                   batch_size: Any, device: Any) -> Any:  # fmt: skip
-    """Run `schema` with per-frame argument values (see the module docstring)."""
-    from ndd_triton._prepare import call_op
-
-    def plain() -> Any:
-        return call_op(schema, inputs, arg_values, batch_size, device)
-
-    op = schema.name
+def _sequence(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
+              batch_size: Any) -> tuple[Tensor | Batch, np.ndarray, bool] | None:  # fmt: skip
+    """(input 0, its `[N, ndim]` shapes, result is a Batch) when input 0 is a sequence, else None
+    (not a sequence, or a call the op itself rejects: it reports the error)."""
     first = inputs[0] if inputs else None
     if first is not None and not isinstance(first, Tensor | Batch):
         try:
             first = as_tensor(first)
         except (TypeError, ValueError, RuntimeError):
-            return plain()  # the op reports the unconvertible input
+            return None
     sized = _batch_size([first, *inputs[1:]], arg_values, batch_size)
     if first is None or first.ndim == 0 or sized is None:
-        return plain()
+        return None
     layout = _sequence_layout(schema, first)
     if not layout or layout[0] != "F":
-        return plain()  # not a sequence: DALI ignores the per-frame mark
+        return None  # not a sequence: DALI ignores the per-frame mark
     n, is_batch = sized
     shapes = np.array(first.shape if isinstance(first, Batch) else [first.shape] * n,
                       dtype=np.int64).reshape(n, first.ndim)  # fmt: skip
-    frames = shapes[:, 0].copy()
-    empty = np.flatnonzero(frames == 0)
+    empty = np.flatnonzero(shapes[:, 0] == 0)
     if empty.size:
-        raise ValueError(f"{op}: input 0 sample {int(empty[0])} has no frames; per-frame "
-                         "arguments need sequences of at least one frame")
+        raise ValueError(f"{schema.name}: input 0 sample {int(empty[0])} has no frames; "
+                         "per-frame arguments need sequences of at least one frame")
+    return first, shapes, is_batch
+
+
+def _frame_inputs(schema: OpSchema, first: Tensor | Batch, inputs: Sequence[Any],
+                  shapes: np.ndarray) -> list[Any]:  # fmt: skip
+    """Inputs of the frame call: input 0 unfolded, per-sample inputs repeated per frame."""
+    frames = shapes[:, 0]
     total = int(frames.sum())
-    frame_shapes = np.repeat(shapes[:, 1:], frames, axis=0)
-    unfolded = Batch._pending(producers.Unfold(first, n), first.dtype, layout[1:], first.device,
-                              total, frame_shapes)  # fmt: skip
-    new_inputs: list[Any] = [unfolded]
+    layout = _sequence_layout(schema, first)
+    assert layout is not None
+    unfolded = Batch._pending(producers.Unfold(first, len(frames)), first.dtype, layout[1:],
+                              first.device, total, np.repeat(shapes[:, 1:], frames, axis=0))
+    result: list[Any] = [unfolded]
     for k, x in enumerate(inputs[1:], start=1):
         spec = schema.inputs[min(k, len(schema.inputs) - 1)]
         if spec.host_values and is_marked(x):
-            new_inputs.append(as_batch(_frame_values(op, f"input {k}", x, frames)))
+            result.append(as_batch(_frame_values(schema.name, f"input {k}", x, frames)))
         elif isinstance(x, Batch):
-            new_inputs.append(Batch._pending(producers.Repeat(x, frames), x.dtype, x.layout,
-                                             x.device, total,
-                                             np.repeat(np.array(x.shape, dtype=np.int64)
-                                                       .reshape(n, x.ndim), frames, axis=0)))
+            rows = np.array(x.shape, dtype=np.int64).reshape(len(frames), x.ndim)
+            result.append(Batch._pending(producers.Repeat(x, frames), x.dtype, x.layout,
+                                         x.device, total, np.repeat(rows, frames, axis=0)))
         else:
-            new_inputs.append(x)  # None or a Tensor: the same for every frame
+            result.append(x)  # None or a Tensor: the same for every frame
+    return result
+
+
+def _frame_args(schema: OpSchema, arg_values: Sequence[Any], shapes: np.ndarray) -> list[Any]:
+    """Arguments of the frame call: per-frame values split, per-sample Batches repeated."""
+    frames = shapes[:, 0]
     host: dict[str, Any] = {}
-    new_args: list[Any] = []
+    result: list[Any] = []
     for arg, value in zip(schema.args, arg_values, strict=True):
         marked = arg.per_frame and is_marked(value)
-        if not isinstance(value, Batch) and not marked:
-            new_args.append(value)  # a constant or a Tensor: the same for every frame
-            continue
         if marked:
-            host[arg.name] = _frame_values(op, f"argument '{arg.name}'", value, frames)
-        else:
+            host[arg.name] = _frame_values(schema.name, f"argument '{arg.name}'", value, frames)
+        elif isinstance(value, Batch):
             host[arg.name] = _repeated_values(value, frames)
-        new_args.append(None)
-    given = {a.name: v for a, v in zip(schema.args, arg_values, strict=True) if v is not None}
-    hook = SEQUENCE_HOOKS.get(op)
+        result.append(None if marked or isinstance(value, Batch) else value)
+    hook = SEQUENCE_HOOKS.get(schema.name)
     if hook is not None:
+        given = {a.name: v for a, v in zip(schema.args, arg_values, strict=True) if v is not None}
         host.update(hook(frames, shapes, host, given))
     index = {a.name: k for k, a in enumerate(schema.args)}
     for name, values in host.items():
-        new_args[index[name]] = _as_arg_batch(values, schema.arg_map[name].vector)
-    results = call_op(schema, new_inputs, new_args, None, device)
-    single = not isinstance(results, tuple)
-    folded = [_fold(op, out, frames, is_batch) for out in ((results,) if single else results)]
-    return folded[0] if single else tuple(folded)
+        result[index[name]] = _as_arg_batch(values, schema.arg_map[name].vector)
+    return result
+
+
+def call_per_frame(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
+                   batch_size: Any, device: Any) -> Any:  # fmt: skip
+    """Run `schema` with per-frame argument values (see the module docstring)."""
+    from ndd_triton._prepare import call_op
+
+    sequence = _sequence(schema, inputs, arg_values, batch_size)
+    if sequence is None:
+        return call_op(schema, inputs, arg_values, batch_size, device)
+    first, shapes, is_batch = sequence
+    results = call_op(schema, _frame_inputs(schema, first, inputs, shapes),
+                      _frame_args(schema, arg_values, shapes), None, device)  # fmt: skip
+    frames = shapes[:, 0].copy()
+    if not isinstance(results, tuple):
+        return _fold(schema.name, results, frames, is_batch)
+    return tuple(_fold(schema.name, out, frames, is_batch) for out in results)
 
 
 def _fold(op: str, out: Batch, frames: np.ndarray, is_batch: bool) -> Tensor | Batch:
     """The frame outputs of one op output folded into sequences (a Tensor for Tensor calls)."""
-    inner = out._shapes
+    inner: np.ndarray | None = getattr(out, "_shapes", None)  # inferred shapes, no waiting
     shapes = None
     if inner is not None:
         starts = np.concatenate([[0], np.cumsum(frames)[:-1]])
