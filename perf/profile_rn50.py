@@ -1,7 +1,10 @@
 """Where the CPU time of the RN50 data path goes: per op, kernel vs framework, ms per image.
 
 Run: `python perf/profile_rn50.py [--count 256] [--batch 64] [--threads 2] [--epochs 3]
-[--cprofile 25]`. Prints one table per recipe ((a) and (b) of `perf/bench_rn50.py`).
+[--cprofile 25] [--dali-python /work/dali-venv/bin/python]`. Prints one table per recipe ((a)
+and (b) of `perf/bench_rn50.py`), with DALI dynamic mode's per-op CPU times alongside when
+`--dali-python` names an interpreter with DALI (the same recipe, run in a subprocess; DALI
+has no kernel/framework split, and its outputs end with `.evaluate()`).
 
 On the folder of `bench_rn50.py`, each recipe runs `--epochs` epochs (after a warm-up) in
 `EvalMode.sync_cpu`, so each op call returns when its samples are done and the CPU time of
@@ -25,8 +28,10 @@ from __future__ import annotations
 import argparse
 import collections
 import cProfile
+import json
 import os
 import pstats
+import subprocess
 import sys
 import tempfile
 import threading
@@ -37,9 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import bench_rn50
 
-import ndd_triton as ndd
-from ndd_triton.kernels import _registry
-
+ndd: Any = None  # ndd_triton, or DALI's dynamic mode in the --dali-worker subprocess
 _kernel_cpu: collections.Counter[str] = collections.Counter()
 _lock = threading.Lock()
 
@@ -50,6 +53,7 @@ def _wrap_kernels() -> None:
     import pkgutil
 
     import ndd_triton.kernels.cpu as cpu
+    from ndd_triton.kernels import _registry
 
     for info in pkgutil.iter_modules(cpu.__path__):
         importlib.import_module(f"ndd_triton.kernels.cpu.{info.name}")
@@ -103,13 +107,21 @@ def recipe_b(t: OpTimer, jpegs: Any, rng: Any) -> Any:
              mean=bench_rn50.MEAN, std=bench_rn50.STD, mirror=mirror)
 
 
+Result = tuple[collections.Counter[str], dict[str, float], float, float, int]
+
+
 def run(root: str, recipe: Any, opts: argparse.Namespace, profiler: Any = None
-        ) -> tuple[OpTimer, dict[str, float], float, float, int]:  # fmt: skip
+        ) -> Result:  # fmt: skip
     """(per-op timer, kernel CPU s per op, reader CPU s, total CPU s, images) over
     `opts.epochs` epochs."""
     rng = ndd.random.RNG(seed=42)
     reader = ndd.readers.File(file_root=root, random_shuffle=True, seed=1)
     timer = OpTimer()
+    dali = ndd.__name__ != "ndd_triton"
+
+    def finish(out: Any, labels: Any) -> None:
+        for b in (out, labels):
+            b.evaluate() if dali else b.torch()
 
     def epoch(t: OpTimer) -> tuple[float, int]:
         reading, n = 0.0, 0
@@ -122,7 +134,7 @@ def run(root: str, recipe: Any, opts: argparse.Namespace, profiler: Any = None
                 break
             reading += time.process_time() - start
             out = recipe(t, jpegs, rng)
-            t("other (.torch())", lambda o=out, lab=labels: (o.torch(), lab.torch()))
+            t("other (.torch())", finish, out, labels)
             n += jpegs.batch_size
         return reading, n
 
@@ -140,42 +152,91 @@ def run(root: str, recipe: Any, opts: argparse.Namespace, profiler: Any = None
         if profiler is not None:
             profiler.disable()
         total = time.process_time() - start
-    return timer, dict(_kernel_cpu), reading, total, n
+    return timer.total, dict(_kernel_cpu), reading, total, n
 
 
-def table(title: str, timer: OpTimer, kernels: dict[str, float], reading: float, total: float,
-          n: int) -> None:  # fmt: skip
+def table(title: str, result: Result, dali: Result | str | None) -> None:
+    """One recipe: ndd's per-op CPU ms/img split into kernel and framework, DALI's alongside."""
+    timer, kernels, reading, total, n = result
     per = 1e3 / n
-    print(f"\n{title}: {n} images, {total * per:.2f} CPU ms/img in all")
-    print(f"{'':<30} {'op ms/img':>10} {'kernel':>8} {'framework':>10}")
+    dali_ops: dict[str, float] = {}
+    if isinstance(dali, tuple):
+        dali_ops = {k: v * 1e3 / dali[4] for k, v in dali[0].items()}
+        dali_ops["reader (next + prefetch)"] = dali[2] * 1e3 / dali[4]
+        dali_ops["all"] = dali[3] * 1e3 / dali[4]
+    print(f"\n{title}: {n} images; CPU ms/img")
+    print(f"{'':<30} {'ndd op':>8} {'kernel':>8} {'framework':>10} {'DALI op':>8}")
     listed = 0.0
-    for label, spent in timer.total.items():
+    for label, spent in timer.items():
         kernel = kernels.get(label, 0.0)
         listed += spent
-        print(f"{label:<30} {spent * per:10.3f} {kernel * per:8.3f} {(spent - kernel) * per:10.3f}")
-    print(f"{'reader (next + prefetch)':<30} {reading * per:10.3f}")
-    rest = total - listed - reading
-    print(f"{'unattributed':<30} {rest * per:10.3f}")
+        print(f"{label:<30} {spent * per:8.3f} {kernel * per:8.3f} {(spent - kernel) * per:10.3f}"
+              f" {_fmt(dali_ops.get(label))}")
+    print(f"{'reader (next + prefetch)':<30} {reading * per:8.3f} {'':8} {'':10} "
+          f"{_fmt(dali_ops.get('reader (next + prefetch)'))}")
+    print(f"{'unattributed':<30} {(total - listed - reading) * per:8.3f}")
+    print(f"{'all':<30} {total * per:8.3f} {sum(kernels.values()) * per:8.3f} {'':10} "
+          f"{_fmt(dali_ops.get('all'))}")
+    if isinstance(dali, str):
+        print(f"DALI: {dali}")
+
+
+def _fmt(value: float | None) -> str:
+    return f"{value:8.3f}" if value is not None else f"{'':8}"
+
+
+RECIPES = {"(a) image -> rrc -> flip -> cmn": "a", "(b) image_random_crop -> resize -> cmn": "b"}
+
+
+def dali_results(root: str, opts: argparse.Namespace) -> dict[str, Result | str]:
+    """The same recipes in DALI's dynamic mode, run by `--dali-python` in a subprocess."""
+    if not opts.dali_python:
+        return {}
+    cmd = [opts.dali_python, os.path.abspath(__file__), "--dali-worker", root, "--batch",
+           str(opts.batch), "--threads", str(opts.threads), "--epochs", str(opts.epochs)]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if done.returncode:
+        return dict.fromkeys(RECIPES, f"failed: {done.stderr.strip()[-300:]}")
+    raw = json.loads(done.stdout.strip().splitlines()[-1])
+    return {k: (v[0], {}, v[1], v[2], v[3]) for k, v in raw.items()}
 
 
 def main() -> None:
+    global ndd
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=256)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--cprofile", type=int, default=0, metavar="N")
+    parser.add_argument("--dali-python", default=None,
+                        help="interpreter with nvidia.dali: DALI's per-op times alongside")
+    parser.add_argument("--dali-worker", metavar="ROOT", help=argparse.SUPPRESS)
     opts = parser.parse_args()
+    recipes = {"a": recipe_a, "b": recipe_b}
+    if opts.dali_worker:
+        import nvidia.dali.experimental.dynamic as dali_ndd
+
+        ndd = dali_ndd
+        ndd.set_num_threads(opts.threads)
+        out = {}
+        for name, key in RECIPES.items():
+            timer, _, reading, total, n = run(opts.dali_worker, recipes[key], opts)
+            out[name] = (dict(timer), reading, total, n)
+        print(json.dumps(out))
+        return
+    import ndd_triton
+
+    ndd = ndd_triton
     ndd.set_num_threads(opts.threads)
     _wrap_kernels()
     load = os.getloadavg()
     with tempfile.TemporaryDirectory() as root:
         bench_rn50.make_folder(root, opts.count)
-        results = {name: run(root, fn, opts) for name, fn in
-                   (("(a) image -> rrc -> flip -> cmn", recipe_a),
-                    ("(b) image_random_crop -> resize -> cmn", recipe_b))}  # fmt: skip
+        results = {name: run(root, recipes[key], opts) for name, key in RECIPES.items()}
+        dali = dali_results(root, opts)
         for name, result in results.items():
-            table(name, *result)
+            table(name, result, dali.get(name))
         if opts.cprofile:
             profiler = cProfile.Profile()
             run(root, recipe_b, opts, profiler)
@@ -183,7 +244,7 @@ def main() -> None:
                   "cumulative time:")
             pstats.Stats(profiler).sort_stats("cumulative").print_stats(opts.cprofile)
     print(f"# {opts.count} JPEGs, batch {opts.batch}, {opts.threads} threads, {opts.epochs} "
-          f"epochs; load avg {load[0]:.1f} -> {os.getloadavg()[0]:.1f}")
+          f"epochs, EvalMode.sync_cpu; load avg {load[0]:.1f} -> {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
