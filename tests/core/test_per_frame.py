@@ -354,3 +354,20 @@ def test_rotate_volume_sequence_per_frame(backend):
                          for f, a in zip(seq, angles, strict=True)])  # fmt: skip
     assert result.layout == "FDHWC"
     assert_close(samples_of(result)[0], expected, atol=1, where=f"volume[{backend}]")
+
+
+@pytest.mark.parametrize("mode", [ndd.EvalMode.eager, ndd.EvalMode.deferred])
+def test_run_failure_upstream_surfaces_where_the_result_is_read(mode):
+    from _gated_op import GATE, gated
+
+    GATE.set()
+    with mode:
+        bad = gated(ndd.as_batch(SEQS, layout="FHWC"), fail=1)  # fails in its run
+        out = ndd.brightness(bad, brightness=_values([0.5, 1.0, 2.0], [1.5, 0.75]))
+        assert out.shape == [s.shape for s in SEQS]  # inferred, nothing ran yet
+    with pytest.raises(RuntimeError, match="'brightness'") as info:
+        out.evaluate()
+    assert "failed on purpose" in str(info.value)
+    assert isinstance(info.value.__cause__, RuntimeError)
+    good = ndd.brightness(_batch("cpu"), brightness=_values([0.5, 1.0, 2.0], [1.5, 0.75]))
+    assert samples_of(good)[0].shape == SEQS[0].shape  # later calls are unaffected
