@@ -3,7 +3,8 @@
 32 random 480x640x3 uint8 images (480x640x1 for gray sources), one thread everywhere
 (`EvalContext(num_threads=1)` / `set_num_threads(1)`, `torch.set_num_threads(1)`,
 `cv2.setNumThreads(1)`), best of `--repeat` after a warm-up. Columns per op:
-* ndd: ndd_triton's CPU kernels as they are (uint8 fast paths, kernels/cpu/_color_u8.py);
+* ndd: ndd_triton's CPU kernels as they are (uint8 fast paths: kernels/cpu/_color_u8.py,
+  `blur_planes_u8` in kernels/cpu/gaussian_blur.py);
 * ndd exact: the same call with the fast paths off (the float32 path, the kernels before them);
 * OpenCV: the closest OpenCV calls (`*` = fixed-point uint8 arithmetic; `f32` = float32
   arithmetic rounded like DALI);
@@ -215,7 +216,7 @@ def main() -> None:
     import torch
 
     import ndd_triton as ndd
-    from ndd_triton.kernels.cpu import _color_u8
+    from ndd_triton.kernels.cpu import _color_u8, gaussian_blur
 
     torch.set_num_threads(1)
     cv2.setNumThreads(1)  # ndd_triton's kernels set this too (kernels/cpu/_opencv.py)
@@ -229,10 +230,11 @@ def main() -> None:
         fast_out: dict[str, list[np.ndarray]] = {}
         exact_out: dict[str, list[np.ndarray]] = {}
         fast = time_module(ndd, ndd.types, images, grays, opts, fast_out, ctx)
-        min_elements = _color_u8.MIN_ELEMENTS
-        _color_u8.MIN_ELEMENTS = 1 << 62  # fast paths off: the exact float32 path
+        min_elements, blur_probe = _color_u8.MIN_ELEMENTS, gaussian_blur.u8_blur_is_float
+        _color_u8.MIN_ELEMENTS = 1 << 62  # fast paths off: the exact float32 paths
+        gaussian_blur.u8_blur_is_float = lambda: False  # type: ignore[assignment]
         exact = time_module(ndd, ndd.types, images, grays, opts, exact_out, ctx)
-        _color_u8.MIN_ELEMENTS = min_elements
+        _color_u8.MIN_ELEMENTS, gaussian_blur.u8_blur_is_float = min_elements, blur_probe
         cv_rows = opencv_rows(images, grays, opts)
         dali = dali_rows(folder, opts)
         dali_out = (np.load(os.path.join(folder, "dali.npz")) if isinstance(dali, dict)

@@ -1,11 +1,15 @@
 """OpenCV building blocks of the CPU filter and colour kernels (imported lazily, on first use).
 
 OpenCV's row/column filters, `filter2D` and `transform` run 3-10x faster than the equivalent
-torch passes on one thread (perf/bench_color.py, perf/README.md). They are used only where
-they compute the same float32 arithmetic as DALI: float32 taps and float32 accumulation, with
-the rounding done by `store_rounded` (or, where DALI rounds ties to even, by OpenCV's own
-`saturate_cast`). OpenCV's fixed-point 8-bit paths (`GaussianBlur` and `sepFilter2D` on u8 with
-u8 output, `transform` on u8) quantise the weights and are never used.
+torch passes on one thread (perf/bench_color.py, perf/color.md). For float and 16/32-bit outputs
+they are used only where they compute the same float32 arithmetic as DALI: float32 taps and
+float32 accumulation, with the rounding done by `store_rounded` (or, where DALI rounds ties to
+even, by OpenCV's own `saturate_cast`). uint8 -> uint8 colour and blur kernels may use OpenCV
+paths whose result is within 1 of the exact float result for every input (precision contract,
+the golden tolerance of those ops): float32 straight to uint8 with ties to even
+(`gaussian_blur.blur_planes_u8`) and the fixed-point `transform`/`cvtColor` of `_color_u8`,
+each with its error bound proved in its docstring and checked against OpenCV by a one-time
+probe. OpenCV's 8-bit-weight smoothing (`GaussianBlur` on u8) has no such bound: never used.
 
 Samples are handed to OpenCV as 2-D planes: `[H, W]` or `[H, W, channels]` with at most
 `MAX_CHANNELS` channels (OpenCV's CV_CN_MAX); other shapes take the torch paths.
