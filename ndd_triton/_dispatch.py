@@ -48,19 +48,21 @@ def _run_cpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: li
              device: Device, ctx: Any) -> list[BatchStorage]:  # fmt: skip
     op = call.schema.name
     n = call.batch_size
-    known = all(spec.shapes is not None for spec in specs)
+    known = True
+    for spec in specs:
+        if spec.shapes is None:
+            known = False
     outs = [BatchStorage.allocate(spec.shapes, spec.dtype.torch_dtype, device)  # type: ignore[arg-type]
             for spec in specs] if known else []  # fmt: skip
-    layout = call.inputs[0].layout if call.inputs and call.inputs[0] is not None else None
-    work = sum(int(s.buffer.numel() * s.buffer.element_size()) if s.buffer is not None
-               else sum(t.numel() * t.element_size() for t in s.samples)
-               for s in ins + outs if s is not None)  # fmt: skip
+    first = call.inputs[0] if call.inputs else None
+    layout = first.layout if first is not None else None
+    work = _nbytes(ins, outs)
     if kernel.dense and known and n > 1 and work < _DENSE_MAX_BYTES and \
             _run_dense(call, kernel, ins, outs, layout):  # fmt: skip
         return outs
-    in_np = [[to_numpy(s, op) for s in storage.samples] if storage is not None else [None] * n
+    in_np = [_sample_arrays(storage, op) if storage is not None else [None] * n
              for storage in ins]  # fmt: skip
-    out_np = [[to_numpy(s, op) for s in storage.samples] for storage in outs]
+    out_np = [_sample_arrays(storage, op) for storage in outs]
     if kernel.batched:
         produced = kernel.fn(call, out_np if known else None, in_np)
         return outs if known else _wrap_produced(produced, specs, device)
@@ -86,6 +88,30 @@ def _run_cpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: li
 
 # Small uniform batches run as one dense NumPy call; larger ones go per sample over the pool.
 _DENSE_MAX_BYTES = 1 << 18
+
+
+def _nbytes(ins: list[BatchStorage | None], outs: list[BatchStorage]) -> int:
+    """Bytes an op reads and writes (decides dense vs per-sample and pool fan-out)."""
+    total = 0
+    for s in (*ins, *outs):
+        if s is None:
+            continue
+        buf = s.buffer
+        if buf is not None:
+            total += buf.numel() * buf.itemsize
+        else:
+            total += sum(t.numel() * t.itemsize for t in s.samples)
+    return total
+
+
+def _sample_arrays(storage: BatchStorage, what: str) -> list[np.ndarray]:
+    """Per-sample NumPy views of CPU storage (sliced in NumPy: cheaper than torch views)."""
+    dense = storage._dense
+    if dense is not None:
+        arr = to_numpy(dense, what)
+        # Iterating yields views of each sample; 0-d samples need `[i, ...]` (not scalars).
+        return list(arr) if arr.ndim > 1 else [arr[i, ...] for i in range(len(arr))]
+    return [to_numpy(t, what) for t in storage.samples]
 
 
 def _uniform_args(call: Call) -> bool:

@@ -27,7 +27,7 @@ class DType:
         bool = 4
         enum = 5
 
-    __slots__ = ("_np", "_torch", "_type_id", "bits", "exponent_bits", "kind", "name",
+    __slots__ = ("_hash", "_np", "_torch", "_type_id", "bits", "exponent_bits", "kind", "name",
                  "significand_bits")  # fmt: skip
 
     def __init__(self, name: str, kind: DType.Kind, bits: int, np_dtype: Any, torch_dtype: Any,
@@ -41,6 +41,8 @@ class DType:
         self._np = np.dtype(np_dtype) if np_dtype is not None else None
         self._torch = torch_dtype
         self._type_id = type_id
+        # Cached: dtypes are hashed on every op call (prepare's plan cache keys, arg memos).
+        self._hash = hash((kind.value, bits, exponent_bits))
 
     @property
     def bytes(self) -> int:
@@ -81,7 +83,7 @@ class DType:
                                                               other.exponent_bits)  # fmt: skip
 
     def __hash__(self) -> int:
-        return hash((self.kind, self.bits, self.exponent_bits))
+        return self._hash
 
     def __repr__(self) -> str:
         extra = ""

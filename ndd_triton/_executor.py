@@ -26,10 +26,23 @@ _PENDING, _RUNNING, _DONE, _FAILED = 0, 1, 2, 3
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
+_INTERNAL_CODE: dict[Any, bool] = {}  # code object -> defined inside ndd_triton
+
+
+def _internal(code: Any) -> bool:
+    internal = _INTERNAL_CODE.get(code)
+    if internal is None:
+        internal = code.co_filename.startswith((_PACKAGE_DIR, "<ndd op"))
+        if len(_INTERNAL_CODE) > 8192:
+            _INTERNAL_CODE.clear()
+        _INTERNAL_CODE[code] = internal
+    return internal
+
+
 def user_callsite() -> tuple[str, int] | None:
     """(file, line) of the innermost frame outside ndd_triton: the user's call."""
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith((_PACKAGE_DIR, "<ndd op")):
+    while frame is not None and _internal(frame.f_code):
         frame = frame.f_back  # type: ignore[assignment]
     return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else None
 
@@ -107,6 +120,11 @@ class Invocation:
         return self._results[index]
 
     @property
+    def done(self) -> bool:
+        """True when run has finished (successfully or not)."""
+        return self._state >= _DONE
+
+    @property
     def failed(self) -> bool:
         """True when run raised."""
         return self._state == _FAILED
@@ -133,14 +151,24 @@ def surface_error(inv: Invocation) -> BaseException:
     return wrapped
 
 
-def execute(inv: Invocation, force_sync: bool = False) -> None:
-    """Schedule `inv` according to the current EvalMode (sync when inputs are external)."""
+def execute(inv: Invocation, force_sync: bool = False,
+            inline: Callable[[], bool] | None = None) -> None:  # fmt: skip
+    """Schedule `inv` according to the current EvalMode (sync when inputs are external).
+
+    `inline` (eager mode only) says whether the run costs less than a hop to the worker thread
+    (tiny CPU work on ready inputs). Such a run happens here, but only while the worker is idle,
+    so call order is kept; its errors still surface where the result is read, as in eager.
+    """
     mode = EvalMode.current()
     if force_sync and mode is EvalMode.eager:
         mode = EvalMode.sync_cpu
     inv.mode = mode
     if mode is EvalMode.eager:
-        inv._submit_to(inv.ctx._worker)
+        worker = inv.ctx._worker
+        if inline is not None and worker.idle and inline():
+            inv.run()
+        else:
+            inv._submit_to(worker)
     elif mode is EvalMode.deferred:
         inv.ctx._defer(inv)
     else:
@@ -157,22 +185,31 @@ _workers: weakref.WeakSet[Worker] = weakref.WeakSet()
 class Worker:
     """A single thread that runs submitted invocations in order."""
 
-    __slots__ = ("__weakref__", "_lock", "_queue", "_thread")
+    __slots__ = ("__weakref__", "_lock", "_queue", "_thread", "finished", "submitted")
 
     def __init__(self) -> None:
         self._queue: SimpleQueue[Any] = SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        # One writer each (the context's owner thread / the worker), so no lock is needed.
+        self.submitted = 0
+        self.finished = 0
         _workers.add(self)
+
+    @property
+    def idle(self) -> bool:
+        """True when everything submitted so far has run."""
+        return self.finished == self.submitted
 
     def submit(self, inv: Invocation) -> None:
         """Queue an invocation, starting the thread on first use."""
         if self._thread is None:
             with self._lock:
                 if self._thread is None:
-                    self._thread = threading.Thread(target=_loop, args=(self._queue,),
+                    self._thread = threading.Thread(target=_loop, args=(self,),
                                                     name="ndd-executor", daemon=True)  # fmt: skip
                     self._thread.start()
+        self.submitted += 1
         self._queue.put(inv)
 
     def drain(self) -> None:
@@ -202,12 +239,14 @@ def _stop_all_workers() -> None:
         Worker.stop(worker, join=True)
 
 
-def _loop(queue: SimpleQueue[Any]) -> None:
+def _loop(worker: Worker) -> None:
+    queue = worker._queue
     while True:
         item = queue.get()
         if item is None:
             return
         if isinstance(item, Invocation):
             item.run()
+            worker.finished += 1
         else:
             item.release()  # a drain marker

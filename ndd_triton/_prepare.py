@@ -7,6 +7,7 @@ returning pending Tensor/Batch results that already know their dtype, layout and
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -25,7 +26,7 @@ from ndd_triton._executor import Invocation, execute, user_callsite
 from ndd_triton._layout import default_layout
 from ndd_triton._storage import BatchStorage
 from ndd_triton._tensor import Tensor
-from ndd_triton.kernels import lookup
+from ndd_triton.kernels import KernelEntry, lookup
 from ndd_triton.schema import REQUIRED, Call, InputMeta, OpSchema, OutputSpec
 
 
@@ -70,11 +71,13 @@ class _Moved:
 
 
 def _shapes_of(b: Batch) -> np.ndarray:
+    """`[N, ndim]` shapes of a batch (kept on the batch: its shapes never change)."""
     if b._shapes is not None:
         return b._shapes
     shapes = b._storage_or_raise().shapes
     ndim = len(shapes[0]) if shapes else 0
-    return np.array(shapes, dtype=np.int64).reshape(len(shapes), ndim)
+    arr = b._shapes = np.array(shapes, dtype=np.int64).reshape(len(shapes), ndim)
+    return arr
 
 
 def _resolve_device(schema: OpSchema, device: Any, data: list[Any]) -> Device:
@@ -222,20 +225,126 @@ def _convert_args(call: Call, arg_values: Sequence[Any]) -> None:
         call.values[arg.name] = converted
 
 
+# Eager mode runs CPU work this small on the caller's thread (when the worker is idle): a hop
+# to the executor thread costs tens of microseconds, more than the work.
+_INLINE_MAX_BYTES = 1 << 16
+
+
+def _is_tiny(batches: list[Any], metas: list[InputMeta | None], specs: list[OutputSpec]
+             ) -> bool:  # fmt: skip
+    """Inputs already computed and at most _INLINE_MAX_BYTES read and written."""
+    total = 0
+    for b, meta in zip(batches, metas, strict=True):
+        if b is None or meta is None:
+            continue
+        if b._storage is None:
+            producer = b._producer
+            if type(producer) is not OutputRef or not producer.inv.done:
+                return False
+        total += sum(map(math.prod, meta.shapes.tolist())) * meta.dtype.bytes
+    for spec in specs:
+        if spec.shapes is None:
+            return False
+        total += sum(map(math.prod, spec.shapes.tolist())) * spec.dtype.bytes
+    return total <= _INLINE_MAX_BYTES
+
+
+class _Plan:
+    """What prepare derived from one call signature, reused by calls with the same signature.
+
+    The signature is the op, the argument values (and their types), `batch_size`, `device` and
+    each input's dtype, layout, device, batch size and rank: everything argument conversion,
+    validation, device resolution and kernel lookup depend on. Shapes are not part of it, so
+    `infer` still runs on every call (random ops draw their parameters there).
+    """
+
+    __slots__ = ("dev", "given", "is_batch", "kernel", "layouts", "n", "per_sample", "schema",
+                 "values")  # fmt: skip
+
+    def __init__(self, call: Call, dev: Device, is_batch: bool, kernel: KernelEntry,
+                 layouts: list[str | None]) -> None:  # fmt: skip
+        self.dev, self.is_batch, self.kernel, self.layouts = dev, is_batch, kernel, layouts
+        self.schema = call.schema  # keys hold id(schema): a hit must be this very schema
+        self.n = call.batch_size
+        self.values = dict(call.values)
+        self.given = frozenset(call.given)
+        self.per_sample = frozenset(call.per_sample)
+
+
+_PLANS: dict[tuple[Any, ...], _Plan] = {}
+_PLAN_LIMIT = 4096
+
+
+def _plan_key(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
+              batch_size: Any, device: Any) -> tuple[Any, ...] | None:  # fmt: skip
+    """The plan-cache key of a call, or None when the call cannot reuse a plan.
+
+    Not cacheable: external-data or Tensor inputs, batches of unknown rank, argument-like
+    (`host_values`) inputs, Tensor/Batch or list argument values (unhashable), and an explicit
+    device other than cpu (a "gpu" string resolves against the thread's current device).
+    """
+    if device is not None and not (type(device) is str and device == "cpu"):
+        return None
+    values = tuple(arg_values)
+    key: list[Any] = [id(schema), batch_size, device, values, tuple(map(type, values))]
+    for x in inputs:
+        if type(x) is Batch:
+            shapes = x._shapes
+            if shapes is None:
+                if x._storage is None:  # pending with data-dependent shapes
+                    return None
+                shapes = _shapes_of(x)
+            dev = x._device
+            key.append((x._dtype, x._layout, dev.device_type, dev.device_id, x._batch_size,
+                        shapes.shape[1]))  # fmt: skip
+        elif x is None:
+            key.append(None)
+        else:
+            return None
+    out = tuple(key)
+    try:
+        hash(out)
+    except TypeError:  # list-valued arguments (size=[224, 224]): key them by their items
+        try:
+            key[3] = tuple((list, tuple(v)) if type(v) is list else v for v in values)
+            out = tuple(key)
+            hash(out)
+        except TypeError:
+            return None
+    return out
+
+
 def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
             batch_size: Any, device: Any) -> Any:  # fmt: skip
     """Prepare one call of `schema` and schedule its run; returns Tensor/Batch result(s)."""
     start = time.perf_counter() if _profiling.ACTIVE else 0.0
-    data, external = _wrap_inputs(schema, inputs)
-    n, is_batch = _batch_size(schema, data, arg_values, batch_size)
-    dev = _resolve_device(schema, device, data)
-    batches, metas = _input_batches(schema, data, n, dev)
-    call = Call(schema, n, dev.device_type, metas, {})
-    _convert_args(call, arg_values)
+    key = _plan_key(schema, inputs, arg_values, batch_size, device)
+    plan = _PLANS.get(key) if key is not None else None
+    if plan is not None and plan.schema is schema:
+        # Fast path: only the shapes are new; conversion, checks and lookup are reused.
+        n, dev, is_batch, kernel, external = plan.n, plan.dev, plan.is_batch, plan.kernel, False
+        batches = list(inputs)
+        metas = [InputMeta(x._dtype, layout, x._shapes) if x is not None else None
+                 for x, layout in zip(inputs, plan.layouts, strict=True)]  # fmt: skip
+        call = Call(schema, n, dev.device_type, metas, dict(plan.values), set(plan.per_sample),
+                    plan.given)  # type: ignore[arg-type]  # read-only after conversion
+    else:
+        data, external = _wrap_inputs(schema, inputs)
+        n, is_batch = _batch_size(schema, data, arg_values, batch_size)
+        dev = _resolve_device(schema, device, data)
+        batches, metas = _input_batches(schema, data, n, dev)
+        call = Call(schema, n, dev.device_type, metas, {})
+        _convert_args(call, arg_values)
+        kernel = lookup(schema, dev.device_type)
+        if key is not None and all(b is x for b, x in zip(batches, inputs, strict=True)) and \
+                not any(m is not None and m.values is not None for m in metas):  # fmt: skip
+            if len(_PLANS) >= _PLAN_LIMIT:
+                _PLANS.clear()
+            _PLANS[key] = _Plan(call, dev, is_batch, kernel,
+                                [m.layout if m is not None else None for m in metas])
     specs = schema.infer(call)
     if isinstance(specs, OutputSpec):
         specs = [specs]
-    kernel = lookup(schema, dev.device_type)
     ctx = EvalContext.current()
     inv = Invocation(schema.name, make_run(call, kernel, batches, list(specs), dev, ctx), ctx,
                      user_callsite())  # fmt: skip
@@ -247,5 +356,9 @@ def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
         results.append(out if is_batch else Tensor._pending(out, 0))
     if inv.record is not None:
         inv.record.prepare_s = time.perf_counter() - start
-    execute(inv, force_sync=external)
+    inline = None
+    if dev.device_type == "cpu" and kernel.inline:
+        def inline() -> bool:
+            return _is_tiny(batches, metas, specs)
+    execute(inv, force_sync=external, inline=inline)
     return results[0] if len(results) == 1 else tuple(results)

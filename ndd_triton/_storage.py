@@ -39,7 +39,7 @@ _CAN_POOL = _use_count(torch.empty(1)) == 2
 
 def _empty(numel: int, dtype: torch.dtype, device: Device) -> torch.Tensor:
     """An uninitialised 1-D tensor; large host ones come from the recycled pool."""
-    nbytes = numel * torch.empty((), dtype=dtype).element_size() if _CAN_POOL else 0
+    nbytes = numel * dtype.itemsize if _CAN_POOL else 0
     if device.device_type != "cpu" or nbytes < _POOL_MIN_BYTES:
         return torch.empty(numel, dtype=dtype, device=device.torch_device)
     with _pool_lock:
@@ -83,14 +83,18 @@ class BatchStorage:
         n = len(arr)
         arr = arr.reshape(n, -1) if n else arr.reshape(0, 0)
         shape_rows = arr.tolist()
-        if n and all(r == shape_rows[0] for r in shape_rows):
+        if n and shape_rows.count(shape_rows[0]) == n:
             # Uniform: one (N, *shape) allocation split along the batch axis; cheaper than N
             # narrow+view calls, and the dense view comes for free.
             row = shape_rows[0]
-            dense = _empty(n * math.prod(row), dtype, device).view(n, *row)
             size = math.prod(row)
-            storage = BatchStorage(None, device, dense.view(-1),  # type: ignore[arg-type]
-                                   np.arange(n, dtype=np.int64) * size)  # fmt: skip
+            if device.device_type == "cpu" and n * size * dtype.itemsize < _POOL_MIN_BYTES:
+                dense = torch.empty((n, *row), dtype=dtype)  # one torch call: small batches
+            else:
+                dense = _empty(n * size, dtype, device).view(n, *row)
+            offsets = np.arange(0, n * size, size, dtype=np.int64) if size else \
+                np.zeros(n, dtype=np.int64)  # fmt: skip
+            storage = BatchStorage(None, device, dense.view(-1), offsets)  # type: ignore[arg-type]
             storage._dense = dense  # samples are split off lazily (often never needed)
             return storage
         sizes = arr.prod(axis=1) if arr.shape[1] else np.ones(n, dtype=np.int64)

@@ -23,23 +23,26 @@ class KernelEntry:
     `batched` kernels get whole batches instead of one sample. `dense` CPU kernels also accept
     a uniform batch as one array with a leading batch axis (`arg.layout` then starts with "N"),
     which the run phase uses when every sample has the same shape and arguments: one NumPy call
-    instead of one per sample.
+    instead of one per sample. `inline=False` marks kernels whose cost is not bounded by the
+    size of their data (they wait on I/O or events): eager mode never runs them on the caller's
+    thread, however small the batch.
     """
 
     fn: Callable[..., Any]
     backend: str
     batched: bool = False
     dense: bool = False
+    inline: bool = True
 
 
-def register(schema: Any, backend: str, *, batched: bool = False, dense: bool = False
-             ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # fmt: skip
+def register(schema: Any, backend: str, *, batched: bool = False, dense: bool = False,
+             inline: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register `fn` as the `backend` kernel of `schema` (an OpSchema)."""
     if backend not in ("cpu", "gpu"):
         raise ValueError(f"unknown backend {backend!r}")
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        _KERNELS[(schema.name, backend)] = KernelEntry(fn, backend, batched, dense)
+        _KERNELS[(schema.name, backend)] = KernelEntry(fn, backend, batched, dense, inline)
         return fn
 
     return decorate

@@ -249,6 +249,17 @@ def broadcast_shapes(op: str, shapes: Sequence[np.ndarray]) -> np.ndarray:
     """Per-sample NumPy broadcasting of `[N, ndim_k]` shape arrays; BroadcastError names them."""
     n = shapes[0].shape[0]
     rank = max(s.shape[1] for s in shapes)
+    first, same = None, True
+    for s in shapes:  # common case: equal shapes plus 0-d constants, no per-element work
+        if s.shape[1] == 0:
+            continue
+        if first is None:
+            first = s
+        elif s is not first and (s.shape != first.shape or s.tobytes() != first.tobytes()):
+            same = False
+            break
+    if same and first is not None and first.shape[1] == rank:
+        return first.copy()
     padded = []
     for s in shapes:
         p = np.ones((n, rank), dtype=np.int64)

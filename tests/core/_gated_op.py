@@ -23,7 +23,7 @@ schema = OpSchema(name="_test_gated", doc="Copy the input once GATE is set; opti
                   infer=same_as_input, module="_test_gated", devices=("cpu",))
 
 
-@register(schema, "cpu")
+@register(schema, "cpu", inline=False)  # it blocks: never run on the caller in eager mode
 def gated_cpu(out: np.ndarray, inp: np.ndarray, arg) -> None:
     """Wait for GATE, record the thread, then copy (or fail)."""
     assert GATE.wait(timeout=30), "test gate never opened"

@@ -37,13 +37,13 @@ def _convert(out: np.ndarray, inp: np.ndarray) -> None:
             convert_numpy(inp, out.dtype, out=out)
 
 
-@register(cast.cast, "cpu")
+@register(cast.cast, "cpu", dense=True)  # elementwise: a uniform batch is one call
 def cast_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
     """Convert one sample into `out` (whose dtype is the target)."""
     _convert(out, inp)
 
 
-@register(cast.cast_like, "cpu")
+@register(cast.cast_like, "cpu", dense=True)
 def cast_like_cpu(out: np.ndarray, inp: np.ndarray, like: np.ndarray, arg: SampleArgs) -> None:
     """Convert one sample to the dtype of `like` (already the dtype of `out`)."""
     _convert(out, inp)

@@ -1,0 +1,113 @@
+"""The per-call fast paths: prepare's plan cache and eager mode's inline run of tiny work.
+
+Both must be invisible: same results, same errors, same random draws as the slow paths.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import ndd_triton as ndd
+from ndd_triton import _prepare
+
+
+def _batch(shape=(4, 5, 3), n=3, dtype=np.uint8):
+    rng = np.random.default_rng(0)
+    return ndd.as_batch([rng.integers(0, 200, shape).astype(dtype) for _ in range(n)],
+                        layout="HWC"[-len(shape):])
+
+
+def _arrays(result):
+    return [np.asarray(t) for t in result]
+
+
+def test_plan_cache_hits_and_keeps_results_exact():
+    b = _batch()
+    _prepare._PLANS.clear()
+    first = _arrays(ndd.flip(b, horizontal=1))
+    assert len(_prepare._PLANS) == 1
+    second = _arrays(ndd.flip(b, horizontal=1))  # served by the cached plan
+    assert len(_prepare._PLANS) == 1
+    expected = [np.asarray(t)[:, ::-1] for t in b]
+    for got in (first, second):
+        for g, e in zip(got, expected, strict=True):
+            np.testing.assert_array_equal(g, e)
+
+
+@pytest.mark.parametrize("mode", ["eager", "sync_cpu", "deferred"])
+def test_plan_cache_distinguishes_argument_values_types_and_inputs(mode):
+    b = _batch()
+    with getattr(ndd.EvalMode, mode):
+        np.testing.assert_array_equal(np.asarray(ndd.flip(b, horizontal=1).select(0)),
+                                      np.asarray(b.select(0))[:, ::-1])
+        np.testing.assert_array_equal(np.asarray(ndd.flip(b, horizontal=0).select(0)),
+                                      np.asarray(b.select(0)))
+        # True and 1 hash alike; the key also holds the value types (horizontal defaults to 1).
+        np.testing.assert_array_equal(np.asarray(ndd.flip(b, horizontal=True, vertical=1)
+                                                 .select(0)),
+                                      np.asarray(b.select(0))[::-1, ::-1])
+        np.testing.assert_array_equal(np.asarray(ndd.flip(b, horizontal=False, vertical=1)
+                                                 .select(0)),
+                                      np.asarray(b.select(0))[::-1])
+        # Lists are keyed by their items.
+        t1 = ndd.transpose(b, perm=[2, 0, 1])
+        t2 = ndd.transpose(b, perm=[1, 0, 2])
+        assert t1.select(0).shape == (3, 4, 5) and t2.select(0).shape == (5, 4, 3)
+        # Same arguments, other input dtype / rank / batch size: other plans.
+        f = ndd.cast(b, dtype=ndd.float32)
+        g = ndd.cast(_batch(dtype=np.int16), dtype=ndd.float32)
+        h = ndd.cast(_batch(shape=(4, 5), n=2), dtype=ndd.float32)
+        assert f.dtype == g.dtype == ndd.float32
+        assert h.batch_size == 2 and h.select(0).shape == (4, 5)
+        np.testing.assert_array_equal(np.asarray(g.select(1)),
+                                      np.asarray(_batch(dtype=np.int16).select(1), np.float32))
+
+
+def test_plan_cache_still_validates_shapes_every_call():
+    a = _batch(shape=(4, 5, 3))
+    c = _batch(shape=(4, 6, 3))
+    (a + a).evaluate()
+    with pytest.raises(ValueError, match="broadcast"):
+        a + c
+
+
+def test_plan_cache_does_not_reuse_random_draws():
+    b = _batch(n=8)
+    rng = ndd.random.RNG(seed=5)
+    draws = [np.asarray(ndd.random.coin_flip(batch_size=8, rng=rng).torch()) for _ in range(4)]
+    assert len({d.tobytes() for d in draws}) > 1
+    # A mirror driven by per-sample random args is not cached on its Batch argument.
+    flips = ndd.random.coin_flip(batch_size=8, rng=ndd.random.RNG(seed=1))
+    out = ndd.flip(b, horizontal=flips)
+    for got, src, f in zip(_arrays(out), b, np.asarray(flips.torch()), strict=True):
+        np.testing.assert_array_equal(got, np.asarray(src)[:, ::-1] if f else np.asarray(src))
+
+
+def test_eager_runs_tiny_work_inline_when_the_worker_is_idle():
+    b = _batch()
+    b.evaluate()
+    with ndd.EvalMode.eager, ndd.profile() as prof:
+        ndd.flip(b, horizontal=1).evaluate()
+    assert prof.records[-1].run_thread == threading.current_thread().name
+
+
+def test_eager_inline_errors_surface_at_the_read():
+    b = _batch()
+    with ndd.EvalMode.eager:
+        result = b // ndd.as_batch([np.zeros((4, 5, 3), np.uint8)] * 3, layout="HWC")
+        with pytest.raises(ValueError, match="asynchronous execution") as info:
+            result.evaluate()
+    assert isinstance(info.value.__cause__, ValueError)
+    assert "division by zero" in str(info.value.__cause__)
+    np.testing.assert_array_equal(np.asarray(ndd.flip(b, horizontal=0, vertical=1).select(0)),
+                                  np.asarray(b.select(0))[::-1])
+
+
+def test_eager_sends_large_work_to_the_worker():
+    big = ndd.as_batch([np.zeros((128, 128, 3), np.uint8)] * 4, layout="HWC")
+    with ndd.EvalMode.eager, ndd.profile() as prof:
+        ndd.flip(big, horizontal=1).evaluate()
+    assert prof.records[-1].run_thread != threading.current_thread().name
