@@ -137,14 +137,29 @@ class ThreadPool:
                         self.num_threads, thread_name_prefix="ndd-cpu",
                         initializer=_torch_single_threaded)  # fmt: skip
                 executor = self._executor
-        futures = [executor.submit(fn, i) for i in range(count)]
-        first_error: BaseException | None = None
+        # One task per thread, each pulling sample indices from a shared counter: a task per
+        # sample costs a future and a wake-up each (tens of us), and pulling balances uneven
+        # samples. The error of the lowest failing sample is raised (deterministic).
+        next_index = iter(range(count))
+        take = threading.Lock()
+        errors: list[tuple[int, BaseException]] = []
+
+        def drain() -> None:
+            while True:
+                with take:
+                    i = next(next_index, None)
+                if i is None:
+                    return
+                try:
+                    fn(i)
+                except BaseException as e:  # collected; the caller re-raises
+                    errors.append((i, e))
+
+        futures = [executor.submit(drain) for _ in range(min(self.num_threads, count))]
         for f in futures:
-            err = f.exception()
-            if err is not None and first_error is None:
-                first_error = err
-        if first_error is not None:
-            raise first_error
+            f.result()
+        if errors:
+            raise min(errors, key=lambda pair: pair[0])[1]
 
     def shutdown(self) -> None:
         """Stop the worker threads (pending work finishes first)."""

@@ -111,3 +111,27 @@ def test_eager_sends_large_work_to_the_worker():
     with ndd.EvalMode.eager, ndd.profile() as prof:
         ndd.flip(big, horizontal=1).evaluate()
     assert prof.records[-1].run_thread != threading.current_thread().name
+
+
+def test_pool_runs_every_sample_once_and_raises_the_lowest_failing_one():
+    from ndd_triton._thread_pool import ThreadPool
+
+    pool = ThreadPool(2)
+    seen: list[int] = []
+    lock = threading.Lock()
+
+    def record(i: int) -> None:
+        with lock:
+            seen.append(i)
+
+    pool.run(record, 50)
+    assert sorted(seen) == list(range(50))
+
+    def fail(i: int) -> None:
+        if i in (7, 31):
+            raise ValueError(f"sample {i}")
+
+    with pytest.raises(ValueError, match="sample 7"):
+        pool.run(fail, 40)
+    pool.run(record, 3)  # the pool survives
+    pool.shutdown()
