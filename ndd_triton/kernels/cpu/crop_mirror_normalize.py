@@ -10,6 +10,8 @@ path (`copy_`, `mul_`, `add_`), so the results are bit-identical. Measured on a 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ndd_triton.kernels import register
@@ -39,13 +41,23 @@ def _u8_planar(out: np.ndarray, inp: np.ndarray, win: Window) -> bool:
     if win.mirror:
         window = cv2.flip(window, 1)  # a copy; flips W
     planes = cv2.split(window) if c > 1 else (np.ascontiguousarray(window),)
-    gain = win.gain[:c].astype(np.float32)
-    bias = win.bias[:c].astype(np.float32)
+    tables = _tables(win.gain[:c].astype(np.float32).tobytes(),
+                     win.bias[:c].astype(np.float32).tobytes())  # fmt: skip
     for k in range(c):
-        table = _LEVELS * gain[k]
-        table += bias[k]
-        cv2.LUT(planes[k], table, dst=out[k])
+        cv2.LUT(planes[k], tables[k], dst=out[k])
     return True
+
+
+@functools.lru_cache(maxsize=64)
+def _tables(gain: bytes, bias: bytes) -> np.ndarray:
+    """`[C, 256]` float32 tables `float32(float32(v * gain) + bias)` (cached: a batch usually
+    shares one mean/std)."""
+    g = np.frombuffer(gain, np.float32)[:, None]
+    b = np.frombuffer(bias, np.float32)[:, None]
+    tables = _LEVELS * g
+    tables += b
+    tables.setflags(write=False)
+    return tables
 
 
 @register(crop_mirror_normalize.schema, "cpu")
