@@ -3,12 +3,13 @@
 Shared by the seven colour-adjustment ops and color_space_conversion. The exact path is float32
 math, as in DALI; integer outputs round half away from zero and saturate (spec ops.md §0.4).
 
-Precision contract: uint8 -> uint8 samples of 4096+ elements go through `_color_u8.apply_u8`,
+Precision contract: uint8 -> uint8 samples of 256+ elements go through `_color_u8.apply_u8`,
 OpenCV's fixed-point uint8 paths (10-bit `transform` weights, 15-bit gray weights) or exact
 byte moves and tables. Their outputs are within 1 of the exact float result for every input
 and every matrix they accept (proof in `_color_u8`; differences on a few % of the pixels), the
-golden tolerance of these ops; 3-4x faster than the float32 path. Matrices with coefficients
-beyond 31 or offsets beyond 4096, other dtypes, and small samples take the exact path.
+golden tolerance of these ops; 2-4x faster than the float32 path (perf/color.md). Matrices
+with coefficients beyond 31 or offsets beyond 4096, other dtypes, and small samples take the
+exact path.
 """
 
 from __future__ import annotations
