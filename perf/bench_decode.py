@@ -7,6 +7,8 @@ temporary directory, then prints images/s for:
     same over a `ThreadPoolExecutor` with `--threads` workers;
   * `ndd.decoders.image` on Batches of encoded files (cpu, `--threads` workers), header
     parsing included; plus `ndd.imread` (file reading included);
+  * `ndd.peek_image_shape` (header parsing only) with the plain JPEG header parser
+    (`decoders/_jpeg_header.py`) and with Pillow's `Image.open`, interleaved;
   * `ndd.decoders.image_random_crop` (RN50 windows, same seed) with the rows-only decode of
     windows that end early (`decoders/_jpeg_rows.py`) and without it (full decode + crop),
     interleaved pass by pass;
@@ -146,7 +148,21 @@ def main() -> None:
                     _pillow.decode_top_rows = shorten
             return run
 
+        plain_header = _pillow.read_jpeg_header
+
+        def peek(plain: bool) -> Callable[[], None]:
+            def run() -> None:
+                _pillow.read_jpeg_header = plain_header if plain else (lambda data, limit: None)
+                try:
+                    for batch in batches:
+                        ndd.peek_image_shape(batch).evaluate()
+                finally:
+                    _pillow.read_jpeg_header = plain_header
+            return run
+
         results.update(rates_interleaved({
+            "ndd peek_image_shape, plain JPEG parser": peek(True),
+            "ndd peek_image_shape, Pillow Image.open": peek(False),
             "ndd image_random_crop, rows-only decode": random_crop(True),
             "ndd image_random_crop, full decode + crop": random_crop(False)},
             len(paths), opts.repeat))  # fmt: skip

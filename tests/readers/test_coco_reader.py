@@ -107,3 +107,12 @@ def test_errors(coco, tmp_path):
     broken.write_text("{")
     with pytest.raises(RuntimeError, match="cannot read annotations_file"):
         ndd.readers.COCO(file_root=str(tmp_path), annotations_file=str(broken)).next_epoch()
+
+
+def test_decoder_errors_name_the_file(coco, tmp_path):
+    """The fixture's files are not images: the decoder error names each file."""
+    reader = ndd.readers.COCO(**coco)
+    (images, *_), = reader.next_epoch(batch_size=3)
+    with pytest.raises(RuntimeError, match=r"decoders.image: sample 0 from 'a\.jpg': "
+                                           r"unrecognised or corrupt image data"):
+        ndd.decoders.image(images)
