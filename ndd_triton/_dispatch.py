@@ -142,10 +142,12 @@ def _run_dense(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
     dense_outs = [s.dense() for s in outs]
     if any(v is None for v in dense_outs) or not _uniform_args(call):
         return False
-    # Dense kernels see every input with the output's sample shape (no per-sample broadcasting).
-    if any(v is not None and v.shape != dense_outs[0].shape for v in dense_ins):
+    # Inputs of one rank only: then NumPy broadcasting of the (N, ...) arrays is per-sample
+    # broadcasting (elementwise kernels); ranks that differ would misalign the batch axis.
+    ranks = {v.ndim for v in dense_ins if v is not None}
+    if len(ranks) > 1:
         return False
-    arg = SampleArgs(call, 0, "N" + layout if layout else None)
+    arg = SampleArgs(call, 0, "N" + layout if layout else None, dense=True)
     dst = to_numpy(dense_outs[0]) if len(outs) == 1 else tuple(to_numpy(v) for v in dense_outs)
     kernel.fn(dst, *dense_ins, arg)
     return True

@@ -125,14 +125,19 @@ class Call:
 
 
 class SampleArgs:
-    """Argument values of one sample, for CPU kernels (`arg.horizontal`, `arg.layout`, ...)."""
+    """Argument values of one sample, for CPU kernels (`arg.horizontal`, `arg.layout`, ...).
 
-    __slots__ = ("_call", "index", "layout")
+    `dense` is True when a dense kernel gets a whole uniform batch as one `(N, ...)` array
+    (then `layout`, if any, starts with "N" and the values are those of every sample).
+    """
 
-    def __init__(self, call: Call, index: int, layout: str | None) -> None:
+    __slots__ = ("_call", "dense", "index", "layout")
+
+    def __init__(self, call: Call, index: int, layout: str | None, dense: bool = False) -> None:
         self._call = call
         self.index = index
         self.layout = layout
+        self.dense = dense
 
     def __getattr__(self, name: str) -> Any:
         call = self._call

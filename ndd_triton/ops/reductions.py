@@ -73,7 +73,7 @@ def _infer(call: Call) -> OutputSpec:
     axes = sorted(range(inp.ndim) if axes is None else axes)
     keep = inp.shapes.copy()
     keep[:, axes] = 1
-    squeezed = np.delete(inp.shapes, axes, axis=1)
+    squeezed = inp.shapes[:, [a for a in range(inp.ndim) if a not in axes]]
     if op >= VARIANCE:
         _check_mean(call, call.inputs[1], keep, squeezed)
         if call.ddof < 0:

@@ -108,6 +108,8 @@ def reduce_sample(out: np.ndarray, x: np.ndarray, mean: np.ndarray | None, arg: 
                   ) -> None:  # fmt: skip
     """Reduce one sample into `out` (whose shape has the reduced axes kept or dropped)."""
     axes: tuple[int, ...] = arg.reduce_axes
+    if arg.dense:  # a uniform batch as one (N, ...) array: the sample axes move by one
+        axes = tuple(a + 1 for a in axes)
     op: int = arg.op_code
     if op in (red.MIN, red.MAX):
         ufunc = np.minimum if op == red.MIN else np.maximum
@@ -129,5 +131,7 @@ def _spread_cpu(out: np.ndarray, x: np.ndarray, mean: np.ndarray, arg: SampleArg
 
 
 for _schema in red.schemas:
-    register(_schema, "cpu")(_spread_cpu if _schema.short_name in ("std_dev", "variance")
-                             else _moment_cpu)  # fmt: skip
+    if _schema.short_name in ("std_dev", "variance"):
+        register(_schema, "cpu")(_spread_cpu)
+    else:  # dense: a small uniform batch is reduced in one NumPy call
+        register(_schema, "cpu", dense=True)(_moment_cpu)
