@@ -3,11 +3,12 @@
 A window ending at row `last_row` needs no pixel below it. libjpeg-turbo decodes rows top to
 bottom, so a frame header (SOF) that declares fewer rows makes it stop early, and the rows it
 does produce are the same as in a full decode as long as every one of them sees the same
-neighbours: the declared height is `last_row` rounded up to a whole MCU row plus one more MCU
-row, so 4:2:0 "fancy" chroma upsampling reads real chroma rows below the window, not the
-replicated bottom edge. The scan data is cut at a byte fraction a little above the kept
-fraction of rows (else libjpeg spends as long skipping the unused entropy bytes one by one as
-it would decoding them) and closed with EOI.
+neighbours: the declared height is a whole number of MCU rows that covers `last_row`, plus one
+more row when chroma is subsampled vertically (4:2:0, 4:4:0), because "fancy" upsampling of
+output row r reads the chroma row below it, which at the declared bottom edge would be a
+replicated row instead of the real one. The scan data is cut at a byte fraction a little
+above the kept fraction of rows (else libjpeg spends as long skipping the unused entropy bytes
+one by one as it would decoding them) and closed with EOI.
 
 simplejpeg decodes in strict mode, where the first libjpeg warning raises. The rows are all
 written before libjpeg looks for the end of the scan, so the only warning accepted is the
@@ -81,7 +82,7 @@ def decode_top_rows(data: np.ndarray, last_row: int) -> np.ndarray | None:
     if frame is None:
         return None
     at, height, width, mcu, scan = frame
-    rows = -(-last_row // mcu) * mcu + mcu
+    rows = -(-(last_row + (mcu > 8)) // mcu) * mcu
     if rows >= height:
         return None
     cut = scan + int((len(b) - scan) * min(1.0, rows / height + _CUT_MARGIN))
