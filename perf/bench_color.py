@@ -7,12 +7,14 @@
   `blur_planes_u8` in kernels/cpu/gaussian_blur.py);
 * ndd exact: the same call with the fast paths off (the float32 path, the kernels before them);
 * OpenCV: the closest OpenCV calls (`*` = fixed-point uint8 arithmetic; `f32` = float32
-  arithmetic rounded like DALI);
+  arithmetic rounded like DALI), each returning a new image kept to the end of the batch, as
+  ndd and DALI do (writing 32 distinct outputs costs more than reusing one cached buffer);
 * DALI: DALI 2.4's CPU op (`nvidia.dali.experimental.dynamic`), run on the same images and
   arguments in a subprocess with `--dali-python` (black box; skipped without it).
 Every ndd output is also compared with ndd exact (max |difference| and the share of bytes
 that differ): the fast paths promise max 1.
 Usage: python perf/bench_color.py [--batch 32] [--repeat 5] [--dali-python PATH] [--all-ops]
+       [--only "brightness,csc RGB->GRAY"]
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ def best_ms(fn: Callable[[], Any], images: int, repeat: int) -> tuple[float, flo
     return min(walls) / images * 1e3, min(cpus) / images * 1e3
 
 
-def op_calls(nd: Any, types: Any, rgb: Any, gray: Any, all_ops: bool) -> dict[str, Callable]:
+def op_calls(nd: Any, types: Any, rgb: Any, gray: Any, all_ops: bool,
+             only: list[str]) -> dict[str, Callable]:  # fmt: skip
     """name -> call returning an unevaluated batch, for ndd_triton or DALI dynamic mode."""
     conv = nd.color_space_conversion
     calls = {
@@ -73,6 +76,8 @@ def op_calls(nd: Any, types: Any, rgb: Any, gray: Any, all_ops: bool) -> dict[st
         calls["laplacian"] = lambda: nd.laplacian(rgb)
         calls["filter 3x3"] = lambda: nd.filter(rgb, nd.as_tensor(np.full((3, 3), 1 / 9,
                                                                           np.float32)))
+    if only:
+        calls = {name: call for name, call in calls.items() if name in only}
     return calls
 
 
@@ -88,26 +93,26 @@ def opencv_rows(images: list[np.ndarray], grays: list[np.ndarray], opts: argpars
     m = (hsv_matrices(np.array([30.0]), np.array([0.8]), np.ones(1))[0] * 0.99).astype(np.float32)
     m34 = np.concatenate([m, np.full((3, 1), 1.1 * 0.1 * 128, np.float32)], axis=1)
     m34_half = m34 + np.array([0, 0, 0, 0.5], np.float32)  # + 0.5: truncation rounds half up
-    out = np.empty_like(images[0])
     scratch = np.empty(images[0].shape, np.float32)
 
-    def f32_twist(im: np.ndarray) -> None:  # DALI's float32 arithmetic, rounded half away
+    def f32_twist(im: np.ndarray) -> np.ndarray:  # DALI's float32 arithmetic, rounded half away
         np.copyto(scratch, im)
         values = cv2.transform(scratch, m34_half, dst=scratch)
         np.clip(values, 0.5, 255.5, out=values)
-        np.copyto(out, values, casting="unsafe")
+        return values.astype(np.uint8)
 
     lut = np.clip(np.arange(256) * 1.2 + 0.5, 0, 255).astype(np.uint8)
 
     def each(fn: Callable[[np.ndarray], Any], source: list[np.ndarray] = images
              ) -> tuple[float, float]:  # fmt: skip
+        """Time `fn` over the batch; its outputs stay alive to the end, as a batch's do."""
         return best_ms(lambda: [fn(im) for im in source], n, r)
 
-    colour = [("transform u8*", each(lambda im: cv2.transform(im, m34, dst=out))),
+    colour = [("transform u8*", each(lambda im: cv2.transform(im, m34))),
               ("transform f32", each(f32_twist))]
-    scale = [("convertScaleAbs", each(lambda im: cv2.convertScaleAbs(im, dst=out, alpha=1.2,
+    scale = [("convertScaleAbs", each(lambda im: cv2.convertScaleAbs(im, alpha=1.2,
                                                                      beta=12.75))),
-             ("LUT", each(lambda im: cv2.LUT(im, lut, dst=out)))]  # fmt: skip
+             ("LUT", each(lambda im: cv2.LUT(im, lut)))]  # fmt: skip
     cvt = {code: each(lambda im, code=code: cv2.cvtColor(im, code))
            for code in (cv2.COLOR_RGB2YCrCb, cv2.COLOR_YCrCb2RGB, cv2.COLOR_RGB2GRAY,
                         cv2.COLOR_RGB2BGR)}  # fmt: skip
@@ -128,7 +133,7 @@ def opencv_rows(images: list[np.ndarray], grays: list[np.ndarray], opts: argpars
             lambda im: cv2.LUT(cv2.extractChannel(im, 0), lut)))],
         "gaussian_blur sigma 1": [
             ("GaussianBlur u8*", each(lambda im: cv2.GaussianBlur(
-                im, (7, 7), 1.0, dst=out, borderType=cv2.BORDER_REFLECT_101))),
+                im, (7, 7), 1.0, borderType=cv2.BORDER_REFLECT_101))),
             ("sepFilter2D f32", each(lambda im: cv2.sepFilter2D(
                 im, cv2.CV_32F, k, k, borderType=cv2.BORDER_REFLECT_101)))],
         "laplacian": [("Laplacian ksize 3", each(lambda im: cv2.Laplacian(
@@ -146,7 +151,7 @@ def time_module(nd: Any, types: Any, images: list[np.ndarray], grays: list[np.nd
     rgb = nd.as_batch(images, layout="HWC")
     gray = nd.as_batch(grays, layout="HWC")
     times = {}
-    for name, call in op_calls(nd, types, rgb, gray, opts.all_ops).items():
+    for name, call in op_calls(nd, types, rgb, gray, opts.all_ops, opts.only).items():
         with context() if context else _null():
             times[name] = best_ms(lambda call=call: call().evaluate(), len(images), opts.repeat)
             if outputs is not None:
@@ -187,7 +192,8 @@ def dali_rows(folder: str, opts: argparse.Namespace) -> dict[str, Any] | str:
     if not opts.dali_python:
         return "no --dali-python"
     cmd = [opts.dali_python, os.path.abspath(__file__), "--dali-worker", folder,
-           "--repeat", str(opts.repeat)] + (["--all-ops"] if opts.all_ops else [])  # fmt: skip
+           "--repeat", str(opts.repeat), "--only", ",".join(opts.only)]  # fmt: skip
+    cmd += ["--all-ops"] if opts.all_ops else []
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode:
         return f"failed: {done.stderr.strip()[-300:]}"
@@ -207,8 +213,10 @@ def main() -> None:
     parser.add_argument("--dali-python", default=None,
                         help="interpreter with nvidia.dali for the DALI column (subprocess)")
     parser.add_argument("--all-ops", action="store_true", help="also laplacian and filter")
+    parser.add_argument("--only", default="", help="comma-separated op names (default: all)")
     parser.add_argument("--dali-worker", metavar="FOLDER", help=argparse.SUPPRESS)
     opts = parser.parse_args()
+    opts.only = [name for name in opts.only.split(",") if name]
     if opts.dali_worker:
         print(json.dumps(dali_worker(opts.dali_worker, opts)))
         return
