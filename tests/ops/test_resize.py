@@ -256,3 +256,21 @@ def test_resize_u8_linear_fast_path_windows_and_mirror(seed):
     assert linear_u8_fast(out, image, "HWC", "HW", plans)
     exact = ref.resample(image, "HWC", axes, dtype=np.float64)
     assert np.abs(out - exact).max() <= 1.02
+
+
+def test_resize_u8_linear_fast_path_integer_roi_and_ragged_batch():
+    # An integer ROI is a window of the fast path; the border outputs read pixels outside the
+    # ROI (DALI clamps only at the image edge). Ragged batch with per-sample sizes.
+    images = _images([(40, 50, 3), (37, 61, 3), (64, 48, 3)], seed=3)
+    batch = ndd.as_batch(images, layout="HWC")
+    out = ndd.resize(batch, size=[17, 23], roi_start=[3, 5], roi_end=[35, 45])
+    for image, got in zip(images, samples_of(out), strict=True):
+        exact = ref.resample(image, "HWC", {"H": (17, 3.0, 32 / 17), "W": (23, 5.0, 40 / 23)},
+                             dtype=np.float64)  # fmt: skip
+        assert np.abs(got - exact).max() <= 1.02
+    sizes = [[11, 30], [37, 61], [90, 20]]
+    out = ndd.resize(batch, size=ndd.as_batch([np.array(s, np.float32) for s in sizes]))
+    for image, size, got in zip(images, sizes, samples_of(out), strict=True):
+        exact = ref.resize(image, "HWC", tuple(size), dtype=np.float64)
+        assert got.shape == (*size, 3)
+        assert np.abs(got - exact).max() <= 1.02
