@@ -34,6 +34,7 @@ except ImportError:  # optional (the `fast` extra)
 # Scan bytes kept beyond the kept fraction of rows (JPEG rows differ in cost; 0 misses over
 # thousands of windows of photos at 0.1).
 _CUT_MARGIN = 0.1
+_HEADER_BYTES = 1 << 16  # headers longer than this (big EXIF blocks) are not tried
 _END_WARNING = re.compile(r"extraneous bytes before marker 0xd9$")
 
 
@@ -77,17 +78,17 @@ def decode_top_rows(data: np.ndarray, last_row: int) -> np.ndarray | None:
     None when the whole image must be decoded (not applicable, no gain, or any warning)."""
     if simplejpeg is None or last_row < 1:
         return None
-    b = data.tobytes()
-    frame = _sequential_frame(b)
+    frame = _sequential_frame(data[:_HEADER_BYTES].tobytes())
     if frame is None:
         return None
     at, height, width, mcu, scan = frame
     rows = -(-(last_row + (mcu > 8)) // mcu) * mcu
     if rows >= height:
         return None
-    cut = scan + int((len(b) - scan) * min(1.0, rows / height + _CUT_MARGIN))
-    patched = bytearray(b[:cut])
-    patched += b"\xff\xd9"
+    cut = scan + int((data.size - scan) * min(1.0, max(0.0, rows / height + _CUT_MARGIN)))
+    patched = bytearray(cut + 2)
+    patched[:cut] = memoryview(data)[:cut]
+    patched[cut:] = b"\xff\xd9"
     patched[at:at + 2] = rows.to_bytes(2, "big")
     out = np.empty((rows, width, 3), np.uint8)
     try:
