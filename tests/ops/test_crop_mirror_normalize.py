@@ -130,20 +130,22 @@ def test_cmn_errors():
         ndd.crop_mirror_normalize(x, scale=[1.0, 2.0])
 
 
+@pytest.mark.parametrize("out_layout", ["CHW", "HWC"])
 @pytest.mark.parametrize("channels", [1, 3, 4])
-def test_cmn_u8_planar_fast_path(channels):
-    # uint8 HWC -> float32 CHW inside the image takes the OpenCV split + LUT path: against the
+def test_cmn_u8_table_fast_path(channels, out_layout):
+    # uint8 HWC -> float32 CHW/HWC inside the image takes the OpenCV table path: against the
     # float64 reference through the op, and bit-identical to the torch path it replaces.
     from ndd_triton.kernels.cpu.crop import Window, crop_into
-    from ndd_triton.kernels.cpu.crop_mirror_normalize import _u8_planar
+    from ndd_triton.kernels.cpu.crop_mirror_normalize import _u8_tables
 
     samples = _images([(17, 23, channels), (1, 1, channels), (31, 9, channels)], seed=channels)
     mean, std = MEAN[:channels] + [90.0] * (channels - 3), STD[:channels] + [33.0] * (channels - 3)
     check_op(ndd.crop_mirror_normalize, samples, ref_cmn(),
-             args={"crop": [1, 1]}, per_sample={"mirror": [1, 0, 1]}, layout="HWC",
-             atol=1e-5, all_modes=False)  # fmt: skip
+             args={"crop": [1, 1], "output_layout": out_layout}, per_sample={"mirror": [1, 0, 1]},
+             layout="HWC", atol=1e-5, all_modes=False)  # fmt: skip
     check_op(ndd.crop_mirror_normalize, [samples[0], samples[2]], ref_cmn(),
-             args={"crop": [9, 7], "mean": mean, "std": std, "crop_pos_x": 0.8},
+             args={"crop": [9, 7], "mean": mean, "std": std, "crop_pos_x": 0.8,
+                   "output_layout": out_layout},
              per_sample={"mirror": [1, 0]}, layout="HWC", atol=1e-5, all_modes=False)  # fmt: skip
     rng = np.random.default_rng(channels)
     for _ in range(40):
@@ -151,10 +153,11 @@ def test_cmn_u8_planar_fast_path(channels):
         x = rng.integers(0, 256, (h, w, channels), dtype=np.uint8)
         ch, cw = int(rng.integers(1, h + 1)), int(rng.integers(1, w + 1))
         start = np.array([rng.integers(0, h - ch + 1), rng.integers(0, w - cw + 1)])
-        win = Window("HWC", "CHW", start, np.array([ch, cw]), "error", np.zeros(channels),
+        win = Window("HWC", out_layout, start, np.array([ch, cw]), "error", np.zeros(channels),
                      rng.uniform(-2, 2, channels), rng.uniform(-200, 200, channels),
                      bool(rng.integers(0, 2)))  # fmt: skip
-        fast, slow = (np.empty((channels, ch, cw), np.float32) for _ in range(2))
-        assert _u8_planar(fast, x, win)
+        shape = (channels, ch, cw) if out_layout == "CHW" else (ch, cw, channels)
+        fast, slow = (np.empty(shape, np.float32) for _ in range(2))
+        assert _u8_tables(fast, x, win)
         crop_into(slow, x, win)
         np.testing.assert_array_equal(fast, slow)
