@@ -104,6 +104,26 @@ def _nbytes(ins: list[BatchStorage | None], outs: list[BatchStorage]) -> int:
     return total
 
 
+def run_dense_now(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
+                  specs: list[OutputSpec], device: Device
+                  ) -> list[BatchStorage] | None:  # fmt: skip
+    """Run a small uniform CPU call right away as one dense kernel call; None if it can't.
+
+    The caller's shortcut for tiny work (sync_cpu, or eager with an idle worker): no invocation
+    object, closure or thread; same kernel call and results as `_run_cpu`'s dense path.
+    """
+    for spec in specs:
+        if spec.shapes is None:
+            return None
+    outs = [BatchStorage.allocate(spec.shapes, spec.dtype.torch_dtype, device)  # type: ignore[arg-type]
+            for spec in specs]  # fmt: skip
+    if _nbytes(ins, outs) >= _DENSE_MAX_BYTES:
+        return None
+    first = call.inputs[0] if call.inputs else None
+    layout = first.layout if first is not None else None
+    return outs if _run_dense(call, kernel, ins, outs, layout) else None
+
+
 def _sample_arrays(storage: BatchStorage, what: str) -> list[np.ndarray]:
     """Per-sample NumPy views of CPU storage (sliced in NumPy: cheaper than torch views)."""
     dense = storage._dense

@@ -19,7 +19,7 @@ from ndd_triton._args import constant_value, per_sample_value, validate
 from ndd_triton._batch import Batch
 from ndd_triton._construct import as_tensor, move_storage
 from ndd_triton._device import Device
-from ndd_triton._dispatch import make_run
+from ndd_triton._dispatch import make_run, run_dense_now
 from ndd_triton._eval_context import EvalContext
 from ndd_triton._eval_mode import EvalMode
 from ndd_triton._executor import Invocation, execute, user_callsite
@@ -249,6 +249,53 @@ def _is_tiny(batches: list[Any], metas: list[InputMeta | None], specs: list[Outp
     return total <= _INLINE_MAX_BYTES
 
 
+def _run_now(call: Call, kernel: KernelEntry, batches: list[Any], metas: list[InputMeta | None],
+             specs: list[OutputSpec], dev: Device, ctx: EvalContext) -> Any:  # fmt: skip
+    """Results of a tiny dense CPU call run on the spot, or None to take the normal path.
+
+    Applies in sync_cpu, and in eager when the worker is idle and the work is tiny (where the
+    executor would run it inline anyway). Eager failures go the normal path, which runs the
+    (pure) kernel again and keeps the error for the read, as eager mode requires.
+    """
+    mode = EvalMode.current()
+    if mode is EvalMode.eager:
+        if not ctx._worker.idle:
+            return None
+    elif mode is not EvalMode.sync_cpu:
+        return None
+    ins = []
+    for b in batches:
+        if b is None:
+            ins.append(None)
+            continue
+        storage = b._storage
+        if storage is None:
+            return None
+        ins.append(storage)
+    if mode is EvalMode.eager and not _is_tiny(batches, metas, specs):
+        return None
+    try:
+        outs = run_dense_now(call, kernel, ins, specs, dev)
+    except Exception:
+        if mode is EvalMode.eager:
+            return None
+        raise
+    if outs is None:
+        return None
+    results = []
+    for storage, spec in zip(outs, specs, strict=True):
+        out = Batch._pending(None, spec.dtype, spec.layout, dev, call.batch_size, spec.shapes)
+        out._storage = storage
+        results.append(out)
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def _as_tensors(done: Any) -> Any:
+    if isinstance(done, tuple):
+        return tuple(Tensor._pending(b, 0) for b in done)
+    return Tensor._pending(done, 0)
+
+
 class _Plan:
     """What prepare derived from one call signature, reused by calls with the same signature.
 
@@ -346,6 +393,10 @@ def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
     if isinstance(specs, OutputSpec):
         specs = [specs]
     ctx = EvalContext.current()
+    if plan is not None and kernel.dense and dev.device_type == "cpu" and not _profiling.ACTIVE:
+        done = _run_now(call, kernel, batches, metas, specs, dev, ctx)
+        if done is not None:
+            return done if is_batch else _as_tensors(done)
     inv = Invocation(schema.name, make_run(call, kernel, batches, list(specs), dev, ctx), ctx,
                      user_callsite())  # fmt: skip
     if _profiling.ACTIVE:

@@ -135,3 +135,20 @@ def test_pool_runs_every_sample_once_and_raises_the_lowest_failing_one():
         pool.run(fail, 40)
     pool.run(record, 3)  # the pool survives
     pool.shutdown()
+
+
+def test_sync_cpu_shortcut_raises_at_the_call_and_gives_exact_results():
+    b = _batch()
+    zeros = ndd.as_batch([np.zeros((4, 5, 3), np.uint8)] * 3, layout="HWC")
+    ones = ndd.as_batch([np.ones((4, 5, 3), np.uint8)] * 3, layout="HWC")
+    with ndd.EvalMode.sync_cpu:
+        (b // ones).evaluate()  # caches the plan, so the next calls take the shortcut
+        with pytest.raises(ValueError, match="division by zero"):
+            b // zeros
+        total = ndd.reductions.sum(b)
+        assert total._storage is not None  # computed before the call returned
+    for got, src in zip(_arrays(total), b, strict=True):
+        assert got == np.asarray(src).sum(dtype=np.uint64)
+    with ndd.EvalMode.sync_cpu:
+        single = ndd.flip(b.select(1), horizontal=1)
+    np.testing.assert_array_equal(np.asarray(single), np.asarray(b.select(1))[:, ::-1])
