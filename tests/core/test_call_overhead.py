@@ -145,6 +145,7 @@ def test_sync_cpu_shortcut_raises_at_the_call_and_gives_exact_results():
         (b // ones).evaluate()  # caches the plan, so the next calls take the shortcut
         with pytest.raises(ValueError, match="division by zero"):
             b // zeros
+        ndd.reductions.sum(b)  # first call of this signature: the normal path
         total = ndd.reductions.sum(b)
         assert total._storage is not None  # computed before the call returned
     for got, src in zip(_arrays(total), b, strict=True):
