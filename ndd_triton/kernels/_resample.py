@@ -94,7 +94,7 @@ def axis_table(plan: AxisPlan) -> AxisTable:
     radius = _RADIUS[plan.interp] * widen
     c = centre - 0.5  # in index coordinates (pixel i centred at i)
     lo = np.ceil(c - radius).astype(np.int64)
-    taps = int(np.max(np.floor(c + radius).astype(np.int64) - lo)) + 1
+    taps = int((np.floor(c + radius).astype(np.int64) - lo).max()) + 1
     idx = lo[:, None] + np.arange(taps)
     x = (idx - c[:, None]) / widen
     if widen > 1.0:
@@ -103,8 +103,10 @@ def axis_table(plan: AxisPlan) -> AxisTable:
         x *= 1.0 - 1e-7
     w = _filter(plan.interp, x)
     total = w.sum(axis=1, keepdims=True)
-    w = w / np.where(total == 0.0, 1.0, total)
-    index = np.clip(idx, 0, n_in - 1).astype(np.int32)
+    total[total == 0.0] = 1.0
+    w /= total
+    # (ufuncs rather than np.clip/np.where: random crops build tables per sample)
+    index = np.minimum(np.maximum(idx, 0, out=idx), n_in - 1, out=idx).astype(np.int32)
     return _frozen(AxisTable(index, w.astype(np.float32)))
 
 
