@@ -1,9 +1,9 @@
 """sphere: radial "bulge" remap of each image (DALI `sphere`).
 
-With centre `c = ((W - 1) / 2, (H - 1) / 2)` and `d = max((W - 1) / 2, H / 2)` (fitted to
-DALI 2.4's outputs), output pixel `p` samples `c + (p - c) * |p - c| / d` (integer pixel
-coordinates): NN rounds half up, LINEAR blends the neighbours; points outside read
-`fill_value`. `mask=0` passes a sample through.
+With centre `c = ((W - 1) / 2, (H - 1) / 2)` and `d = max(W, H) // 2` (integer division;
+fitted to DALI 2.4's outputs; a 1x1 image gets the fill, or NaN with LINEAR), output pixel `p`
+samples `c + (p - c) * |p - c| / d` (integer pixel coordinates): NN rounds half up, LINEAR
+blends the neighbours; points outside read `fill_value`. `mask=0` passes a sample through.
 """
 
 from __future__ import annotations

@@ -42,3 +42,62 @@ def test_sphere_one_launch_and_errors():
     assert prof.records[0].gpu_launches == 1
     with pytest.raises(ValueError, match="sphere: argument 'interp_type': only INTERP_NN"):
         ndd.sphere(np.zeros((4, 5, 3), np.uint8), interp_type=3)
+
+
+# DALI 2.4 sphere (NN, fill_value=-1) on images whose pixel value is its flat index: the source
+# pixel each output pixel reads (-1 = fill), recorded with the real DALI (tools/dali_diff.py).
+_DALI_SPHERE_NN = {
+    (1, 1): [[-1]],
+    (1, 5): [[0, 2, 2, 3, 4]],
+    (3, 8): [
+        [0, 2, 11, 11, 12, 12, 5, 7],
+        [8, 10, 11, 11, 12, 12, 13, 15],
+        [16, 18, 11, 11, 12, 12, 21, 23],
+    ],
+    (4, 5): [[0, 1, 2, 3, -1], [5, 6, 7, 8, 9], [10, 11, 12, 13, 14], [15, 16, 17, 18, -1]],
+    (5, 5): [
+        [-1, 1, 2, 3, -1],
+        [5, 6, 12, 8, 9],
+        [10, 12, 12, 13, 14],
+        [15, 16, 17, 18, 19],
+        [-1, 21, 22, 23, -1],
+    ],
+    (6, 6): [
+        [0, 1, 2, 3, 4, 5],
+        [6, 7, 14, 15, 10, 11],
+        [12, 14, 14, 15, 15, 17],
+        [18, 20, 20, 21, 21, 23],
+        [24, 25, 20, 21, 28, 29],
+        [30, 31, 32, 33, 34, 35],
+    ],
+    (7, 3): [
+        [0, 1, 2],
+        [6, 7, 8],
+        [10, 10, 10],
+        [10, 10, 10],
+        [10, 10, 10],
+        [12, 13, 14],
+        [18, 19, 20],
+    ],
+}
+
+
+def test_sphere_nn_matches_dali_recorded():
+    shapes = list(_DALI_SPHERE_NN)
+    imgs = [np.arange(h * w, dtype=np.float32).reshape(h, w, 1) for h, w in shapes]
+    for dev in ("cpu", "gpu"):
+        out = ndd.sphere(ndd.as_batch(imgs, layout="HWC"), fill_value=-1.0, device=dev)
+        for (h, w), got in zip(shapes, out.cpu(), strict=True):
+            np.testing.assert_array_equal(np.asarray(got)[..., 0], _DALI_SPHERE_NN[(h, w)])
+
+
+def test_sphere_1x1_nn_fill_linear_nan():
+    img = ndd.as_batch([np.full((1, 1, 3), 9, np.uint8)], layout="HWC")
+    imgf = ndd.as_batch([np.full((1, 1, 2), 9, np.float32)], layout="HWC")
+    for dev in ("cpu", "gpu"):
+        nn = ndd.sphere(img, fill_value=4.0, device=dev).cpu()
+        lin = ndd.sphere(img, fill_value=4.0, interp_type=1, device=dev).cpu()
+        linf = ndd.sphere(imgf, fill_value=4.0, interp_type=1, device=dev).cpu()
+        assert np.asarray(nn.select(0)).tolist() == [[[4, 4, 4]]]  # DALI 2.4: fill
+        assert np.asarray(lin.select(0)).tolist() == [[[0, 0, 0]]]  # DALI 2.4: NaN -> 0
+        assert np.isnan(np.asarray(linf.select(0))).all()

@@ -27,7 +27,7 @@ def _sample(img, sx, sy, fill, interp, nn_shift, lin_shift):
 
 def _finish(res, dtype):
     if np.dtype(dtype).kind == "u":
-        res = np.clip(np.floor(res + 0.5), 0, 255)
+        res = np.nan_to_num(np.clip(np.floor(res + 0.5), 0, 255), nan=0.0)
     return res.astype(dtype)
 
 
@@ -57,11 +57,15 @@ def water_ref(
 
 
 def sphere_ref(img, fill_value=0.0, interp_type=0, mask=1):
-    """sphere: c + v |v| / d, c = ((W-1)/2, (H-1)/2), d = max((W-1)/2, H/2); NN rounds up."""
+    """sphere: c + v |v| / d, c = ((W-1)/2, (H-1)/2), d = max(W, H) // 2; NN rounds up.
+
+    A 1x1 image (d = 0) gets the fill with NN and NaN with LINEAR (DALI 2.4)."""
     if not mask:
         return img.copy()
     h, w = img.shape[:2]
-    cx, cy, d = (w - 1) / 2, (h - 1) / 2, max((w - 1) / 2, h / 2)
+    cx, cy, d = (w - 1) / 2, (h - 1) / 2, max(w, h) // 2
+    if d == 0:
+        return _finish(np.full(img.shape, np.nan if interp_type else float(fill_value)), img.dtype)
     res = np.zeros(img.shape)
     for y in range(h):
         for x in range(w):

@@ -55,18 +55,20 @@ def _remap_kernel(src, dst, samples, tiles, fill, ampl_x, ampl_y, freq_x, freq_y
     yi = idx // (c * w)
     x = xi.to(tl.float32)
     y = yi.to(tl.float32)
+    degenerate = w < 0  # sphere on a 1x1 image (d = 0): NN reads the fill, LINEAR gives NaN
     if MODE == 0:
         sx = x + ampl_x * tl.sin(freq_x * y + phase_x)
         sy = y + ampl_y * tl.cos(freq_y * x + phase_y)
     else:
         cx = (w - 1).to(tl.float32) * 0.5
         cy = (h - 1).to(tl.float32) * 0.5
-        d = tl.maximum(cx, h.to(tl.float32) * 0.5)
+        d = (tl.maximum(w, h) // 2).to(tl.float32)
         vx = x - cx
         vy = y - cy
-        r = tl.sqrt(vx * vx + vy * vy) / d
-        sx = cx + vx * r
-        sy = cy + vy * r
+        r = tl.sqrt(vx * vx + vy * vy) / tl.maximum(d, 1.0)
+        degenerate = d == 0
+        sx = tl.where(degenerate, -4.0, cx + vx * r)
+        sy = tl.where(degenerate, -4.0, cy + vy * r)
     sx = tl.minimum(tl.maximum(sx, -4.0), w.to(tl.float32) + 4.0)
     sy = tl.minimum(tl.maximum(sy, -4.0), h.to(tl.float32) + 4.0)
     base = src + tl.load(row + IN_OFF) + ch
@@ -86,6 +88,7 @@ def _remap_kernel(src, dst, samples, tiles, fill, ampl_x, ampl_y, freq_x, freq_y
         top = v00 + fx * (v01 - v00)
         bottom = v10 + fx * (v11 - v10)
         acc = top + fy * (bottom - top)
+        acc = tl.where(degenerate, float("nan"), acc)
     else:
         ix = tl.floor(sx + NN_SHIFT).to(tl.int32)
         iy = tl.floor(sy + NN_SHIFT).to(tl.int32)
@@ -94,6 +97,7 @@ def _remap_kernel(src, dst, samples, tiles, fill, ampl_x, ampl_y, freq_x, freq_y
         acc = tl.load(base + (yi * w + xi) * c, mask=mask, other=0).to(tl.float32)
     if ROUND:
         acc = tl.minimum(tl.maximum(tl.floor(acc + 0.5), 0.0), 255.0)
+        acc = tl.where(acc != acc, 0.0, acc)  # NaN -> 0
     tl.store(dst + tl.load(row + OUT_OFF) + idx, acc.to(dst.dtype.element_ty), mask=mask)
 
 
