@@ -6,7 +6,7 @@ included (hue up to 720 degrees, saturation -3..5, contrast -3..5, brightness up
 color_space_conversion pair, and gaussian_blur with per-sample sigmas. DALI runs in a
 subprocess (`--dali-python`, `nvidia.dali.experimental.dynamic`, CPU). Prints, per op, the
 largest |difference| and the share of bytes that differ; exits 1 if any difference exceeds 1.
-Usage: python perf/check_color_dali.py --dali-python /work/dali-venv/bin/python
+Usage: python perf/check_color_dali.py --dali-python /work/dali-venv/bin/python [--exact]
 """
 
 from __future__ import annotations
@@ -69,6 +69,8 @@ def run(nd: Any, types: Any) -> dict[str, list[np.ndarray]]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--dali-python", required=True)
+    parser.add_argument("--exact", action="store_true",
+                        help="turn ndd_triton's uint8 fast paths off (the exact float32 path)")
     parser.add_argument("--dali-worker", metavar="FILE", help=argparse.SUPPRESS)
     opts = parser.parse_args()
     if opts.dali_worker:
@@ -80,7 +82,11 @@ def main() -> None:
                                       for i, v in enumerate(vs)})  # fmt: skip
         return
     import ndd_triton as ndd
+    from ndd_triton.kernels.cpu import _color_u8, gaussian_blur
 
+    if opts.exact:
+        _color_u8.MIN_ELEMENTS = 1 << 62
+        gaussian_blur.u8_blur_is_float = lambda: False  # type: ignore[assignment]
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "dali.npz")
         subprocess.run([opts.dali_python, os.path.abspath(__file__), "--dali-python",
