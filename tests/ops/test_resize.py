@@ -232,6 +232,19 @@ def test_resize_u8_linear_fast_path_against_exact(shape, size, antialias, layout
     assert edge[:, cols].max(initial=0) <= 0.5 + 1e-3
 
 
+def test_resize_u8_linear_float_path_rounds_exactly(monkeypatch):
+    # With the fixed-point path switched off, uint8 LINEAR is the float band-GEMM path: the
+    # exact value rounded (within float32 error of ties).
+    from ndd_triton.kernels.cpu import resize as resize_kernel
+
+    monkeypatch.setattr(resize_kernel, "FIXED_POINT_LINEAR_U8", False)
+    image = _images([(48, 64, 3)], seed=4)[0]
+    for antialias in (True, False):
+        out = np.asarray(ndd.resize(image, size=[21, 29], antialias=antialias))
+        exact = ref.resize(image, "HWC", (21, 29), antialias=antialias, dtype=np.float64)
+        assert np.abs(out - exact).max() <= 0.5 + 1e-3
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_resize_u8_linear_fast_path_windows_and_mirror(seed):
     # Integer windows (random_resized_crop, resize_crop_mirror) and mirrored axes: the taps of

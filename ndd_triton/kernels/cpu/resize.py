@@ -28,6 +28,10 @@ from ndd_triton.ops import resize
 from ndd_triton.schema import SampleArgs
 
 _SMALL_INNER = 16  # below this many trailing elements, move the axis last before the GEMM
+# uint8 LINEAR/TRIANGULAR 2-D samples go through torch's fixed-point resampler (border outputs
+# recomputed exactly): ~2.5x faster, outputs within 1 of DALI's but 1 off on 10-18% of the
+# pixels where this float path is off on 0-1% (see _resize_linear_u8). False: float path only.
+FIXED_POINT_LINEAR_U8 = True
 
 
 def _band_slices(plan: AxisPlan) -> list[tuple[int, int, int, int, np.ndarray]]:
@@ -164,7 +168,7 @@ def _next_axis(t: torch.Tensor, order: list[int], todo: dict[int, AxisPlan]) -> 
 def resample(out: np.ndarray, inp: np.ndarray, layout: str, letters: str,
              plans: list[AxisPlan]) -> None:  # fmt: skip
     """Resample the spatial axes `letters` of one sample into `out`."""
-    if linear_u8_fast(out, inp, layout, letters, plans):
+    if FIXED_POINT_LINEAR_U8 and linear_u8_fast(out, inp, layout, letters, plans):
         return
     t = torch.from_numpy(inp)
     order = list(range(inp.ndim))
