@@ -8,10 +8,15 @@ sample through unchanged (a scalar mask is honoured, unlike DALI 2.4's quirk).
 
 from __future__ import annotations
 
+import math
+
 from ndd_triton._dtype import float32, uint8
 from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec, same_as_input
 
 REMAP_DTYPES = (uint8, float32)
+# DALI documents the default frequency as 0.049087; it is 2 pi / 128 exactly (the difference flips
+# floor() where a wave crosses zero, e.g. at x = 32: checked against DALI 2.4).
+_FREQ = 2 * math.pi / 128
 
 
 def remap_args() -> tuple[Arg, ...]:
@@ -42,8 +47,8 @@ schema = OpSchema(
     args=(
         Arg("ampl_x", "float", default=10.0, doc="Amplitude of the x displacement (pixels)."),
         Arg("ampl_y", "float", default=10.0, doc="Amplitude of the y displacement (pixels)."),
-        Arg("freq_x", "float", default=0.049087, doc="Frequency of the x wave (rad / pixel)."),
-        Arg("freq_y", "float", default=0.049087, doc="Frequency of the y wave (rad / pixel)."),
+        Arg("freq_x", "float", default=_FREQ, doc="Frequency of the x wave (rad / pixel)."),
+        Arg("freq_y", "float", default=_FREQ, doc="Frequency of the y wave (rad / pixel)."),
         Arg("phase_x", "float", default=0.0, doc="Phase of the x wave (rad)."),
         Arg("phase_y", "float", default=0.0, doc="Phase of the y wave (rad)."),
         *remap_args(),

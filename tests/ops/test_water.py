@@ -65,3 +65,15 @@ def test_water_one_launch_and_errors():
         ndd.water(img, interp_type=2)
     with pytest.raises(TypeError, match="water: input 0 has dtype i16"):
         ndd.water(img.astype(np.int16))
+
+
+def test_water_default_frequency_is_2pi_over_128():
+    # DALI 2.4, default waves, fill -1, on a 5x42 image holding its flat pixel index: columns
+    # 30..34. At x = 32 the y wave crosses zero (cos(pi/2) < 0 in float32): with the documented
+    # 0.049087 instead of 2 pi / 128 the floor would not drop a row there.
+    expected = [[30, 31, -1, -1, -1], [72, 73, 32, 33, 34], [114, 115, 74, 75, 76],
+                [157, 158, 117, 118, 119], [199, 200, 159, 160, 161]]  # fmt: skip
+    idx = np.arange(5 * 42, dtype=np.float32).reshape(5, 42, 1)
+    for dev in ("cpu", "gpu"):
+        out = ndd.water(ndd.as_batch([idx], layout="HWC"), fill_value=-1.0, device=dev).cpu()
+        np.testing.assert_array_equal(np.asarray(out.select(0))[:, 30:35, 0], expected)
