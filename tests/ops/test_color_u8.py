@@ -36,7 +36,8 @@ def random_tables(rng, count, scale):
 def test_opencv_computes_the_models():
     """Bit-exact on random colours (SIMD body) for general, diagonal and extreme matrices."""
     cv2 = pytest.importorskip("cv2")
-    assert u8.opencv_matches_model()
+    assert u8.transform_matches_model()
+    assert u8.gray_matches_model()
     x = np.zeros((16, 16, 3), np.uint8)  # a typical colour_twist matrix takes the fast path
     assert u8.apply_u8(np.empty_like(x), x, hsv_matrices([30.0], [0.8], [1.1])[0], np.ones(3))
     rng = np.random.default_rng(0)

@@ -6,7 +6,7 @@ of the colour ops (atol 1). Outputs are exactly DALI's wherever the paths below 
 
 Proof for the fixed-point paths (`cv2.transform` on uint8, 3 channels in and out). OpenCV
 (`transform_8u`, 10 fractional bits, checked against `transform_u8_model` by a probe on first
-use and exhaustively by tests) computes `S = Σ_c q_c·p_c + q_o` in int32 with
+use and by tests) computes `S = Σ_c q_c·p_c + q_o` in int32 with
 `q_c = rint(1024·m_c)`, `q_o = rint(1024·o)`, and stores `sat(floor(S/1024 + 1/2))` (the scalar
 tail uses `rint(1024·fl(o + 1/2))` and a floor: its offset errs by at most 2^-10). 1024·m is
 exact in float32, so `|q_c/1024 - m_c| <= 2^-11`, and with `p_c <= 255`:
@@ -130,31 +130,41 @@ def gray_u8_model(pixels: np.ndarray, bgr: bool = False) -> np.ndarray:
     return ((pixels.reshape(-1, 3).astype(np.int64) @ weights + (1 << 14)) >> 15).astype(np.uint8)
 
 
-@functools.cache
-def opencv_matches_model() -> bool:
-    """One-time probe: OpenCV's uint8 transform and gray conversion equal the models above.
-
-    The error bound is proved for those models; an OpenCV build that computes something else
-    (other weight precision, no SIMD body) turns the fixed-point paths off instead.
-    """
-    cv2 = cv2_module()
-    rng = np.random.default_rng(1234)
-    pixels = rng.integers(0, 256, (4096, 1, 3), dtype=np.uint8)
+def _probe_pixels() -> np.ndarray:
+    """4096 random colours and the 8 corners of the RGB cube, as `[4096, 1, 3]` uint8."""
+    pixels = np.random.default_rng(1234).integers(0, 256, (4096, 1, 3), dtype=np.uint8)
     pixels[:8] = [[[0, 0, 0]], [[255, 255, 255]], [[255, 0, 0]], [[0, 255, 0]], [[0, 0, 255]],
                   [[255, 255, 0]], [[0, 255, 255]], [[255, 0, 255]]]  # fmt: skip
+    return pixels
+
+
+@functools.cache
+def transform_matches_model() -> bool:
+    """One-time probe: OpenCV's uint8 `transform` equals `transform_u8_model`.
+
+    The error bound is proved for that model; an OpenCV build that computes something else
+    (other weight precision, no SIMD body) turns the fixed-point transform paths off instead.
+    """
+    cv2 = cv2_module()
+    rng = np.random.default_rng(4321)
+    pixels = _probe_pixels()
     tables = [transform_table(rng.uniform(-2, 2, (3, 3)), rng.uniform(-300, 300, 3)),
               transform_table(np.diag([1.37] * 3), np.full(3, -21.3)),
               transform_table(rng.uniform(-MAX_COEFFICIENT, MAX_COEFFICIENT, (3, 3)),
                               rng.uniform(-MAX_OFFSET, MAX_OFFSET, 3))]  # fmt: skip
-    for table in tables:
-        got = cv2.transform(pixels, table).reshape(-1, 3)
-        if not np.array_equal(got, transform_u8_model(pixels, table)):
-            return False
-    for code, bgr in ((cv2.COLOR_RGB2GRAY, False), (cv2.COLOR_BGR2GRAY, True)):
-        got = cv2.cvtColor(pixels.reshape(64, 64, 3), code).reshape(-1)
-        if not np.array_equal(got, gray_u8_model(pixels, bgr)):
-            return False
-    return True
+    return all(np.array_equal(cv2.transform(pixels, table).reshape(-1, 3),
+                              transform_u8_model(pixels, table)) for table in tables)  # fmt: skip
+
+
+@functools.cache
+def gray_matches_model() -> bool:
+    """One-time probe: OpenCV's uint8 RGB/BGR -> GRAY `cvtColor` equals `gray_u8_model`."""
+    cv2 = cv2_module()
+    square = _probe_pixels().reshape(64, 64, 3)
+    return all(np.array_equal(cv2.cvtColor(square, code).reshape(-1),
+                              gray_u8_model(square, bgr))
+               for code, bgr in ((cv2.COLOR_RGB2GRAY, False),
+                                 (cv2.COLOR_BGR2GRAY, True)))  # fmt: skip
 
 
 def exact_table(gain: np.ndarray, offset: np.ndarray) -> np.ndarray:
@@ -183,7 +193,7 @@ def _transform(out: np.ndarray, inp: np.ndarray, table: np.ndarray) -> None:
 
 def _elementwise_plan(gain: np.float32, bias: np.float32) -> Runner | None:
     """`gain · x + bias` on flat bytes: three at a time through a diagonal 3x3 transform."""
-    if not fits_fixed_point(np.array([gain]), np.array([bias])) or not opencv_matches_model():
+    if not fits_fixed_point(np.array([gain]), np.array([bias])) or not transform_matches_model():
         return None
     table = transform_table(np.diag([gain] * 3), np.full(3, bias))
     tail = exact_table(gain, bias)[:, 0]
@@ -205,7 +215,7 @@ def _three_to_three_plan(matrix: np.ndarray, offset: np.ndarray) -> Runner | Non
         return lambda out, inp: np.copyto(out, inp)
     if not offset.any() and (matrix == _SWAP).all():
         return lambda out, inp: _into(out, cv2.cvtColor(inp, cv2.COLOR_RGB2BGR, dst=out))
-    if not fits_fixed_point(matrix, offset) or not opencv_matches_model():
+    if not fits_fixed_point(matrix, offset) or not transform_matches_model():
         return None
     table = transform_table(matrix, offset)
     return lambda out, inp: _transform(out, inp, table)
@@ -224,7 +234,7 @@ def _three_to_one_plan(matrix: np.ndarray, offset: np.ndarray) -> Runner | None:
             _into(plane, cv2.LUT(plane, table, dst=plane))
 
         return run
-    if offset[0] != 0 or not opencv_matches_model():
+    if offset[0] != 0 or not gray_matches_model():
         return None
     for weights, code in ((GRAY_WEIGHTS, cv2.COLOR_RGB2GRAY), (GRAY_WEIGHTS[::-1],
                                                                cv2.COLOR_BGR2GRAY)):  # fmt: skip
