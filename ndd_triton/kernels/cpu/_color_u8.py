@@ -2,7 +2,7 @@
 
 Precision contract: every uint8 output of these paths is within 1 of DALI's result, which is
 the float32 affine map rounded half away from zero and saturated; that is the golden tolerance
-of the colour ops (atol 1). Outputs are exactly DALI's wherever the paths below say "exact".
+of the colour ops (atol 1). Paths marked "exact" give the exact float path's bytes.
 
 Proof for the fixed-point paths (`cv2.transform` on uint8, 3 channels in and out). OpenCV
 (`transform_8u`, 10 fractional bits, checked against `transform_u8_model` by a probe on first
