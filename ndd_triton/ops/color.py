@@ -98,10 +98,11 @@ def _infer_hsv(call: Call) -> OutputSpec:
 
 
 def _infer_color_twist(call: Call) -> OutputSpec:
-    # out = brightness · (contrast · (M · in - c) + c), c = half range of the input type
+    # out = brightness · (contrast · (M · in - c) + c), c = 0.5 for float inputs and 128 for
+    # every integer type (DALI 2.4: i16 and i32 too, unlike `contrast`'s half range)
     b, c = call.brightness, call.contrast
     matrix = (b * c)[:, None, None] * _hsv(call, call.hue, call.saturation)
-    center = half_range(call.inputs[0].dtype)
+    center = 0.5 if call.inputs[0].dtype.is_float else 128.0
     offset = np.repeat((b * (1.0 - c) * center)[:, None], 3, axis=1)
     return _spec(call, matrix, offset, _out_dtype(call))
 

@@ -129,6 +129,29 @@ def test_color_twist_per_sample_and_sequences():
              layout="DHWC", atol=1e-5, all_modes=False)  # fmt: skip
 
 
+@pytest.mark.parametrize("dtype", [np.int16, np.int32])
+def test_color_twist_integer_contrast_centre_is_128(dtype):
+    # DALI 2.4 (recorded): contrast=0.5 on [0, 100, 200] gives [64, 114, 164] for i16 and i32
+    # (centre 128, not contrast's half range 16384 / 2**30); i16 [0, 10000, 20000] gives
+    # [64, 5064, 10064], and [64, 255, 255] with dtype=uint8.
+    for dev in ("cpu", "gpu"):
+        t = ndd.as_tensor(np.array([[[0, 100, 200]]], dtype), layout="HWC")
+        got = ndd.color_twist(t, contrast=0.5, device=dev).cpu()
+        assert np.asarray(got).tolist() == [[[64, 114, 164]]]
+        t = ndd.as_tensor(np.array([[[0, 10000, 20000]]], dtype), layout="HWC")
+        got = ndd.color_twist(t, contrast=0.5, device=dev).cpu()
+        assert np.asarray(got).tolist() == [[[64, 5064, 10064]]]
+        got = ndd.color_twist(t, contrast=0.5, dtype=ndd.uint8, device=dev).cpu()
+        assert np.asarray(got).tolist() == [[[64, 255, 255]]]
+    xi = images([(4, 5, 3)], np.int16)
+
+    def ref(s, contrast=1.0, hue=0.0):
+        return ref_matrix(s, contrast * hsv_matrix(hue), (1 - contrast) * 128.0)
+
+    check_op(ndd.color_twist, xi, ref, args={"contrast": 0.7, "hue": 20.0}, layout="HWC",
+             atol=1, all_modes=False)  # fmt: skip
+
+
 def test_color_errors():
     x = np.zeros((2, 3, 3), np.uint8)
     with pytest.raises(ValueError, match="brightness: input 0 has layout 'CHW'"):
