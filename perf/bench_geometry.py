@@ -6,7 +6,9 @@ Workloads (uint8 HWC, random pixels, same seed everywhere):
   aspect ranges, a seeded RNG: ndd_triton rows see the same windows, DALI its own);
 * crop_mirror_normalize: 224x224 centre crop of 480x640x3 to float32 CHW, ImageNet mean/std.
 
-Rows: ndd_triton (this tree), ndd_triton "before" (another checkout given by `--before`,
+Rows: ndd_triton (this tree), ndd_triton "float" (this tree with the uint8 fixed-point resize
+path switched off: `kernels.cpu.resize.FIXED_POINT_LINEAR_U8 = False`, crop_mirror_normalize
+unchanged), ndd_triton "before" (another checkout given by `--before`,
 imported in a subprocess), DALI 2.4 dynamic mode on the CPU (`--dali-python`, a subprocess:
 black box), and plain libraries: torch `F.interpolate(bilinear, antialias=True)` on uint8 (the
 fixed-point path torchvision v2 calls) and float32, OpenCV `cv2.resize` (INTER_LINEAR and
@@ -147,7 +149,11 @@ def worker(kind: str, opts: argparse.Namespace) -> list[Row]:
         return dynamic_rows(dali_ndd, opts, "DALI 2.4", with_context=False)
     import ndd_triton as ndd
 
-    label = "ndd_triton before" if kind == "before" else "ndd_triton"
+    label = {"before": "ndd_triton before", "ndd": "ndd_triton"}.get(kind, "ndd_triton float")
+    if kind == "float":  # the exact float path for uint8 LINEAR too
+        from ndd_triton.kernels.cpu import resize
+
+        resize.FIXED_POINT_LINEAR_U8 = False
     assert (kind == "before") == (os.path.dirname(os.path.dirname(ndd.__file__))
                                   == os.environ.get("PYTHONPATH")), ndd.__file__
     return dynamic_rows(ndd, opts, label, with_context=True)
@@ -175,7 +181,8 @@ def main() -> None:
                         help="folder holding an older ndd_triton package (subprocess rows)")
     parser.add_argument("--dali-python", default="/work/dali-venv/bin/python",
                         help="interpreter with nvidia.dali ('' to skip)")
-    parser.add_argument("--worker", choices=["ndd", "before", "dali"], help=argparse.SUPPRESS)
+    parser.add_argument("--worker", choices=["ndd", "float", "before", "dali"],
+                        help=argparse.SUPPRESS)  # fmt: skip
     opts = parser.parse_args()
     if opts.worker:
         print(json.dumps(worker(opts.worker, opts)))
@@ -185,6 +192,7 @@ def main() -> None:
     best: dict[tuple[str, str], Row] = {}
     for _ in range(opts.rounds):
         rows = subprocess_rows(sys.executable, "ndd", opts)
+        rows += subprocess_rows(sys.executable, "float", opts)
         if opts.before:
             rows += subprocess_rows(sys.executable, "before", opts, opts.before)
         if opts.dali_python and os.path.exists(opts.dali_python):
