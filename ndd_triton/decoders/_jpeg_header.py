@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 _MODES = {1: "L", 3: "RGB", 4: "CMYK"}
+_HEADER_BYTES = 1 << 16
 # Segments that Pillow skips or stores without parsing: DHT, DAC, DQT (checked), DNL, DRI,
 # EXP, COM and the APPn (checked below).
 _SKIPPED = {0xC4, 0xCC, 0xDB, 0xDC, 0xDD, 0xDF, 0xFE, *range(0xE0, 0xF0)}
@@ -68,7 +69,7 @@ def read_jpeg_header(data: np.ndarray, max_pixels: int) -> tuple[str, int, int, 
     """(mode, height, width, channels) of a plain JPEG, or None (ask Pillow)."""
     if data.size < 4 or data[0] != 0xFF or data[1] != 0xD8 or data[2] != 0xFF:
         return None
-    b = data.tobytes()
+    b = data[:_HEADER_BYTES].tobytes()  # a longer header (big ICC profile) goes to Pillow
     n = len(b)
     at = 2
     frame = None

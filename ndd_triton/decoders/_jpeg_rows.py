@@ -55,6 +55,8 @@ def _sequential_frame(b: bytes) -> tuple[int, int, int, int, int] | None:
         if length < 2 or end > len(b):
             return None
         if marker in (0xC0, 0xC1):
+            if length < 8:
+                return None
             components = b[at + 9]
             if length != 8 + 3 * components:
                 return None
@@ -66,7 +68,7 @@ def _sequential_frame(b: bytes) -> tuple[int, int, int, int, int] | None:
         elif marker == 0xDD and length == 4 and (b[at + 4] or b[at + 5]):
             return None  # restart markers would be read as stray markers after the last row
         elif marker == 0xDA:
-            if frame is None or b[at + 4] != frame[4]:
+            if frame is None or length < 3 or b[at + 4] != frame[4]:
                 return None  # no frame, or not one interleaved scan of every component
             return frame[0], frame[1], frame[2], frame[3], end
         at = end
