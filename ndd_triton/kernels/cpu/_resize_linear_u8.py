@@ -149,9 +149,10 @@ def linear_u8_fast(out: np.ndarray, inp: np.ndarray, layout: str, letters: str,
     (h0, nh, flip_h), (w0, nw, flip_w) = recipe.windows
     x = torch.from_numpy(src[h0:h0 + nh, w0:w0 + nw]).permute(2, 0, 1).unsqueeze(0)
     view = dst[::-1 if flip_h else 1, ::-1 if flip_w else 1]
-    if flip_h or flip_w or min(nh, nw, ph.n_out, pw.n_out) == 1:
+    if flip_h or flip_w or min(nh, nw, ph.n_out, pw.n_out) == 1 or not out.flags.c_contiguous:
         # Negative strides cannot be a torch `out=`; with a unit extent torch's `out=` form
-        # misreads the strides of some channel counts (measured: 5 channels, W = 1).
+        # misreads the strides of some channel counts (measured: 5 channels, W = 1); it was
+        # checked on contiguous HWC and CHW outputs only.
         y = F.interpolate(x, size=(ph.n_out, pw.n_out), mode="bilinear", antialias=ph.antialias)
         np.copyto(view, y[0].permute(1, 2, 0).numpy())
     else:
