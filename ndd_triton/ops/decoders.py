@@ -3,15 +3,19 @@
 Encoded images are 1-D uint8 samples holding the file bytes. These ops take host inputs
 (`cpu_inputs=True`): inference reads every sample's header with Pillow (no pixel decode), so
 output shapes are known before the run, and a corrupt, empty or oversized (decompression bomb)
-sample fails at the call, naming the op and the sample index (a pending input, e.g. from
-`io.file.read` in deferred mode, is evaluated at that point). Crop, slice and random windows
-are computed in inference too (`ops/_decoder_windows.py`); random ones from `rng=` or the
-default RNG, so a checkpoint needs only the RNG state.
+sample fails at the call, naming the op, the sample index and, for data from a reader, the
+sample's source file (a pending input, e.g. from `io.file.read` in deferred mode, is evaluated
+at that point); a sample that fails while decoding is named the same way. Crop, slice and
+random windows are computed in inference too (`ops/_decoder_windows.py`); random ones from
+`rng=` or the default RNG, so a checkpoint needs only the RNG state.
 
 Decoding is CPU work on either device: the CPU kernel decodes each sample with Pillow
-(libjpeg-turbo; bit-exact with DALI's CPU decoder) on the thread pool. With `device="gpu"` the
-encoded bytes stay on the host; the GPU kernel decodes with nvImageCodec when it is installed
-and CUDA is real, and otherwise decodes on the CPU and uploads the batch in one packed copy.
+(libjpeg-turbo; bit-exact with DALI's CPU decoder) on the thread pool. For crop, slice and
+random windows of baseline RGB JPEGs it decodes only the rows down to the window's last one
+(`decoders/_jpeg_rows.py`, same pixels), so a file truncated below the window still decodes.
+With `device="gpu"` the encoded bytes stay on the host; the GPU kernel decodes with
+nvImageCodec when it is installed and CUDA is real, and otherwise decodes on the CPU and
+uploads the batch in one packed copy.
 There is no Triton kernel for decoding: entropy decoding is serial per image and belongs to
 nvJPEG/nvImageCodec, not to a hand-written kernel.
 """
@@ -86,16 +90,21 @@ def encoded_samples(call: Call, meta: InputMeta, what: str = "input 0") -> list[
 
 
 def read_headers(call: Call) -> np.ndarray:
-    """Parse every sample's header; derive `encoded`/`info`; returns `[N, 3]` decoded shapes."""
+    """Parse every sample's header; derive `encoded`/`info`/`source` (the reader's file name
+    or None, for messages); returns `[N, 3]` decoded shapes."""
     pil = _pillow()
+    from ndd_triton.decoders import _sources
+
     samples = encoded_samples(call, call.inputs[0])
+    sources = _sources.sample_sources(samples)
     infos = []
     for i, data in enumerate(samples):
         try:
             infos.append(pil.read_info(data))
         except pil.ImageError as e:
-            raise call.error(f"sample {i}: {e}", RuntimeError) from None
+            raise call.error(f"{_sources.describe(i, sources[i])}: {e}", RuntimeError) from None
     call.derive("encoded", samples, per_sample=True)
+    call.derive("source", sources, per_sample=True)
     call.derive("info", infos, per_sample=True)
     output_type = int(call.values.get("output_type", call.values.get("image_type", 0)))
     shapes = [info.shape(output_type, bool(call.adjust_orientation)) for info in infos]
