@@ -1,9 +1,11 @@
 """one_hot: expand class indices into one-hot vectors along a new axis (ops.md §4.10).
 
 Float inputs are truncated (1.7 is class 1); indices outside `[0, num_classes)` give all
-`off_value`; on/off values are converted to `dtype` with round + saturate. DALI's legacy
-rule: when every sample holds exactly one element with shape (1,), the samples are treated as
-scalars (result `(num_classes,)`).
+`off_value`; on/off values are converted to `dtype` as DALI 2.4 does (C++ float -> int casts:
+truncation toward zero, wrap-around into narrow types; NaN / out of int32 range -> INT32_MIN
+first). DALI's legacy rule: when `axis` is not given and every sample holds exactly one element
+with shape (1,), the samples are treated as scalars (result `(num_classes,)`); an explicit
+`axis` (even -1) keeps the (1,) axis.
 """
 
 from __future__ import annotations
@@ -15,6 +17,23 @@ from ndd_triton.ops._tensor_args import insert_letters
 from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 
+def on_off_values(on: float, off: float, dtype: np.dtype) -> np.ndarray:
+    """`[on, off]` converted like DALI 2.4's C++ casts (recorded on x86-64): floats pass through;
+    integer types truncate toward zero, then wrap into the type (u8: 300.7 -> 44, -1.6 -> 255).
+    Types up to 32 bits go through int32 (NaN / out of range -> INT32_MIN, so 1e10 -> 0 in u8);
+    u32 / i64 / u64 go through int64 the same way. bool: nonzero."""
+    v = np.array([on, off], np.float64)
+    dtype = np.dtype(dtype)
+    if dtype.kind in "fb":
+        return v.astype(dtype)
+    bits = 32 if dtype.itemsize < 4 or dtype == np.int32 else 64
+    lo = -(2.0 ** (bits - 1))
+    with np.errstate(invalid="ignore"):
+        t = np.trunc(v)
+        t = np.where(np.isnan(t) | (t < lo) | (t >= -lo), lo, t).astype(np.int64)
+    return t.astype(dtype)  # two's complement wrap
+
+
 def _infer(call: Call) -> OutputSpec:
     inp = call.inputs[0]
     classes = int(call.num_classes)
@@ -24,19 +43,21 @@ def _infer(call: Call) -> OutputSpec:
         raise call.error("argument 'dtype' is bfloat16; one_hot does not support it", TypeError)
     shapes = inp.shapes
     layout = inp.layout
-    if inp.ndim == 1 and len(shapes) and (shapes == 1).all():  # DALI's legacy scalar rule
+    legacy = call.axis is None
+    if legacy and inp.ndim == 1 and len(shapes) and (shapes == 1).all():  # legacy scalar rule
         shapes = shapes[:, :0]
         layout = None
     ndim = shapes.shape[1]
-    axis = int(call.axis)
+    axis = -1 if legacy else int(call.axis)
     if axis == -1:
         axis = ndim
     if not 0 <= axis <= ndim:
-        raise call.error(f"argument 'axis' {int(call.axis)} is out of range for {ndim}-D input "
+        raise call.error(f"argument 'axis' {axis} is out of range for {ndim}-D input "
                          f"(expected -1 or 0..{ndim})", RuntimeError)  # fmt: skip
     if call.axis_name is not None and len(call.axis_name) != 1:
         raise call.error(f"argument 'axis_name' must be one letter; got {call.axis_name!r}")
     call.derive("position", axis)
+    call.derive("on_off", on_off_values(call.on_value, call.off_value, call.dtype.numpy_dtype))
     call.derive("sample_shapes", shapes, per_sample=True)
     out = np.insert(shapes, axis, classes, axis=1).astype(np.int64)
     return OutputSpec(call.dtype, out, insert_letters(layout, ndim, [axis],
@@ -49,7 +70,8 @@ schema = OpSchema(
     inputs=(Input("input"),),
     args=(
         Arg("num_classes", "int", default=0, doc="Length of the new axis (0: empty output)."),
-        Arg("axis", "int", default=-1, doc="Position of the new axis (-1: appended)."),
+        Arg("axis", "int", doc="Position of the new axis (-1 or absent: appended; absent also "
+            "applies DALI's legacy rule: samples of shape (1,) count as scalars)."),
         Arg("axis_name", "layout", doc="Layout letter of the new axis."),
         Arg("dtype", "dtype", default=float32, doc="Output data type."),
         Arg("on_value", "float", default=1.0, doc="Value at the class index (cast to dtype)."),

@@ -37,7 +37,8 @@ def test_one_hot_dtype_and_values(dtype, on, off):
         np.array([0.0, 1.7, -0.5, 2.99, np.nan, 4.0], np.float32),
         np.array([3.2, -7.0], np.float32),
     ]
-    expected_on, expected_off = (255, 0) if dtype == np.uint8 else (on, off)
+    # DALI 2.4 truncates and wraps: 300 -> 44, -2.6 -> -2 -> 254 in uint8
+    expected_on, expected_off = (44, 254) if dtype == np.uint8 else (on, off)
 
     def ref(s, **a):
         return ref_one_hot(s, 4, on_value=expected_on, off_value=expected_off, dtype=dtype)
@@ -53,6 +54,12 @@ def test_one_hot_scalars_and_legacy_single_element():
              args={"num_classes": 4}, all_modes=False)  # fmt: skip
     out = ndd.one_hot(ndd.as_batch([np.array([1]), np.array([3])]), num_classes=4)
     assert out.shape == [(4,), (4,)]
+    # DALI 2.4 (recorded): an explicit axis, even -1, turns the legacy rule off
+    ones = ndd.as_batch([np.array([1], np.int32), np.array([2], np.int32)])
+    assert ndd.one_hot(ones, num_classes=3, axis=-1).shape == [(1, 3), (1, 3)]
+    assert ndd.one_hot(ones, num_classes=3, axis=0).shape == [(3, 1), (3, 1)]
+    assert np.asarray(ndd.one_hot(ones, num_classes=3, axis=1).select(0)).tolist() == [[0, 1, 0]]
+    assert ndd.one_hot(ones, num_classes=3, dtype=ndd.int32).shape == [(3,), (3,)]
     assert ndd.one_hot(np.array([1, 2]), num_classes=0).shape == (2, 0)
 
 
@@ -83,3 +90,31 @@ def test_one_hot_one_launch_per_ragged_batch():
         ndd.one_hot(batch, num_classes=4).evaluate()
     (record,) = prof.records
     assert record.gpu_launches == 1
+
+
+# DALI 2.4 (recorded on x86-64): on_value -> output value, per dtype (C++ float -> int casts).
+_VALUES = [197.8, -1.6, 300.7, -300.2, 1e10, -1e10, 70000.5, 0.5, -0.5, 2.5, 3e9, -3e9]
+_DALI_ON_VALUES = {
+    "uint8": [197, 255, 44, 212, 0, 0, 112, 0, 0, 2, 0, 0],
+    "int8": [-59, -1, 44, -44, 0, 0, 112, 0, 0, 2, 0, 0],
+    "int16": [197, -1, 300, -300, 0, 0, 4464, 0, 0, 2, 0, 0],
+    "uint16": [197, 65535, 300, 65236, 0, 0, 4464, 0, 0, 2, 0, 0],
+    "int32": [197, -1, 300, -300, -(2**31), -(2**31), 70000, 0, 0, 2, -(2**31), -(2**31)],
+    "uint32": [197, 2**32 - 1, 300, 4294966996, 1410065408, 2884901888, 70000, 0, 0, 2,
+               3000000000, 1294967296],
+    "int64": [197, -1, 300, -300, 10**10, -(10**10), 70000, 0, 0, 2, 3 * 10**9, -3 * 10**9],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", list(_DALI_ON_VALUES))
+def test_one_hot_on_off_value_conversion_matches_dali(dtype):
+    x = ndd.as_tensor(np.array([0, 1], np.int32))
+    for dev in ("cpu", "gpu"):
+        got = []
+        for v in _VALUES:
+            out = ndd.one_hot(x, num_classes=2, dtype=getattr(ndd, dtype), on_value=7.0,
+                              off_value=v, device=dev).cpu()  # fmt: skip
+            arr = np.asarray(out)
+            assert arr[0, 0] == 7
+            got.append(int(arr[0, 1]))
+        assert got == _DALI_ON_VALUES[dtype]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton._convert import convert_numpy
 from ndd_triton.kernels import register
 from ndd_triton.ops import one_hot
 from ndd_triton.schema import SampleArgs
@@ -20,6 +19,5 @@ def one_hot_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
     grid = [1] * out.ndim
     grid[pos] = out.shape[pos]
     hot = np.expand_dims(ids, pos) == np.arange(out.shape[pos]).reshape(grid)
-    with np.errstate(all="ignore"):  # out-of-range on/off values saturate
-        on, off = convert_numpy(np.array([arg.on_value, arg.off_value]), out.dtype)
+    on, off = arg.on_off  # converted as DALI does (ops/one_hot.py)
     out[...] = np.where(hot, on, off)

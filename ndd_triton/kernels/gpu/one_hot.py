@@ -6,7 +6,6 @@ import numpy as np
 import triton
 import triton.language as tl
 
-from ndd_triton._convert import convert_numpy
 from ndd_triton.kernels import register
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
 from ndd_triton.ops import one_hot
@@ -54,7 +53,6 @@ def one_hot_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     classes = np.full(out.batch_size, out.shapes[0, pos] if out.batch_size else 0, np.int64)
     samples = np.stack([inp.offsets, out.offsets, out.sizes, classes, inner], axis=1)
     tiles = tile_table(out.sizes, TILE)
-    with np.errstate(all="ignore"):  # out-of-range on/off values saturate
-        on_off = convert_numpy(np.array([arg.on_value, arg.off_value]), out.dtype.numpy_dtype)
+    on_off = np.ascontiguousarray(arg.on_off)  # converted as DALI does (ops/one_hot.py)
     run.launch(_one_hot_kernel, (len(tiles),), inp.data, out.data, samples, on_off, tiles,
                BLOCK=TILE)  # fmt: skip
