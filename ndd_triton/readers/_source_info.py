@@ -4,6 +4,11 @@ Readers tag each sample's torch tensor with the path it came from. The tag is ke
 tensor object, so it follows the sample through `Batch.select`, iteration and `Tensor`
 wrapping (they share the tensor) and disappears with it; data copied by an operator (or moved
 to another device) no longer carries it, as the property describes the reader's output.
+
+Operators see their host inputs as NumPy views, not as the tagged tensors, so the tag is also
+kept by memory: `source_of_memory(array)` names the reader sample whose bytes the array views
+(the same address and size), which is how a decoder names the file it cannot decode. Empty
+samples have no address and are not found this way.
 """
 
 from __future__ import annotations
@@ -16,20 +21,49 @@ import torch
 
 _lock = threading.Lock()
 _sources: dict[int, str] = {}
+# (address, nbytes) of a tagged host sample's bytes -> {id(sample): source}. The bytes stay
+# allocated while the sample lives, so an entry never outlives the memory it describes.
+_by_memory: dict[tuple[int, int], dict[int, str]] = {}
 
 
-def _forget(key: int) -> None:
+def _forget(key: int, memory: tuple[int, int] | None) -> None:
     with _lock:
         _sources.pop(key, None)
+        if memory is not None:
+            owners = _by_memory.get(memory)
+            if owners is not None:
+                owners.pop(key, None)
+                if not owners:
+                    del _by_memory[memory]
+
+
+def _memory_key(sample: torch.Tensor) -> tuple[int, int] | None:
+    if sample.device.type != "cpu" or sample.numel() == 0 or not sample.is_contiguous():
+        return None
+    return sample.data_ptr(), sample.numel() * sample.element_size()
 
 
 def tag(samples: list[torch.Tensor], sources: list[str]) -> None:
     """Remember `sources[i]` as the origin of `samples[i]`."""
+    memories = [_memory_key(sample) for sample in samples]
     with _lock:
-        for sample, source in zip(samples, sources, strict=True):
+        for sample, source, memory in zip(samples, sources, memories, strict=True):
             _sources[id(sample)] = source
-    for sample in samples:
-        weakref.finalize(sample, _forget, id(sample))
+            if memory is not None:
+                _by_memory.setdefault(memory, {})[id(sample)] = source
+    for sample, memory in zip(samples, memories, strict=True):
+        weakref.finalize(sample, _forget, id(sample), memory)
+
+
+def source_of_memory(array: Any) -> str | None:
+    """The source of the reader sample whose bytes `array` (a NumPy array) views exactly, or
+    None (not a reader sample, a copy, a part of one, or an empty sample)."""
+    if array.size == 0 or not array.flags.c_contiguous:
+        return None
+    with _lock:
+        owners = _by_memory.get((array.ctypes.data, array.nbytes))
+        names = set(owners.values()) if owners else set()
+    return names.pop() if len(names) == 1 else None
 
 
 def source_info(sample: Any) -> str | None:

@@ -167,3 +167,23 @@ def test_record_errors(records, tmp_path):
 def test_spec_errors(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_decoder_errors_name_the_record(tmp_path):
+    """A damaged image feature fails in the decoder naming its file and record offset."""
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (9, 7), (10, 200, 30)).save(buf, "PNG")
+    good = buf.getvalue()
+    path = tmp_path / "img.tfrecord"
+    index = write_tfrecord(path, [{"image": good}, {"image": good[:-30]}])
+    reader = ndd.readers.TFRecord(path=str(path),
+                                  features={"image": tfrec.FixedLenFeature((), tfrec.string, "")})
+    (batch,) = next(iter(reader.next_epoch(batch_size=2)))
+    with pytest.raises(RuntimeError, match=rf"decoders.image: sample 1 from '.*img\.tfrecord:"
+                                           rf"{index[1][0]}': cannot decode the PNG image"):
+        ndd.decoders.image(batch).evaluate()
+    assert ndd.decoders.image(batch.select(0)).shape == (7, 9, 3)

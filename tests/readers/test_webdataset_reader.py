@@ -95,3 +95,23 @@ def test_errors(shards, tmp_path):
     odd = ndd.readers.Webdataset(paths=shards[0], ext="jpg", dtypes=ndd.int32)
     with pytest.raises(RuntimeError, match="a component of 6 bytes cannot be read as i32"):
         next(iter(odd.next_epoch()))
+
+
+def test_decoder_errors_name_the_sample(tmp_path):
+    """A damaged image from a shard fails in the decoder naming its tar member."""
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (9, 7), (10, 200, 30)).save(buf, "JPEG")
+    good = buf.getvalue()
+    shard = write_tar(tmp_path / "d.tar", [("k0.jpg", good), ("k1.jpg", good[:len(good) // 2]),
+                                           ("k2.jpg", good), ("k3.jpg", b"junk" * 8)])
+    reader = ndd.readers.Webdataset(paths=shard, ext="jpg")
+    batches = [b for (b,) in reader.next_epoch(batch_size=2)]
+    with pytest.raises(RuntimeError, match=r"decoders.image: sample 1 from '.*d\.tar:k1': "
+                                           r"corrupt image header"):
+        ndd.decoders.image(batches[0]).evaluate()
+    with pytest.raises(RuntimeError, match=r"decoders.image: sample 1 from '.*d\.tar:k3': "
+                                           r"unrecognised or corrupt image data"):
+        ndd.decoders.image(batches[1]).evaluate()
+    assert ndd.decoders.image(batches[1].select(0)).shape == (7, 9, 3)
