@@ -287,3 +287,14 @@ def test_resize_u8_linear_fast_path_integer_roi_and_ragged_batch():
         exact = ref.resize(image, "HWC", tuple(size), dtype=np.float64)
         assert got.shape == (*size, 3)
         assert np.abs(got - exact).max() <= 1.02
+
+
+def test_resize_u8_linear_fast_path_without_out_overloads(monkeypatch):
+    # The F.interpolate + copy branch (mirrors, unit extents, torch builds without the aten
+    # `out=` overloads) gives the same bytes as the `out=` branch.
+    from ndd_triton.kernels.cpu import _resize_linear_u8 as fast
+
+    image = _images([(45, 61, 3)], seed=5)[0]
+    expected = np.asarray(ndd.resize(image, size=[20, 27]))
+    monkeypatch.setattr(fast, "_HAS_OUT", False)
+    np.testing.assert_array_equal(np.asarray(ndd.resize(image, size=[20, 27])), expected)

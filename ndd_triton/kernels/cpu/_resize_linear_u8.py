@@ -36,8 +36,12 @@ import torch.nn.functional as F
 
 from ndd_triton.kernels._resample import LINEAR, TRIANGULAR, AxisPlan, axis_table
 
-_AA = torch.ops.aten._upsample_bilinear2d_aa.out  # F.interpolate(antialias=True), out= form
-_PLAIN = torch.ops.aten.upsample_bilinear2d.out  # F.interpolate(antialias=False)
+try:  # the `out=` overloads behind F.interpolate (aten ops, not public Python API)
+    _AA = torch.ops.aten._upsample_bilinear2d_aa.out  # antialias=True
+    _PLAIN = torch.ops.aten.upsample_bilinear2d.out  # antialias=False
+    _HAS_OUT = True
+except (AttributeError, RuntimeError):  # pragma: no cover - other torch builds
+    _HAS_OUT = False
 _MAX_BORDER_FRACTION = 0.25  # more recomputed outputs than this: the float path is cheaper
 
 
@@ -149,7 +153,8 @@ def linear_u8_fast(out: np.ndarray, inp: np.ndarray, layout: str, letters: str,
     (h0, nh, flip_h), (w0, nw, flip_w) = recipe.windows
     x = torch.from_numpy(src[h0:h0 + nh, w0:w0 + nw]).permute(2, 0, 1).unsqueeze(0)
     view = dst[::-1 if flip_h else 1, ::-1 if flip_w else 1]
-    if flip_h or flip_w or min(nh, nw, ph.n_out, pw.n_out) == 1 or not out.flags.c_contiguous:
+    if (flip_h or flip_w or min(nh, nw, ph.n_out, pw.n_out) == 1 or not out.flags.c_contiguous
+            or not _HAS_OUT):
         # Negative strides cannot be a torch `out=`; with a unit extent torch's `out=` form
         # misreads the strides of some channel counts (measured: 5 channels, W = 1); it was
         # checked on contiguous HWC and CHW outputs only.
