@@ -96,7 +96,7 @@ def _nbytes(ins: list[BatchStorage | None], outs: list[BatchStorage]) -> int:
     for s in (*ins, *outs):
         if s is None:
             continue
-        buf = s.buffer
+        buf = s._dense if s._dense is not None else s.buffer
         if buf is not None:
             total += buf.numel() * buf.itemsize
         else:
@@ -150,7 +150,7 @@ def _run_dense(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
     """One kernel call over dense `(N, ...)` views when shapes and arguments are uniform."""
     dense_ins = []
     for storage in ins:
-        if storage is not None and storage.buffer is None:
+        if storage is not None and storage._dense is None and storage.buffer is None:
             first = storage.samples[0].shape
             if any(t.shape != first for t in storage.samples):
                 return False

@@ -59,21 +59,50 @@ def _empty(numel: int, dtype: torch.dtype, device: Device) -> torch.Tensor:
     return raw[:nbytes].view(dtype)
 
 
+_pack_lock = threading.Lock()  # packing scattered samples is rare: one lock for all batches
+
+
 class BatchStorage:
     """Samples of one batch as torch tensors, optionally views into one packed buffer."""
 
-    __slots__ = ("_dense", "_lock", "_samples", "buffer", "device", "event", "offsets")
+    __slots__ = ("_buffer", "_dense", "_offsets", "_samples", "device", "event")
 
     def __init__(self, samples: list[torch.Tensor], device: Device,
                  buffer: torch.Tensor | None = None,
                  offsets: np.ndarray | None = None) -> None:  # fmt: skip
         self._samples: list[torch.Tensor] | None = samples
         self.device = device
-        self.buffer = buffer
-        self.offsets = offsets
-        self._lock = threading.Lock()
+        self._buffer = buffer
+        self._offsets = offsets
         self._dense: torch.Tensor | None = None  # cached (N, *shape) view of a uniform batch
         self.event: object | None = None  # CUDA event marking when the producing kernels end
+
+    # A uniform batch from `allocate` starts as its dense (N, *shape) tensor only; the flat
+    # buffer view and the offsets are derived on first use (most small CPU calls never ask).
+    @property
+    def buffer(self) -> torch.Tensor | None:
+        """The packed 1-D buffer holding every sample, or None when not packed (yet)."""
+        buffer = self._buffer
+        if buffer is None and self._dense is not None:
+            buffer = self._buffer = self._dense.view(-1)
+        return buffer
+
+    @buffer.setter
+    def buffer(self, value: torch.Tensor | None) -> None:
+        self._buffer = value
+
+    @property
+    def offsets(self) -> np.ndarray | None:
+        """Element offset of each sample in `buffer` (None when not packed)."""
+        offsets = self._offsets
+        if offsets is None and self._dense is not None:
+            n, size = self._dense.shape[0], math.prod(self._dense.shape[1:])
+            offsets = self._offsets = np.arange(n, dtype=np.int64) * size
+        return offsets
+
+    @offsets.setter
+    def offsets(self, value: np.ndarray | None) -> None:
+        self._offsets = value
 
     @staticmethod
     def allocate(shapes: Sequence[Sequence[int]] | np.ndarray, dtype: torch.dtype,
@@ -92,10 +121,8 @@ class BatchStorage:
                 dense = torch.empty((n, *row), dtype=dtype)  # one torch call: small batches
             else:
                 dense = _empty(n * size, dtype, device).view(n, *row)
-            offsets = np.arange(0, n * size, size, dtype=np.int64) if size else \
-                np.zeros(n, dtype=np.int64)  # fmt: skip
-            storage = BatchStorage(None, device, dense.view(-1), offsets)  # type: ignore[arg-type]
-            storage._dense = dense  # samples are split off lazily (often never needed)
+            storage = BatchStorage(None, device)  # type: ignore[arg-type]
+            storage._dense = dense  # buffer, offsets and samples are derived lazily
             return storage
         sizes = arr.prod(axis=1) if arr.shape[1] else np.ones(n, dtype=np.int64)
         offsets = np.zeros(n, dtype=np.int64)
@@ -125,7 +152,7 @@ class BatchStorage:
     def packed(self) -> tuple[torch.Tensor, np.ndarray]:
         """The flat buffer and per-sample element offsets, packing (one copy) if needed."""
         if self.buffer is None:
-            with self._lock:
+            with _pack_lock:
                 if self.buffer is None:
                     flat = [s.reshape(-1) for s in self.samples]
                     sizes = np.array([f.numel() for f in flat], dtype=np.int64)

@@ -31,6 +31,7 @@ Deliberate differences from DALI:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -117,6 +118,7 @@ def check_supported(op: str, dtypes: Sequence[DType]) -> None:
                                       "operators; cast it first (e.g. to float32)")
 
 
+@functools.lru_cache(maxsize=4096)  # pure in its hashable arguments; errors are not cached
 def binary_result(name: str, a: DType, b: DType, op: str = "") -> tuple[DType, DType]:
     """(result dtype, compute dtype) of `a <name> b`; raises ArithmeticTypeError if DALI does.
 
@@ -142,6 +144,7 @@ def binary_result(name: str, a: DType, b: DType, op: str = "") -> tuple[DType, D
     return promoted, compute_type(promoted)
 
 
+@functools.lru_cache(maxsize=1024)
 def unary_result(name: str, a: DType, op: str = "") -> tuple[DType, DType]:
     """(result dtype, compute dtype) of a unary operator (neg, pos, invert, abs)."""
     op = op or name
@@ -278,6 +281,11 @@ def broadcast_shapes(op: str, shapes: Sequence[np.ndarray]) -> np.ndarray:
     return out
 
 
+@functools.lru_cache(maxsize=1024)
+def _result_layout(op: str, layouts: tuple[str | None, ...], ndim: int) -> str | None:
+    return result_layout(op, layouts, ndim)
+
+
 def result_layout(op: str, layouts: Sequence[str | None], ndim: int) -> str | None:
     """The longest layout when every other one is equal to it or a suffix of it."""
     given = [lay for lay in layouts if lay]
@@ -308,7 +316,7 @@ def infer_elementwise(call: Call, result: ResultFn) -> OutputSpec:
         raise call.error(f"the GPU kernels broadcast samples of up to {MAX_GPU_RANK} "
                          f"dimensions; got {shapes.shape[1]}. Reshape the operands or use "
                          "device='cpu'")
-    layout = result_layout(op, [m[2] for m in operands], shapes.shape[1])
+    layout = _result_layout(op, tuple(m[2] for m in operands), shapes.shape[1])
     base = call.values.get("base_op", op)
     check = base in INT_DIVISION and not promote_all([m[0] for m in operands]).is_float
     divisor = operands[1][3] if check else None
@@ -362,7 +370,13 @@ _BY_NAME = {s.name: s for s in schemas}
 
 def binary(name: str, left: Any, right: Any) -> Any:
     """`left <op> right` for the dunders (`name`: add, sub, ..., ge)."""
-    return elementwise(_BY_NAME[f"__{name}__"], (left, right))
+    from ndd_triton._batch import Batch
+    from ndd_triton._prepare import call_op
+
+    schema = _BY_NAME[f"__{name}__"]
+    if type(left) is Batch and type(right) is Batch:  # the common case, without the sorting
+        return call_op(schema, (left, right), (None, None), None, None)
+    return elementwise(schema, (left, right))
 
 
 def unary(name: str, value: Any) -> Any:
