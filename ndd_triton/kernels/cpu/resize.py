@@ -4,6 +4,8 @@ The filter tables come from `kernels._resample` (the GPU kernel reads the same t
 multiplies the axis by its resampling matrix block by block (`band_blocks`); the work tensor is
 kept in whatever physical axis order makes that a plain 2-D/batched GEMM, and the final copy
 into the output permutes back and converts (round half away, saturate).
+uint8 LINEAR/TRIANGULAR images over integer windows take `_resize_linear_u8` first (torch's
+fixed-point resampler, exact border; see FIXED_POINT_LINEAR_U8).
 """
 
 from __future__ import annotations
