@@ -60,9 +60,11 @@ def ref_reduce(
             value = (min if op == "min" else max)(items, default=info.max if op == "min" else
                                                   info.min)  # fmt: skip
         else:
-            ssd = math.fsum((v - means[k]) ** 2 for v in items)
-            value = ssd / (n - ddof) if n - ddof > 0 else math.nan
-            value = math.sqrt(value) if op == "std_dev" else value
+            # DALI 2.4: no reduced axes -> 0; N - ddof <= 0 still divides (inf, NaN, negative)
+            ssd = math.fsum((v - means[k]) ** 2 for v in items) if red else 0.0
+            div = n - ddof if red else 1
+            value = ssd / div if div else (math.inf if ssd else math.nan)
+            value = (math.sqrt(value) if value >= 0 else math.nan) if op == "std_dev" else value
         values.append(value)
     if out_dtype.kind in "iu":  # integer accumulation wraps around (DALI: u8 sum 300 -> 44)
         bits = out_dtype.itemsize * 8
@@ -337,3 +339,25 @@ def test_per_channel_of_larger_samples(name, dtype):
         rtol=1e-5,
         all_modes=False,
     )
+
+
+def test_spread_degenerate_divisors_and_no_axes_match_dali():
+    r = ndd.reductions
+    # DALI 2.4 (recorded): N - ddof == 0 -> inf, N - ddof < 0 -> ssd / (N - ddof); no reduced
+    # axes -> 0 whatever the mean and ddof.
+    one = ndd.as_batch([np.array([5], np.uint8)])
+    two = ndd.as_batch([np.array([5, 9], np.float32)])
+    x = ndd.as_batch([np.array([[1, 2, 3], [4, 5, 9]], np.float32)])
+    for dev in ("cpu", "gpu"):
+        def val(out):
+            return np.asarray(out.cpu().select(0))
+
+        assert val(r.variance(one, 2.0, ddof=1, device=dev)) == np.inf
+        assert val(r.std_dev(one, 2.0, ddof=1, device=dev)) == np.inf
+        assert val(r.variance(two, 2.0, ddof=3, device=dev)) == -58.0
+        assert np.isnan(val(r.std_dev(two, 2.0, ddof=3, device=dev)))
+        for kw in ({}, {"ddof": 1}):
+            np.testing.assert_array_equal(val(r.std_dev(x, 2.0, axes=[], device=dev, **kw)),
+                                          np.zeros((2, 3), np.float32))  # fmt: skip
+            np.testing.assert_array_equal(val(r.variance(x, 2.0, axes=[], device=dev, **kw)),
+                                          np.zeros((2, 3), np.float32))  # fmt: skip

@@ -91,17 +91,20 @@ def _moment(x: np.ndarray, axes: tuple[int, ...], op: int, out_dtype: np.dtype[A
 
 def _spread(x: np.ndarray, mean: np.ndarray, axes: tuple[int, ...], op: int, ddof: int
             ) -> np.ndarray:  # fmt: skip
-    """variance / std_dev around the given mean, divisor N - ddof (NaN when that is <= 0)."""
+    """variance / std_dev around the given mean, divisor N - ddof, as DALI 2.4 computes it:
+    a zero divisor gives inf (NaN for 0 / 0), a negative one a negative variance (NaN std_dev);
+    with no reduced axes the result is 0 whatever the mean."""
     count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    if not axes:
+        return np.zeros(x.shape)
     keep_shape = tuple(1 if i in axes else e for i, e in enumerate(x.shape))
     m = np.asarray(mean, dtype=np.float64)
     m = m.reshape(()) if m.size == 1 else m.reshape(keep_shape)
     diff = x.astype(np.float64) - m
     ssd = fast_sum(np.square(diff), axes, np.float64)
-    if count - ddof <= 0:
-        return np.full(ssd.shape, np.nan)
-    var = ssd / (count - ddof)
-    return np.sqrt(var) if op == red.STD_DEV else var
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = ssd / np.float64(count - ddof)
+        return np.sqrt(var) if op == red.STD_DEV else var
 
 
 def reduce_sample(out: np.ndarray, x: np.ndarray, mean: np.ndarray | None, arg: SampleArgs

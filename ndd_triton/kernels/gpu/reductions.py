@@ -69,17 +69,22 @@ def _helper_finish(total, n, ddof, OP: tl.constexpr, INT_ACC: tl.constexpr):
         if OP == OP_RMS:
             result = tl.sqrt(result.to(tl.float32)).to(tl.int64)
     else:
-        div = n - ddof if OP >= OP_VARIANCE else n
-        result = tl.where(div > 0, total / tl.maximum(div, 1).to(tl.float32), float("nan"))
+        if OP >= OP_VARIANCE:  # DALI 2.4: N - ddof <= 0 divides anyway (inf, NaN, negative)
+            div = (n - ddof).to(tl.float32)
+            zero = tl.where(total > 0, float("inf"), float("nan"))  # ssd / 0 (ssd >= 0)
+            result = tl.where(div != 0, total / tl.where(div != 0, div, 1.0), zero)
+        else:
+            result = tl.where(n > 0, total / tl.maximum(n, 1).to(tl.float32), float("nan"))
         if OP == OP_RMS or OP == OP_STD_DEV:  # noqa: SIM109 (Triton constexpr test)
-            result = tl.sqrt(result)
+            result = tl.sqrt(tl.where(result >= 0, result, float("nan")))
     return result
 
 
 @triton.jit
 def _reduce_kernel(src, dst, mean, ident, samples, rows, ddof, OP: tl.constexpr,
-                   INT_ACC: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
-    """Reduce one (sample, output element) row."""
+                   INT_ACC: tl.constexpr, NO_AXES: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
+    """Reduce one (sample, output element) row. NO_AXES: variance / std_dev over no axes,
+    which DALI 2.4 returns as 0."""
     sample = tl.load(rows + 2 * tl.program_id(0))
     o = tl.load(rows + 2 * tl.program_id(0) + 1)
     row = samples + sample * NCOL
@@ -121,6 +126,8 @@ def _reduce_kernel(src, dst, mean, ident, samples, rows, ddof, OP: tl.constexpr,
     else:
         total = tl.sum(acc, axis=0)
     result = _helper_finish(total, n, ddof, OP, INT_ACC)
+    if NO_AXES:
+        result = tl.where(n > 0, 0.0, 0.0)
     tl.store(dst + tl.load(row + OUT_OFF) + o, result.to(dst.dtype.element_ty))
 
 
@@ -174,7 +181,8 @@ def reduce_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, *rest: GpuBatch | Call
     ident = np.array([info.max if op == red.MIN else info.min], dtype=np_in)
     ddof = int(call.values.get("ddof") or 0)
     run.launch(_reduce_kernel, (len(rows),), inp.data, out.data, mean_data, ident, samples, rows,
-               ddof, OP=op, INT_ACC=int_acc, BLOCK=_block_for(red_n))  # fmt: skip
+               ddof, OP=op, INT_ACC=int_acc, NO_AXES=op >= red.VARIANCE and not axes,
+               BLOCK=_block_for(red_n))  # fmt: skip
 
 
 for _schema in red.schemas[1:]:
