@@ -144,3 +144,36 @@ def test_erase_one_launch_and_errors():
         ndd.erase(img, anchor=[1], shape=[1], axis_names="D")
     with pytest.raises(ValueError, match="argument 'axes': axis 5 is out of range for 3-D"):
         ndd.erase(img, anchor=[1], shape=[1], axes=[5])
+
+
+# DALI 2.4 (recorded): (mode, H, anchor, shape, erased rows [start, end) or (-1, -1) for none) on
+# an (H, 1, 1) image with axis_names="H"; "norm" = normalized=True, "_c" = centered_anchor=True.
+# DALI works in float32: a + s landing on an integer in float64 is not one in float32.
+_DALI_ERASED = [
+    ("norm", 10, 0.39, 0.01, (-1, -1)),
+    ('norm', 15, -0.10000000149011612, 0.699999988079071, (0, 9)),
+    ('norm', 10, 0.8999999761581421, 0.6940000057220459, (9, 10)),
+    ('norm_c', 28, 0.4000000059604645, 0.30000001192092896, (6, 15)),
+    ('norm', 10, 0.699999988079071, 0.3449999988079071, (7, 10)),
+    ('norm', 30, 0.8999999761581421, 0.04800000041723251, (27, 28)),
+    ('abs_c', 40, 45.53879928588867, 22.468000411987305, (34, 40)),
+    ('abs_c', 17, -4.6579999923706055, 7.685699939727783, (-1, -1)),
+    ('abs_c', 8, -2.191999912261963, 8.767999649047852, (0, 2)),
+    ('norm', 40, 0.8309999704360962, 0.4099999964237213, (33, 40)),
+    ('norm', 17, -0.20000000298023224, 0.33000001311302185, (0, 2)),
+    ('norm', 8, -0.20000000298023224, 0.800000011920929, (0, 4)),
+]
+
+
+def test_erase_region_rounding_matches_dali():
+    for mode, h, a, s, expected in _DALI_ERASED:
+        kw = {"normalized": True} if mode.startswith("norm") else {}
+        if mode.endswith("_c"):
+            kw["centered_anchor"] = True
+        for dev in ("cpu", "gpu"):
+            img = ndd.as_tensor(np.ones((h, 1, 1), np.float32), layout="HWC")
+            out = np.asarray(ndd.erase(img, anchor=[a], shape=[s], axis_names="H", device=dev,
+                                       **kw).cpu())[:, 0, 0]  # fmt: skip
+            zero = np.flatnonzero(out == 0)
+            got = (int(zero[0]), int(zero[-1]) + 1) if zero.size else (-1, -1)
+            assert got == expected, (mode, h, a, s)
