@@ -128,7 +128,7 @@ def _sample_arrays(storage: BatchStorage, what: str) -> list[np.ndarray]:
     """Per-sample NumPy views of CPU storage (sliced in NumPy: cheaper than torch views)."""
     dense = storage._dense
     if dense is not None:
-        arr = to_numpy(dense, what)
+        arr = storage._dense_np if storage._dense_np is not None else to_numpy(dense, what)
         # Iterating yields views of each sample; 0-d samples need `[i, ...]` (not scalars).
         return list(arr) if arr.ndim > 1 else [arr[i, ...] for i in range(len(arr))]
     return [to_numpy(t, what) for t in storage.samples]
@@ -155,10 +155,16 @@ def _run_dense(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
             if any(t.shape != first for t in storage.samples):
                 return False
             storage.packed()  # one small copy, cached on the batch
-        view = storage.dense() if storage is not None else None
-        if storage is not None and view is None:
-            return False
-        dense_ins.append(to_numpy(view) if view is not None else None)
+        if storage is None:
+            dense_ins.append(None)
+            continue
+        arr = storage._dense_np
+        if arr is None:
+            view = storage.dense()
+            if view is None:
+                return False
+            arr = to_numpy(view)
+        dense_ins.append(arr)
     dense_outs = [s.dense() for s in outs]
     if any(v is None for v in dense_outs) or not _uniform_args(call):
         return False
@@ -168,7 +174,9 @@ def _run_dense(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
     if len(ranks) > 1:
         return False
     arg = SampleArgs(call, 0, "N" + layout if layout else None, dense=True)
-    dst = to_numpy(dense_outs[0]) if len(outs) == 1 else tuple(to_numpy(v) for v in dense_outs)
+    out_np = [s._dense_np if s._dense_np is not None else to_numpy(v)
+              for s, v in zip(outs, dense_outs, strict=True)]  # fmt: skip
+    dst = out_np[0] if len(outs) == 1 else tuple(out_np)
     kernel.fn(dst, *dense_ins, arg)
     return True
 

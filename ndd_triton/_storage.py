@@ -59,13 +59,16 @@ def _empty(numel: int, dtype: torch.dtype, device: Device) -> torch.Tensor:
     return raw[:nbytes].view(dtype)
 
 
+_NUMPY_DTYPES = {t: torch.empty((), dtype=t).numpy().dtype
+                 for t in (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32,
+                           torch.int64, torch.float16, torch.float32, torch.float64)}  # fmt: skip
 _pack_lock = threading.Lock()  # packing scattered samples is rare: one lock for all batches
 
 
 class BatchStorage:
     """Samples of one batch as torch tensors, optionally views into one packed buffer."""
 
-    __slots__ = ("_buffer", "_dense", "_offsets", "_samples", "device", "event")
+    __slots__ = ("_buffer", "_dense", "_dense_np", "_offsets", "_samples", "device", "event")
 
     def __init__(self, samples: list[torch.Tensor], device: Device,
                  buffer: torch.Tensor | None = None,
@@ -75,6 +78,7 @@ class BatchStorage:
         self._buffer = buffer
         self._offsets = offsets
         self._dense: torch.Tensor | None = None  # cached (N, *shape) view of a uniform batch
+        self._dense_np: np.ndarray | None = None  # NumPy view of _dense (small host batches)
         self.event: object | None = None  # CUDA event marking when the producing kernels end
 
     # A uniform batch from `allocate` starts as its dense (N, *shape) tensor only; the flat
@@ -117,13 +121,17 @@ class BatchStorage:
             # narrow+view calls, and the dense view comes for free.
             row = shape_rows[0]
             size = math.prod(row)
-            if device.device_type == "cpu" and n * size * dtype.itemsize < _POOL_MIN_BYTES:
-                dense = torch.empty((n, *row), dtype=dtype)  # one torch call: small batches
-            else:
-                dense = _empty(n * size, dtype, device).view(n, *row)
+            np_dtype = _NUMPY_DTYPES.get(dtype)
             storage = BatchStorage(None, device)  # type: ignore[arg-type]
-            storage._dense = dense  # buffer, offsets and samples are derived lazily
-            return storage
+            if device.device_type == "cpu" and n * size * dtype.itemsize < _POOL_MIN_BYTES and \
+                    np_dtype is not None:  # fmt: skip
+                # Small host batch: NumPy memory shared with torch, so CPU kernels get their
+                # array without another conversion.
+                storage._dense_np = np.empty((n, *row), dtype=np_dtype)
+                storage._dense = torch.from_numpy(storage._dense_np)
+            else:
+                storage._dense = _empty(n * size, dtype, device).view(n, *row)
+            return storage  # buffer, offsets and samples are derived lazily
         sizes = arr.prod(axis=1) if arr.shape[1] else np.ones(n, dtype=np.int64)
         offsets = np.zeros(n, dtype=np.int64)
         if n > 1:
