@@ -163,7 +163,7 @@ def _run_dense(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
             view = storage.dense()
             if view is None:
                 return False
-            arr = to_numpy(view)
+            arr = storage._dense_np = to_numpy(view)  # kept: the view never changes
         dense_ins.append(arr)
     dense_outs = [s.dense() for s in outs]
     if any(v is None for v in dense_outs) or not _uniform_args(call):

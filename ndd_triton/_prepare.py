@@ -261,8 +261,9 @@ def _run_now(call: Call, kernel: KernelEntry, batches: list[Any], metas: list[In
     if mode is EvalMode.eager:
         if not ctx._worker.idle:
             return None
-    elif mode is not EvalMode.sync_cpu:
-        return None
+    elif mode is not EvalMode.sync_cpu and (mode is not EvalMode.sync_full or
+                                            ctx.cuda_stream is not None):  # fmt: skip
+        return None  # (sync_full with a CUDA stream: the normal path synchronises it)
     ins = []
     for b in batches:
         if b is None:
