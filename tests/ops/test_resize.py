@@ -298,3 +298,14 @@ def test_resize_u8_linear_fast_path_without_out_overloads(monkeypatch):
     expected = np.asarray(ndd.resize(image, size=[20, 27]))
     monkeypatch.setattr(fast, "_HAS_OUT", False)
     np.testing.assert_array_equal(np.asarray(ndd.resize(image, size=[20, 27])), expected)
+
+
+def test_resize_large_u8_float_path_banded_conversion():
+    # Images of >= 600k elements convert the first pass band by band (resize._BANDED_CONVERT).
+    from ndd_triton.kernels.cpu import resize as resize_kernel
+
+    image = _images([(410, 500, 3)], seed=6)[0]
+    assert image.size >= resize_kernel._BANDED_CONVERT
+    out = np.asarray(ndd.resize(image, size=[37, 45], interp_type=types.INTERP_CUBIC))
+    exact = ref.resize(image, "HWC", (37, 45), interp=ref.CUBIC, dtype=np.float64)
+    assert np.abs(out - exact).max() <= 0.5 + 1e-3
