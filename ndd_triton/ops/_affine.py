@@ -163,6 +163,18 @@ def spatial_hw(call: Call) -> np.ndarray:
     return np.stack([shapes[:, layout.index(c)] for c in "DHW" if c in layout], axis=1)
 
 
+def _input_typed_fill(call: Call) -> float:
+    """`fill_value` converted to the input type as DALI 2.4 does before sampling (round half
+    away from zero, saturate): a u8 image rotated into float32 with fill 251.9 shows 252."""
+    fill = float(call.fill_value)
+    dtype = call.inputs[0].dtype.numpy_dtype
+    if dtype.kind not in "iu" or not math.isfinite(fill):
+        return fill
+    info = np.iinfo(dtype)
+    rounded = math.copysign(math.floor(abs(fill) + 0.5), fill)
+    return float(min(max(rounded, info.min), info.max))
+
+
 def derive_affine(call: Call, inverse: np.ndarray, out_hw: np.ndarray) -> np.ndarray:
     """Store the inverse maps, fill and interpolation for the kernels; returns output shapes."""
     bad = np.flatnonzero(~np.isfinite(inverse).reshape(len(inverse), -1).all(axis=1))
@@ -174,7 +186,7 @@ def derive_affine(call: Call, inverse: np.ndarray, out_hw: np.ndarray) -> np.nda
         )
     call.derive("affine_matrix", np.ascontiguousarray(inverse, np.float64), per_sample=True)
     call.derive("affine_interp", check_interp(call))
-    call.derive("affine_fill", None if call.fill_value is None else float(call.fill_value))
+    call.derive("affine_fill", None if call.fill_value is None else _input_typed_fill(call))
     layout = call.inputs[0].layout or "HWC"
     shapes = call.inputs[0].shapes.copy()
     for k, c in enumerate(c for c in "DHW" if c in layout):

@@ -270,3 +270,20 @@ def test_rotate_canvas_matches_dali_recorded():
     got = [tuple(int(v) for v in s[:2]) for s in out.shape]
     assert got == [e for _, _, e in _DALI_CANVASES]
     assert [_canvas(a, *hw) for hw, a, _ in _DALI_CANVASES] == got
+
+
+@pytest.mark.parametrize(
+    ("dtype", "fill", "expected"),
+    [(np.uint8, 27.3, 27.0), (np.uint8, 27.5, 28.0), (np.uint8, -3.0, 0.0),
+     (np.uint8, 300.0, 255.0), (np.int16, 40000.0, 32767.0), (np.int16, -2.5, -3.0),
+     (np.int32, 2.5, 3.0), (np.float32, 2.5, 2.5)],
+)  # fmt: skip
+def test_fill_value_takes_the_input_type_first(dtype, fill, expected):
+    # DALI 2.4 (recorded): with dtype=float32 output the fill still goes through the input type
+    img = ndd.as_batch([np.full((3, 4, 1), 7, dtype)], layout="HWC")
+    mtx = ndd.as_tensor(np.array([[1, 0, 10], [0, 1, 0]], np.float32))
+    for dev in ("cpu", "gpu"):
+        rot = ndd.rotate(img, angle=30.0, fill_value=fill, dtype=ndd.float32, device=dev).cpu()
+        warp = ndd.warp_affine(img, mtx, fill_value=fill, dtype=ndd.float32, device=dev).cpu()
+        assert float(np.asarray(rot.select(0))[0, 0, 0]) == expected
+        assert float(np.asarray(warp.select(0))[0, 3, 0]) == expected
