@@ -89,7 +89,7 @@ def decode_top_rows(data: np.ndarray, last_row: int) -> np.ndarray | None:
         return None
     cut = scan + int((data.size - scan) * min(1.0, max(0.0, rows / height + _CUT_MARGIN)))
     patched = bytearray(cut + 2)
-    patched[:cut] = memoryview(data)[:cut]
+    patched[:cut] = data[:cut].data
     patched[cut:] = b"\xff\xd9"
     patched[at:at + 2] = rows.to_bytes(2, "big")
     out = np.empty((rows, width, 3), np.uint8)
