@@ -309,3 +309,20 @@ def test_resize_large_u8_float_path_banded_conversion():
     out = np.asarray(ndd.resize(image, size=[37, 45], interp_type=types.INTERP_CUBIC))
     exact = ref.resize(image, "HWC", (37, 45), interp=ref.CUBIC, dtype=np.float64)
     assert np.abs(out - exact).max() <= 0.5 + 1e-3
+
+
+@pytest.mark.parametrize(("layout", "shape"), [("FHWC", (3, 30, 41, 3)), ("FCHW", (2, 4, 33, 27))])
+def test_resize_u8_linear_fast_path_frames(layout, shape, monkeypatch):
+    # Video samples take the fast path frame by frame.
+    from ndd_triton.kernels.cpu import resize as resize_kernel
+
+    calls = []
+    original = resize_kernel.linear_u8_fast
+    monkeypatch.setattr(resize_kernel, "linear_u8_fast",
+                        lambda *args: calls.append(original(*args)) or calls[-1])  # fmt: skip
+    video = _images([shape], seed=7)[0]
+    out = np.asarray(ndd.resize(ndd.as_tensor(video, layout=layout), size=[14, 19]))
+    assert calls == [True]
+    exact = ref.resize(video, layout, (14, 19), dtype=np.float64)
+    assert out.shape == exact.shape
+    assert np.abs(out - exact).max() <= 1.02

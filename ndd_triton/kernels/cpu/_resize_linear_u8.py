@@ -1,10 +1,11 @@
 """Fast path of the CPU resize for uint8 LINEAR/TRIANGULAR 2-D images: torch's fixed-point
 antialiased bilinear resampler for the interior, exact DALI taps for the border.
 
-Where it applies (`linear_u8_fast`): uint8 in and out, layout HWC or CHW, both spatial axes
-LINEAR or TRIANGULAR (the same triangle filter), and each axis maps an integer source window
-`[o, o + n)` onto its outputs with step `n / n_out` (plain resize, integer crops of
-random_resized_crop and resize_crop_mirror; a negative step is the mirrored window).
+Where it applies (`linear_u8_fast`): uint8 in and out, layout HWC or CHW (or their frames,
+FHWC and FCHW), both spatial axes LINEAR or TRIANGULAR (the same triangle filter), and each
+axis maps an integer source window `[o, o + n)` onto its outputs with step `n / n_out` (plain
+resize, integer crops of random_resized_crop and resize_crop_mirror; a negative step is the
+mirrored window).
 
 Why it is right: torch's `F.interpolate(mode="bilinear", antialias=a)` on the window evaluates
 the same triangle filter (widened by the scale when `a` and shrinking) at the same centres,
@@ -141,6 +142,12 @@ def linear_u8_fast(out: np.ndarray, inp: np.ndarray, layout: str, letters: str,
     apply and the caller must use the float path."""
     if inp.dtype != np.uint8 or out.dtype != np.uint8 or letters != "HW":
         return False
+    if layout in ("FHWC", "FCHW") and inp.ndim == 4:  # video: frame by frame, one recipe
+        if _recipe(*plans) is None:
+            return False
+        for frame in range(inp.shape[0]):
+            linear_u8_fast(out[frame], inp[frame], layout[1:], letters, plans)
+        return True
     if layout not in ("HWC", "CHW") or inp.ndim != 3:
         return False
     recipe = _recipe(*plans)
