@@ -53,7 +53,9 @@ def _window(plan: AxisPlan) -> tuple[int, int, bool] | None:
     length = abs(plan.step) * plan.n_out
     start = plan.origin if plan.step > 0 else plan.origin + plan.step * plan.n_out
     n, s = round(length), round(start)
-    if abs(length - n) > 1e-6 * max(n, 1) or abs(start - s) > 1e-6 * max(abs(s), 1):
+    # Torch maps with n / n_out: accept only steps that are that ratio up to float64 rounding
+    # (a float32-rounded step would shift far outputs of a long axis by a visible fraction).
+    if abs(length - n) > 1e-9 * max(n, 1) or abs(start - s) > 1e-9 * max(abs(s), 1):
         return None
     if s < 0 or n < 1 or s + n > plan.n_in:
         return None
