@@ -107,6 +107,9 @@ def _infer(call: Call) -> OutputSpec:
         _check_batch(call, keep, given)
     params: dict[str, Any] = {name: _group_values(call, name, arrays, keep)
                               for name, arrays in given.items()}  # fmt: skip
+    if "stddev" in params and call.epsilon:
+        # DALI 2.4 adds epsilon to a given stddev's square too: (x - m) / sqrt(stddev² + eps)
+        params["stddev"] = [np.sqrt(np.square(v) + float(call.epsilon)) for v in params["stddev"]]
     call.derive("norm_axes", tuple(axes))
     call.derive("group_params", params)
     return OutputSpec(out_dtype, inp.shapes.copy(), inp.layout)
@@ -133,12 +136,12 @@ schema = OpSchema(
             "float",
             per_sample=True,
             vector=True,
-            doc="Standard deviation to divide by (ddof and epsilon are then unused); computed "
+            doc="Standard deviation (divides by sqrt(stddev² + epsilon); ddof unused); computed "
             "when not given.",
         ),
         Arg("batch", "bool", default=False, doc="Compute the statistics over the whole batch."),
         Arg("ddof", "int", default=0, doc="Delta degrees of freedom of the computed variance."),
-        Arg("epsilon", "float", default=0.0, doc="Added to the computed variance."),
+        Arg("epsilon", "float", default=0.0, doc="Added to the variance (computed, or stddev²)."),
         Arg("scale", "float", default=1.0, doc="Multiplier applied after normalizing."),
         Arg("shift", "float", default=0.0, doc="Offset added after scaling."),
         Arg(

@@ -260,3 +260,19 @@ def test_per_channel_statistics_of_a_larger_sample():
     check_op(ndd.normalize, samples, lambda s, **a: ref_normalize(s, axes=(0, 1), ddof=1),
              args={"axis_names": "HW", "ddof": 1}, layout="HWC", atol=1e-5, rtol=1e-5,
              all_modes=False)  # fmt: skip
+
+
+def test_epsilon_applies_to_a_given_stddev():
+    # DALI 2.4 (recorded): with stddev=2 and epsilon=5 it divides by sqrt(4 + 5) = 3
+    x = ndd.as_batch([np.array([[[1.0], [2.0], [4.0]]], np.float32)], layout="HWC")
+    mean = ndd.as_batch([np.full((1, 1, 1), 1.0, np.float32)])
+    std = ndd.as_batch([np.full((1, 1, 1), 2.0, np.float32)])
+    for dev in ("cpu", "gpu"):
+        def run(dev=dev, **kw):
+            return np.asarray(ndd.normalize(x, device=dev, **kw).cpu().select(0)).ravel()
+
+        np.testing.assert_allclose(run(mean=mean, stddev=std, epsilon=5.0), [0, 1 / 3, 1],
+                                   rtol=1e-6)  # fmt: skip
+        np.testing.assert_allclose(run(stddev=std, epsilon=5.0), [-0.44444448, -0.11111116,
+                                   0.55555546], rtol=1e-5)  # fmt: skip
+        np.testing.assert_allclose(run(mean=mean, stddev=std, ddof=1), [0, 0.5, 1.5], rtol=1e-6)
