@@ -20,11 +20,12 @@ is `fmod`; an integer `**` with a negative exponent is 0.
 Deliberate differences from DALI:
 * float16 operands are supported (DALI's CPU backend raises): they are computed in float32 and
   the result is rounded to float16 when float16 is the promoted type.
-* Integer division by zero (`/`, `//`, `%` with integer operands) raises
-  `ValueError("... Integer division by zero.")`: at the call for a constant divisor, and when
-  the result is read for a data divisor on the CPU. The GPU backend does not check data
-  divisors (that would need a device synchronisation per call): there `x // 0` and `x % 0`
-  give 0 and an integer `x / 0` gives the IEEE result of the float32 division.
+* Integer division by zero (`//`, `%` with integer operands) raises
+  `ValueError("... Integer division by zero.")` as in DALI: at the call for a constant
+  divisor, and when the result is read for a data divisor on the CPU. The GPU backend does not
+  check data divisors (that would need a device synchronisation per call): there `x // 0` and
+  `x % 0` give 0. Integer `/` divides in float32 (DALI 2.4 too): `x / 0` gives inf, -inf or
+  NaN on both backends.
 * Broadcast and type errors are raised at the call, not on evaluation. Their exception classes
   derive from both the Python-conventional type (ValueError/TypeError) and DALI's RuntimeError.
 """
@@ -59,7 +60,7 @@ UNARY_SYMBOLS = {"neg": "-", "pos": "+", "invert": "~", "abs": "abs()"}
 ARITH = ("add", "sub", "mul", "floordiv", "mod", "pow")
 BITWISE = ("and", "or", "xor", "lshift", "rshift")
 COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
-INT_DIVISION = ("truediv", "floordiv", "mod")
+INT_DIVISION = ("floordiv", "mod")  # integer `/` divides in float: x / 0 -> inf / nan (DALI)
 _SIGNED_BY_BITS = {16: int16, 32: int32, 64: int64}
 _INT32 = np.iinfo(np.int32)
 MAX_GPU_RANK = 6  # kernels/gpu/_common.MAX_RANK (ops do not import kernels)
