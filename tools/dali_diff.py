@@ -369,6 +369,11 @@ def g_warp_affine(rng):
     tol = {"atol": 1, "rtol": 0, "mismatch_frac": 0.02 if nn else 0.005}
     if imgs[0].dtype == F32:
         tol = {"atol": 1e-3, "rtol": 1e-4, "mismatch_frac": tol["mismatch_frac"]}
+    if _maybe(rng, 0.3):  # the matrix as a second input, one per sample
+        del a["matrix"]
+        mats = [np.array(m, F32).reshape(2, 3) + rng.uniform(-0.2, 0.2, (2, 3)).astype(F32)
+                for _ in imgs]  # fmt: skip
+        return Case("warp_affine", [Inp("batch", imgs, "HWC"), Inp("batch", mats)], a, tol)
     return Case("warp_affine", [Inp("batch", imgs, "HWC")], a, tol)
 
 
@@ -416,7 +421,7 @@ def g_crop(rng):
     else:
         a["out_of_bounds_policy"] = "pad"
     if pol == "pad" and _maybe(rng):
-        a["fill_values"] = [_f(rng, 0, 255, 1)]
+        a["fill_values"] = [float(rng.choice([_f(rng, 0, 255, 1), 300.0, -5.0, 2.5, 70000.0]))]
     if _maybe(rng, 0.25):
         a["dtype"] = D(str(rng.choice(["float32", "uint8"])))
     return Case("crop", [Inp("batch", imgs, lay)], a, ATOL1 if "dtype" in a else EXACT)
@@ -483,10 +488,26 @@ def g_slice(rng):
     pol = str(rng.choice(["pad", "edge", "reflect_1001", "reflect_101", "wrap", "trim_to_shape"]))
     a["out_of_bounds_policy"] = pol
     if pol == "pad" and _maybe(rng):
-        a["fill_values"] = [_f(rng, 0, 255, 1)]
+        a["fill_values"] = [float(rng.choice([_f(rng, 0, 255, 1), 300.0, -5.0, 2.5, 70000.0]))]
     if _maybe(rng, 0.2):
         a["dtype"] = D(str(rng.choice(["float32", "uint8"])))
-    return Case("slice", [Inp("batch", imgs, "HWC")], a, ATOL1 if "dtype" in a else EXACT)
+    tol = ATOL1 if "dtype" in a else EXACT
+    if _maybe(rng, 0.3):  # positional anchor / shape (float: relative; int: absolute)
+        for k in ("start", "shape", "end", "rel_start", "rel_shape", "rel_end"):
+            a.pop(k, None)
+        if _maybe(rng):
+            anc = [np.array([_f(rng, 0, 0.5), _f(rng, 0, 0.5)], F32) for _ in imgs]
+            shp = [np.array([_f(rng, 0.1, 0.5), _f(rng, 0.1, 0.5)], F32) for _ in imgs]
+            if _maybe(rng):
+                a["normalized_anchor"] = a["normalized_shape"] = True
+        else:
+            anc = [np.array([int(rng.integers(-2, 5)), int(rng.integers(-2, 5))], np.int32)
+                   for _ in imgs]  # fmt: skip
+            shp = [np.array([int(rng.integers(1, 9)), int(rng.integers(1, 9))], np.int32)
+                   for _ in imgs]  # fmt: skip
+        return Case("slice", [Inp("batch", imgs, "HWC"), Inp("batch", anc), Inp("batch", shp)],
+                    a, tol)  # fmt: skip
+    return Case("slice", [Inp("batch", imgs, "HWC")], a, tol)
 
 
 def g_paste(rng):
