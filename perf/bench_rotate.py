@@ -7,20 +7,28 @@ torch way; includes the uint8 <-> float conversions) and OpenCV `warpAffine` / t
 Prints wall time and process CPU time per image (the CPU time is the meaningful number on a
 shared machine), and the max |difference| of each method from ndd_triton's output.
 Usage: python perf/bench_rotate.py [--batch 32] [--repeat 3] [--angle 15]
+       [--dali-python /work/dali-venv/bin/python]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import os
 import platform
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import torch
-import torch.nn.functional as F
+
+if __name__ == "__main__" and "--dali-worker" not in sys.argv:  # the DALI venv has no torch
+    import torch
+    import torch.nn.functional as F
 
 
 def best_ms(fn: Callable[[], Any], images: int, repeat: int) -> tuple[float, float]:
@@ -35,7 +43,7 @@ def best_ms(fn: Callable[[], Any], images: int, repeat: int) -> tuple[float, flo
     return min(wall) / images * 1e3, min(cpu) / images * 1e3
 
 
-def grid_for(angle: float, h: int, w: int, out_h: int, out_w: int) -> torch.Tensor:
+def grid_for(angle: float, h: int, w: int, out_h: int, out_w: int) -> Any:
     """grid_sample grid (align_corners=False) of rotate's inverse map."""
     from ndd_triton.ops._affine import rotation_inverse
 
@@ -47,18 +55,41 @@ def grid_for(angle: float, h: int, w: int, out_h: int, out_w: int) -> torch.Tens
     return torch.from_numpy(grid)[None]
 
 
+def make_images(batch: int) -> list[np.ndarray]:
+    """The benchmark's inputs (the same in the DALI subprocess)."""
+    rng = np.random.default_rng(0)
+    return [rng.integers(0, 256, (480, 640, 3), dtype=np.uint8) for _ in range(batch)]
+
+
+def dali_worker(opts: argparse.Namespace) -> None:
+    """Subprocess side: DALI's CPU rotate on the same images; prints JSON, saves sample 0."""
+    import nvidia.dali.experimental.dynamic as dali_ndd
+
+    dali_ndd.set_num_threads(1)
+    batch = dali_ndd.as_batch(make_images(opts.batch), layout="HWC")
+    wall, cpu = best_ms(lambda: dali_ndd.rotate(batch, angle=opts.angle).evaluate(), opts.batch,
+                        opts.repeat)  # fmt: skip
+    first = dali_ndd.rotate(batch, angle=opts.angle).evaluate().select(0)
+    np.save(opts.dali_worker, np.asarray(first))
+    print(json.dumps({"wall": wall, "cpu": cpu}))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--angle", type=float, default=15.0)
+    parser.add_argument("--dali-python", default="", help="interpreter with nvidia.dali")
+    parser.add_argument("--dali-worker", default="", help=argparse.SUPPRESS)
     opts = parser.parse_args()
+    if opts.dali_worker:
+        dali_worker(opts)
+        return
     torch.set_num_threads(1)
     import ndd_triton as ndd
     from ndd_triton.ops._affine import rotated_canvas
 
-    rng = np.random.default_rng(0)
-    images = [rng.integers(0, 256, (480, 640, 3), dtype=np.uint8) for _ in range(opts.batch)]
+    images = make_images(opts.batch)
     batch = ndd.as_batch(images, layout="HWC")
     out_h, out_w = rotated_canvas(opts.angle, 480, 640)
     rows: list[tuple[str, float, float, float]] = []
@@ -77,10 +108,18 @@ def main() -> None:
     def diff(result: Any) -> float:
         return float(np.abs(np.asarray(result, dtype=np.float64) - ours).max())
 
+    if opts.dali_python:
+        with tempfile.TemporaryDirectory() as tmp:
+            first = os.path.join(tmp, "dali.npy")
+            out = subprocess.run([opts.dali_python, __file__, "--dali-worker", first, "--batch",
+                                  str(opts.batch), "--repeat", str(opts.repeat), "--angle",
+                                  str(opts.angle)], check=True, capture_output=True, text=True)
+            timing = json.loads(out.stdout.strip().splitlines()[-1])
+            rows.append(("DALI 2.4 cpu", timing["wall"], timing["cpu"], diff(np.load(first))))
     grid = grid_for(opts.angle, 480, 640, out_h, out_w)
     tensors = [torch.from_numpy(im).permute(2, 0, 1)[None] for im in images]
 
-    def torch_rotate(t: torch.Tensor) -> torch.Tensor:
+    def torch_rotate(t: Any) -> Any:
         src = t.to(torch.float32).contiguous(memory_format=torch.channels_last)
         res = F.grid_sample(src, grid, mode="bilinear", padding_mode="border", align_corners=False)
         return res.round_().clamp_(0, 255).to(torch.uint8).permute(0, 2, 3, 1).contiguous()
