@@ -19,6 +19,8 @@ handlers check and returns None for:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 _MODES = {1: "L", 3: "RGB", 4: "CMYK"}
@@ -65,25 +67,37 @@ def _plain_segment(marker: int, segment: bytes) -> bool:
     return not 0xE0 <= marker <= 0xEF or _plain_app(marker, segment)
 
 
+def segments(b: bytes) -> Iterator[tuple[int, int, int] | None]:
+    """(marker, start, end) of each marker segment after SOI, in order (SOS included; the
+    caller stops there). Yields None and stops at junk between segments or a segment that
+    runs past the data; fill bytes (0xFF 0xFF) are skipped."""
+    at, n = 2, len(b)
+    while at + 4 <= n:
+        if b[at] != 0xFF:
+            yield None
+            return
+        marker = b[at + 1]
+        if marker == 0xFF:  # fill byte
+            at += 1
+            continue
+        end = at + 2 + (b[at + 2] << 8 | b[at + 3])
+        if end < at + 4 or end > n:
+            yield None
+            return
+        yield marker, at, end
+        at = end
+
+
 def read_jpeg_header(data: np.ndarray, max_pixels: int) -> tuple[str, int, int, int] | None:
     """(mode, height, width, channels) of a plain JPEG, or None (ask Pillow)."""
     if data.size < 4 or data[0] != 0xFF or data[1] != 0xD8 or data[2] != 0xFF:
         return None
     b = data[:_HEADER_BYTES].tobytes()  # a longer header (big ICC profile) goes to Pillow
-    n = len(b)
-    at = 2
     frame = None
-    while at + 4 <= n:
-        if b[at] != 0xFF:
+    for seg in segments(b):
+        if seg is None:
             return None
-        marker = b[at + 1]
-        if marker == 0xFF:  # fill byte
-            at += 1
-            continue
-        length = b[at + 2] << 8 | b[at + 3]
-        end = at + 2 + length
-        if length < 2 or end > n:
-            return None
+        marker, at, end = seg
         if marker == 0xDA:
             if frame is None:
                 return None
@@ -101,5 +115,4 @@ def read_jpeg_header(data: np.ndarray, max_pixels: int) -> tuple[str, int, int, 
                      segment[5])  # fmt: skip
         elif not _plain_segment(marker, segment):
             return None
-        at = end
     return None

@@ -26,6 +26,8 @@ import re
 
 import numpy as np
 
+from ndd_triton.decoders._jpeg_header import segments
+
 try:
     import simplejpeg  # type: ignore[import-untyped]
 except ImportError:  # optional (the `fast` extra)
@@ -41,19 +43,12 @@ _END_WARNING = re.compile(r"extraneous bytes before marker 0xd9$")
 def _sequential_frame(b: bytes) -> tuple[int, int, int, int, int] | None:
     """(offset of the SOF height, height, width, MCU height, scan data start) of a JPEG with
     one interleaved baseline/extended Huffman scan and no restart interval, else None."""
-    at = 2
     frame = None
-    while at + 4 <= len(b):
-        if b[at] != 0xFF:
+    for seg in segments(b):
+        if seg is None:
             return None
-        marker = b[at + 1]
-        if marker == 0xFF:  # fill byte
-            at += 1
-            continue
-        length = b[at + 2] << 8 | b[at + 3]
-        end = at + 2 + length
-        if length < 2 or end > len(b):
-            return None
+        marker, at, end = seg
+        length = end - at - 2
         if marker in (0xC0, 0xC1):
             if length < 8:
                 return None
@@ -71,7 +66,6 @@ def _sequential_frame(b: bytes) -> tuple[int, int, int, int, int] | None:
             if frame is None or length < 3 or b[at + 4] != frame[4]:
                 return None  # no frame, or not one interleaved scan of every component
             return frame[0], frame[1], frame[2], frame[3], end
-        at = end
     return None
 
 
