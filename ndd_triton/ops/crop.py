@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ndd_triton._dtype import DType, float16, float32, uint8
+from ndd_triton.ops._tensor_args import cxx_cast
 from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 CROP_LAYOUTS = ("HWC", "CHW", "DHWC", "CDHW", "FHWC", "FCHW", "CFHW", "FDHWC", "FCDHW", "CFDHW")
@@ -150,8 +151,11 @@ def _infer(call: Call) -> OutputSpec:
     call.derive("window_start", start, per_sample=True)
     call.derive("window_size", size, per_sample=True)
     channels = int(shapes[0, layout.index("C")]) if len(shapes) and "C" in layout else 1
-    call.derive("fill", fill_table(call, channels, channels))
-    return OutputSpec(check_dtype(call, (float32, float16, uint8)), shapes, layout)
+    out_dtype = check_dtype(call, (float32, float16, uint8))
+    # DALI 2.4 converts the fill to the output type by truncation + wrap (u8: 300 -> 44)
+    fill = cxx_cast(fill_table(call, channels, channels), out_dtype.numpy_dtype)
+    call.derive("fill", fill.astype(np.float64))
+    return OutputSpec(out_dtype, shapes, layout)
 
 
 schema = OpSchema(

@@ -10,28 +10,18 @@ with shape (1,), the samples are treated as scalars (result `(num_classes,)`); a
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ndd_triton._dtype import bfloat16, float32
-from ndd_triton.ops._tensor_args import insert_letters
+from ndd_triton.ops._tensor_args import cxx_cast, insert_letters
 from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 
-def on_off_values(on: float, off: float, dtype: np.dtype) -> np.ndarray:
-    """`[on, off]` converted like DALI 2.4's C++ casts (recorded on x86-64): floats pass through;
-    integer types truncate toward zero, then wrap into the type (u8: 300.7 -> 44, -1.6 -> 255).
-    Types up to 32 bits go through int32 (NaN / out of range -> INT32_MIN, so 1e10 -> 0 in u8);
-    u32 / i64 / u64 go through int64 the same way. bool: nonzero."""
-    v = np.array([on, off], np.float64)
-    dtype = np.dtype(dtype)
-    if dtype.kind in "fb":
-        return v.astype(dtype)
-    bits = 32 if dtype.itemsize < 4 or dtype == np.int32 else 64
-    lo = -(2.0 ** (bits - 1))
-    with np.errstate(invalid="ignore"):
-        t = np.trunc(v)
-        t = np.where(np.isnan(t) | (t < lo) | (t >= -lo), lo, t).astype(np.int64)
-    return t.astype(dtype)  # two's complement wrap
+def on_off_values(on: float, off: float, dtype: np.dtype[Any]) -> np.ndarray:
+    """`[on, off]` converted like DALI 2.4 (`cxx_cast`: truncate, wrap; u8 300.7 -> 44)."""
+    return cxx_cast([on, off], dtype)
 
 
 def _infer(call: Call) -> OutputSpec:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ndd_triton.ops._axes import resolve_axes, uniform_vector
+from ndd_triton.ops._tensor_args import cxx_cast
 from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 POLICIES = ("error", "pad", "constant", "edge", "clamp", "reflect", "reflect_1001",
@@ -169,16 +170,9 @@ def _apply_policy(call: Call, policy: str, i: int, axes: list[int], extents: np.
 
 
 def _convert_fill(values: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
-    """Fill values in the output dtype: integers round half away from zero and saturate."""
-    if dtype.kind == "b":
-        flags: np.ndarray = np.not_equal(values, 0)
-        return flags
-    if dtype.kind == "f":
-        return np.asarray(values, dtype=dtype)
-    info = np.iinfo(dtype)
-    rounded = np.copysign(np.floor(np.abs(values) + 0.5), values)
-    result: np.ndarray = np.clip(np.nan_to_num(rounded), float(info.min), float(info.max))
-    return result.astype(dtype)
+    """Fill values in the output dtype as DALI 2.4 converts them: truncated and wrapped
+    (`cxx_cast`: u8 114.8 -> 114, -5 -> 251, 300 -> 44)."""
+    return cxx_cast(values, dtype)
 
 
 def _fill(call: Call, layout: str | None, shapes: np.ndarray, dtype: Any) -> tuple[Any, int]:

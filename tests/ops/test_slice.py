@@ -24,6 +24,12 @@ def ref_window(sample, start, end, axes, policy="error", fill_values=(0.0,), dty
     before = [max(0, -b) for b in begin]
     after = [max(0, e - n) for e, n in zip(stop, sample.shape, strict=True)]
     widths = list(zip(before, after, strict=True))
+    out_dtype = np.dtype(dtype or sample.dtype)
+    if out_dtype.kind in "iu":  # DALI 2.4 casts fills like C++: truncate, then wrap (300 -> 44)
+        bits = out_dtype.itemsize * 8
+        wrapped = [int(np.trunc(f)) % (1 << bits) for f in fill_values]
+        fill_values = [w - (1 << bits) if out_dtype.kind == "i" and w >= 1 << (bits - 1) else w
+                       for w in wrapped]  # fmt: skip
     if NP_MODES.get(policy, "constant") == "constant":
         src = sample.astype(np.float64)
         if len(fill_values) == 1:
@@ -36,7 +42,6 @@ def ref_window(sample, start, end, axes, policy="error", fill_values=(0.0,), dty
     else:
         padded = np.pad(sample.astype(np.float64), widths, mode=NP_MODES[policy])
     crop = padded[tuple(slice(b + w, e + w) for b, e, w in zip(begin, stop, before, strict=True))]
-    out_dtype = np.dtype(dtype or sample.dtype)
     if out_dtype.kind in "iu":
         info = np.iinfo(out_dtype)
         crop = np.clip(np.sign(crop) * np.floor(np.abs(crop) + 0.5), info.min, info.max)
@@ -291,3 +296,24 @@ def test_errors():
     ):
         ndd.slice(np.zeros((0, 2), np.uint8), start=[0], shape=[2], axes=[0],
                   out_of_bounds_policy="wrap")  # fmt: skip
+
+
+def test_fill_values_are_truncated_and_wrapped_like_dali():
+    # DALI 2.4 (recorded): pad fills are cast to the output type like C++ (truncate, wrap)
+    recorded = {np.uint8: [114, 114, 251, 44, 2, 254, 112],
+                np.int16: [114, 114, -5, 300, 2, -2, 4464],
+                np.float32: [114.8, 114.5, -5.0, 300.0, 2.5, -2.5, 70000.0]}  # fmt: skip
+    fills = [114.8, 114.5, -5.0, 300.0, 2.5, -2.5, 70000.0]
+    for dtype, expected in recorded.items():
+        x = ndd.as_batch([np.full((3, 4, 1), 7, dtype)], layout="HWC")
+        for dev in ("cpu", "gpu"):
+            got = [np.asarray(ndd.slice(x, start=[-2, 0], shape=[4, 4], axis_names="HW",
+                                        out_of_bounds_policy="pad", fill_values=[f],
+                                        device=dev).cpu().select(0))[0, 0, 0].item()
+                   for f in fills]  # fmt: skip
+            np.testing.assert_allclose(got, expected, rtol=1e-6)
+            u8 = [np.asarray(ndd.slice(x, start=[-2, 0], shape=[4, 4], axis_names="HW",
+                                       out_of_bounds_policy="pad", fill_values=[f],
+                                       dtype=ndd.uint8, device=dev).cpu().select(0))[0, 0, 0]
+                  for f in fills]  # fmt: skip
+            assert [int(v) for v in u8] == [114, 114, 251, 44, 2, 254, 112]
