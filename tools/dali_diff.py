@@ -872,7 +872,14 @@ def g_reductions(rng):
         a["keep_dims"] = True
     ins = [Inp("batch", samples, "")]
     if op in ("std_dev", "variance"):
-        ins.append(Inp("scalar", _f(rng, 0, 50)))
+        ax = a.get("axes", list(range(nd)))
+        ax = [ax % nd] if isinstance(ax, int) else list(ax)
+        if len(ax) == nd:  # full reduction: a scalar mean
+            ins.append(Inp("scalar", _f(rng, 0, 50)))
+        else:  # DALI reads a scalar mean as the first of the per-output means: give them all
+            keep = _maybe(rng)
+            ins.append(Inp("batch", [np.mean(smp, axis=tuple(ax), keepdims=keep).astype(F32) +
+                                     F32(_f(rng, -3, 3)) for smp in samples]))  # fmt: skip
         if _maybe(rng):
             a["ddof"] = int(rng.integers(0, 2))
     elif op in ("sum", "mean") and _maybe(rng, 0.2) and dt != F32:
@@ -984,6 +991,121 @@ def g_cat(rng):
     op = "stack" if stack else "cat"
     a = {"axis": int(rng.integers(-nd - 1, nd + 1)) if stack else axis}
     return Case(op, ins, a, EXACT)
+
+
+def g_grid_mask(rng):
+    imgs = _images(rng, dtypes=(U8, F32, I16), big=60)
+    a: dict = {}
+    if _maybe(rng, 0.8):
+        a["tile"] = int(rng.integers(1, 40))
+    if _maybe(rng, 0.8):
+        a["ratio"] = _f(rng, 0, 1.2)
+    if _maybe(rng, 0.6):
+        a["angle"] = _f(rng, -3.2, 3.2)
+    for k in ("shift_x", "shift_y"):
+        if _maybe(rng):
+            a[k] = _f(rng, -20, 20)
+    return Case(
+        "grid_mask", [Inp("batch", imgs, "HWC")], a, {"atol": 0, "rtol": 0, "mismatch_frac": 0.01}
+    )
+
+
+def g_multi_paste(rng):
+    c = int(rng.choice([1, 3]))
+    imgs = _images(rng, n=int(rng.integers(2, 4)), c=c, big=20)
+    n = len(imgs)
+    oh, ow = int(rng.integers(10, 30)), int(rng.integers(10, 30))
+    ids, anchors, shapes, outs = [], [], [], []
+    for _ in range(n):
+        r = int(rng.integers(1, 3))
+        ids.append(np.array([int(rng.integers(0, n)) for _ in range(r)], np.int32))
+        sh, an, ou = [], [], []
+        for k in ids[-1]:
+            h, w = imgs[k].shape[:2]
+            ph, pw = int(rng.integers(1, min(h, oh) + 1)), int(rng.integers(1, min(w, ow) + 1))
+            sh.append([ph, pw])
+            an.append([int(rng.integers(0, h - ph + 1)), int(rng.integers(0, w - pw + 1))])
+            ou.append([int(rng.integers(0, oh - ph + 1)), int(rng.integers(0, ow - pw + 1))])
+        shapes.append(np.array(sh, np.int32))
+        anchors.append(np.array(an, np.int32))
+        outs.append(np.array(ou, np.int32))
+    a = {"in_ids": PS(ids), "output_size": [oh, ow], "shapes": PS(shapes),
+         "in_anchors": PS(anchors), "out_anchors": PS(outs)}  # fmt: skip
+    return Case("multi_paste", [Inp("batch", imgs, "HWC")], a, EXACT)
+
+
+def g_coord_flip(rng):
+    d = int(rng.integers(2, 4))
+    pts = [rng.uniform(-0.5, 1.5, (int(rng.integers(1, 6)), d)).astype(F32) for _ in range(2)]
+    a: dict = {}
+    for k in ("flip_x", "flip_y", "flip_z")[:d]:
+        if _maybe(rng):
+            a[k] = int(rng.integers(0, 2))
+    for k in ("center_x", "center_y", "center_z")[:d]:
+        if _maybe(rng):
+            a[k] = _f(rng, -1, 2)
+    if _maybe(rng, 0.3):
+        a["layout"] = "".join(rng.permutation(list("xyz"[:d])))
+    return Case(
+        "coord_flip", [Inp("batch", pts, "")], a, {"atol": 1e-6, "rtol": 1e-6, "mismatch_frac": 0}
+    )
+
+
+def g_coord_transform(rng):
+    n = int(rng.integers(1, 4))
+    m = int(rng.integers(1, 4))
+    dt = [F32, np.int32, U8][int(rng.integers(3))]
+    pts = [(rng.uniform(0, 50, (int(rng.integers(1, 6)), n))).astype(dt) for _ in range(2)]
+    a: dict = {}
+    r = rng.random()
+    if r < 0.4:
+        a["M"] = T(rng.uniform(-2, 2, (m, n)).astype(F32).round(3))
+        if _maybe(rng):
+            a["T"] = T(rng.uniform(-5, 5, (m,)).astype(F32).round(3))
+    elif r < 0.7:
+        a["MT"] = T(rng.uniform(-2, 2, (m, n + 1)).astype(F32).round(3))
+    else:
+        a["M"] = _f(rng, -2, 2)
+    return Case(
+        "coord_transform",
+        [Inp("batch", pts, "")],
+        a,
+        {"atol": 1e-4, "rtol": 1e-5, "mismatch_frac": 0},
+    )
+
+
+def g_bb_flip(rng):
+    boxes = [rng.uniform(0, 1, (int(rng.integers(1, 6)), 4)).astype(F32) for _ in range(2)]
+    a: dict = {}
+    for k in ("horizontal", "vertical"):
+        if _maybe(rng):
+            a[k] = int(rng.integers(0, 2))
+    if _maybe(rng):
+        a["ltrb"] = True
+    return Case(
+        "bb_flip", [Inp("batch", boxes, "")], a, {"atol": 1e-6, "rtol": 1e-6, "mismatch_frac": 0}
+    )
+
+
+def g_math(rng):
+    fn = str(rng.choice(["abs", "fabs", "sqrt", "rsqrt", "cbrt", "exp", "log", "log2", "log10",
+                         "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+                         "asinh", "acosh", "atanh", "floor", "ceil", "pow", "fpow", "min",
+                         "max", "atan2", "clamp"]))  # fmt: skip
+    dt = [F32, np.int32, U8, I16, np.float64][int(rng.integers(5))]
+    x = rng.uniform(-3, 3, (3, 4)) if dt != U8 else rng.uniform(0, 9, (3, 4))
+    x = x.astype(dt)
+    ins = [Inp("batch", [x])]
+    if fn in ("pow", "fpow", "min", "max", "atan2"):
+        y = (
+            rng.uniform(-2, 3, (3, 4)).astype(dt)
+            if dt != U8
+            else rng.integers(0, 4, (3, 4)).astype(dt)
+        )
+        ins.append(Inp("batch", [y]) if _maybe(rng) else Inp("scalar", 2))
+    elif fn == "clamp":
+        ins += [Inp("scalar", 1), Inp("scalar", 2.5 if _maybe(rng) else 5)]
+    return Case(f"math.{fn}", ins, {}, {"atol": 1e-5, "rtol": 1e-5, "mismatch_frac": 0})
 
 
 _ARITH_DT = [U8, np.int8, I16, np.int32, np.int64, F32, np.uint16, np.float64]
