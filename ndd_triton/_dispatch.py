@@ -16,7 +16,7 @@ import torch
 
 from ndd_triton._batch import Batch
 from ndd_triton._device import Device, is_emulated
-from ndd_triton._storage import BatchStorage
+from ndd_triton._storage import NUMPY_DTYPES, BatchStorage
 from ndd_triton.kernels import KernelEntry
 from ndd_triton.schema import Call, OutputSpec, SampleArgs
 
@@ -96,7 +96,10 @@ def _nbytes(ins: list[BatchStorage | None], outs: list[BatchStorage]) -> int:
     for s in (*ins, *outs):
         if s is None:
             continue
-        buf = s._dense if s._dense is not None else s.buffer
+        if s._dense_np is not None:
+            total += s._dense_np.nbytes
+            continue
+        buf = s._dense_t if s._dense_t is not None else s.buffer
         if buf is not None:
             total += buf.numel() * buf.itemsize
         else:
@@ -104,45 +107,92 @@ def _nbytes(ins: list[BatchStorage | None], outs: list[BatchStorage]) -> int:
     return total
 
 
+def _dense_input(storage: BatchStorage) -> np.ndarray | None:
+    """`(N, ...)` NumPy view of a uniform host batch (packing it once if scattered), or None."""
+    arr = storage._dense_np
+    if arr is not None:
+        return arr
+    if storage._dense_t is None and storage.buffer is None:
+        samples = storage.samples
+        if not samples or any(t.shape != samples[0].shape for t in samples):
+            return None
+        storage.packed()  # one small copy, cached on the batch
+    view = storage.dense()
+    if view is None:
+        return None
+    arr = storage._dense_np = to_numpy(view)  # kept: the view never changes
+    return arr
+
+
 def run_dense_now(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
-                  specs: list[OutputSpec], device: Device
+                  specs: list[OutputSpec], device: Device, known_uniform: dict[str, Any]
                   ) -> list[BatchStorage] | None:  # fmt: skip
     """Run a small uniform CPU call right away as one dense kernel call; None if it can't.
 
     The caller's shortcut for tiny work (sync_cpu, or eager with an idle worker): no invocation
-    object, closure or thread; same kernel call and results as `_run_cpu`'s dense path.
+    object, closure, thread or torch call; the same kernel call and results as `_run_cpu`'s
+    dense path. `known_uniform` maps names to per-sample values already known to be uniform.
     """
+    total = 0
+    arrays: list[np.ndarray | None] = []
+    rank = -1
+    for storage in ins:
+        if storage is None:
+            arrays.append(None)
+            continue
+        arr = _dense_input(storage)
+        if arr is None or (rank >= 0 and arr.ndim != rank):
+            return None  # ranks must agree: (N, ...) broadcasting is per-sample broadcasting
+        rank = arr.ndim
+        total += arr.nbytes
+        arrays.append(arr)
+    outs = []
     for spec in specs:
-        if spec.shapes is None:
+        shapes = spec.shapes
+        np_dtype = NUMPY_DTYPES.get(spec.dtype.torch_dtype)
+        if shapes is None or np_dtype is None or not len(shapes):
             return None
-    outs = [BatchStorage.allocate(spec.shapes, spec.dtype.torch_dtype, device)  # type: ignore[arg-type]
-            for spec in specs]  # fmt: skip
-    if _nbytes(ins, outs) >= _DENSE_MAX_BYTES:
+        rows = shapes.tolist()
+        if rows.count(rows[0]) != len(rows):
+            return None
+        out = np.empty((len(rows), *rows[0]), np_dtype)
+        total += out.nbytes
+        outs.append(out)
+    if total >= _DENSE_MAX_BYTES:
         return None
+    values = call.values
+    for name in call.per_sample:
+        value = values[name]
+        if known_uniform.get(name) is not value and not _uniform_value(value):
+            return None
     first = call.inputs[0] if call.inputs else None
     layout = first.layout if first is not None else None
-    return outs if _run_dense(call, kernel, ins, outs, layout) else None
+    arg = SampleArgs(call, 0, "N" + layout if layout else None, dense=True)
+    kernel.fn(outs[0] if len(outs) == 1 else tuple(outs), *arrays, arg)
+    return [BatchStorage.from_numpy_dense(out, device) for out in outs]
 
 
 def _sample_arrays(storage: BatchStorage, what: str) -> list[np.ndarray]:
     """Per-sample NumPy views of CPU storage (sliced in NumPy: cheaper than torch views)."""
-    dense = storage._dense
-    if dense is not None:
-        arr = storage._dense_np if storage._dense_np is not None else to_numpy(dense, what)
+    arr = storage._dense_np
+    if arr is None and storage._dense_t is not None:
+        arr = to_numpy(storage._dense_t, what)
+    if arr is not None:
         # Iterating yields views of each sample; 0-d samples need `[i, ...]` (not scalars).
         return list(arr) if arr.ndim > 1 else [arr[i, ...] for i in range(len(arr))]
     return [to_numpy(t, what) for t in storage.samples]
 
 
+def _uniform_value(value: Any) -> bool:
+    """A per-sample argument array whose samples are all equal."""
+    if not isinstance(value, np.ndarray):
+        return False
+    return not value.ndim or value.shape[0] <= 1 or value.strides[0] == 0 or \
+        bool((value == value[:1]).all())  # fmt: skip
+
+
 def _uniform_args(call: Call) -> bool:
-    for name in call.per_sample:
-        value = call.values[name]
-        if not isinstance(value, np.ndarray):
-            return False
-        if value.ndim and value.shape[0] > 1 and value.strides[0] != 0 and \
-                not (value == value[:1]).all():  # fmt: skip
-            return False
-    return True
+    return all(_uniform_value(call.values[name]) for name in call.per_sample)
 
 
 def _run_dense(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
@@ -150,20 +200,12 @@ def _run_dense(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
     """One kernel call over dense `(N, ...)` views when shapes and arguments are uniform."""
     dense_ins = []
     for storage in ins:
-        if storage is not None and storage._dense is None and storage.buffer is None:
-            first = storage.samples[0].shape
-            if any(t.shape != first for t in storage.samples):
-                return False
-            storage.packed()  # one small copy, cached on the batch
         if storage is None:
             dense_ins.append(None)
             continue
-        arr = storage._dense_np
+        arr = _dense_input(storage)
         if arr is None:
-            view = storage.dense()
-            if view is None:
-                return False
-            arr = storage._dense_np = to_numpy(view)  # kept: the view never changes
+            return False
         dense_ins.append(arr)
     dense_outs = [s.dense() for s in outs]
     if any(v is None for v in dense_outs) or not _uniform_args(call):

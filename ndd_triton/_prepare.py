@@ -19,7 +19,7 @@ from ndd_triton._args import constant_value, per_sample_value, validate
 from ndd_triton._batch import Batch
 from ndd_triton._construct import as_tensor, move_storage
 from ndd_triton._device import Device
-from ndd_triton._dispatch import make_run, run_dense_now
+from ndd_triton._dispatch import _uniform_value, make_run, run_dense_now
 from ndd_triton._eval_context import EvalContext
 from ndd_triton._eval_mode import EvalMode
 from ndd_triton._executor import Invocation, execute, user_callsite
@@ -250,7 +250,8 @@ def _is_tiny(batches: list[Any], metas: list[InputMeta | None], specs: list[Outp
 
 
 def _run_now(call: Call, kernel: KernelEntry, batches: list[Any], metas: list[InputMeta | None],
-             specs: list[OutputSpec], dev: Device, ctx: EvalContext) -> Any:  # fmt: skip
+             specs: list[OutputSpec], dev: Device, ctx: EvalContext,
+             known_uniform: dict[str, Any]) -> Any:  # fmt: skip
     """Results of a tiny dense CPU call run on the spot, or None to take the normal path.
 
     Applies in sync_cpu, and in eager when the worker is idle and the work is tiny (where the
@@ -276,7 +277,7 @@ def _run_now(call: Call, kernel: KernelEntry, batches: list[Any], metas: list[In
     if mode is EvalMode.eager and not _is_tiny(batches, metas, specs):
         return None
     try:
-        outs = run_dense_now(call, kernel, ins, specs, dev)
+        outs = run_dense_now(call, kernel, ins, specs, dev, known_uniform)
     except Exception:
         if mode is EvalMode.eager:
             return None
@@ -307,7 +308,7 @@ class _Plan:
     """
 
     __slots__ = ("dev", "given", "is_batch", "kernel", "layouts", "n", "per_sample", "schema",
-                 "values")  # fmt: skip
+                 "uniform", "values")  # fmt: skip
 
     def __init__(self, call: Call, dev: Device, is_batch: bool, kernel: KernelEntry,
                  layouts: list[str | None]) -> None:  # fmt: skip
@@ -317,6 +318,10 @@ class _Plan:
         self.values = dict(call.values)
         self.given = frozenset(call.given)
         self.per_sample = frozenset(call.per_sample)
+        # Per-sample values that are one constant broadcast (no check needed per call while
+        # the call still holds that very object).
+        self.uniform = {name: call.values[name] for name in call.per_sample
+                        if _uniform_value(call.values[name])}  # fmt: skip
 
 
 _PLANS: dict[tuple[Any, ...], _Plan] = {}
@@ -395,7 +400,7 @@ def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
         specs = [specs]
     ctx = EvalContext.current()
     if plan is not None and kernel.dense and dev.device_type == "cpu" and not _profiling.ACTIVE:
-        done = _run_now(call, kernel, batches, metas, specs, dev, ctx)
+        done = _run_now(call, kernel, batches, metas, specs, dev, ctx, plan.uniform)
         if done is not None:
             return done if is_batch else _as_tensors(done)
     inv = Invocation(schema.name, make_run(call, kernel, batches, list(specs), dev, ctx), ctx,

@@ -59,16 +59,22 @@ def _empty(numel: int, dtype: torch.dtype, device: Device) -> torch.Tensor:
     return raw[:nbytes].view(dtype)
 
 
-_NUMPY_DTYPES = {t: torch.empty((), dtype=t).numpy().dtype
-                 for t in (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32,
-                           torch.int64, torch.float16, torch.float32, torch.float64)}  # fmt: skip
+NUMPY_DTYPES: dict[torch.dtype, np.dtype] = {  # torch -> NumPy element types (no bfloat16)
+    t: np.dtype(n) for t, n in (
+        (torch.bool, np.bool_), (torch.uint8, np.uint8), (torch.int8, np.int8),
+        (torch.int16, np.int16), (torch.int32, np.int32), (torch.int64, np.int64),
+        (getattr(torch, "uint16", None), np.uint16), (getattr(torch, "uint32", None), np.uint32),
+        (getattr(torch, "uint64", None), np.uint64), (torch.float16, np.float16),
+        (torch.float32, np.float32), (torch.float64, np.float64),
+    ) if t is not None
+}
 _pack_lock = threading.Lock()  # packing scattered samples is rare: one lock for all batches
 
 
 class BatchStorage:
     """Samples of one batch as torch tensors, optionally views into one packed buffer."""
 
-    __slots__ = ("_buffer", "_dense", "_dense_np", "_offsets", "_samples", "device", "event")
+    __slots__ = ("_buffer", "_dense_np", "_dense_t", "_offsets", "_samples", "device", "event")
 
     def __init__(self, samples: list[torch.Tensor], device: Device,
                  buffer: torch.Tensor | None = None,
@@ -77,18 +83,36 @@ class BatchStorage:
         self.device = device
         self._buffer = buffer
         self._offsets = offsets
-        self._dense: torch.Tensor | None = None  # cached (N, *shape) view of a uniform batch
-        self._dense_np: np.ndarray | None = None  # NumPy view of _dense (small host batches)
+        # A uniform batch's (N, *shape) data: torch view, and for host batches its NumPy view
+        # (small outputs are allocated as NumPy arrays; the torch view is made on first use).
+        self._dense_t: torch.Tensor | None = None
+        self._dense_np: np.ndarray | None = None
         self.event: object | None = None  # CUDA event marking when the producing kernels end
 
-    # A uniform batch from `allocate` starts as its dense (N, *shape) tensor only; the flat
+    @staticmethod
+    def from_numpy_dense(array: np.ndarray, device: Device) -> BatchStorage:
+        """A uniform host batch held by a C-contiguous `(N, *shape)` NumPy array (not copied)."""
+        storage = BatchStorage(None, device)  # type: ignore[arg-type]
+        storage._dense_np = array
+        return storage
+
+    def _dense_view(self) -> torch.Tensor | None:
+        """The (N, *shape) torch view of a uniform batch, or None."""
+        dense = self._dense_t
+        if dense is None and self._dense_np is not None:
+            dense = self._dense_t = torch.from_numpy(self._dense_np)
+        return dense
+
+    # A uniform batch from `allocate` starts as its dense (N, *shape) array only; the flat
     # buffer view and the offsets are derived on first use (most small CPU calls never ask).
     @property
     def buffer(self) -> torch.Tensor | None:
         """The packed 1-D buffer holding every sample, or None when not packed (yet)."""
         buffer = self._buffer
-        if buffer is None and self._dense is not None:
-            buffer = self._buffer = self._dense.view(-1)
+        if buffer is None:
+            dense = self._dense_view()
+            if dense is not None:
+                buffer = self._buffer = dense.view(-1)
         return buffer
 
     @buffer.setter
@@ -99,9 +123,11 @@ class BatchStorage:
     def offsets(self) -> np.ndarray | None:
         """Element offset of each sample in `buffer` (None when not packed)."""
         offsets = self._offsets
-        if offsets is None and self._dense is not None:
-            n, size = self._dense.shape[0], math.prod(self._dense.shape[1:])
-            offsets = self._offsets = np.arange(n, dtype=np.int64) * size
+        if offsets is None:
+            dense = self._dense_np if self._dense_np is not None else self._dense_t
+            if dense is not None:
+                n, size = dense.shape[0], math.prod(dense.shape[1:])
+                offsets = self._offsets = np.arange(n, dtype=np.int64) * size
         return offsets
 
     @offsets.setter
@@ -121,16 +147,14 @@ class BatchStorage:
             # narrow+view calls, and the dense view comes for free.
             row = shape_rows[0]
             size = math.prod(row)
-            np_dtype = _NUMPY_DTYPES.get(dtype)
-            storage = BatchStorage(None, device)  # type: ignore[arg-type]
+            np_dtype = NUMPY_DTYPES.get(dtype)
             if device.device_type == "cpu" and n * size * dtype.itemsize < _POOL_MIN_BYTES and \
                     np_dtype is not None:  # fmt: skip
-                # Small host batch: NumPy memory shared with torch, so CPU kernels get their
-                # array without another conversion.
-                storage._dense_np = np.empty((n, *row), dtype=np_dtype)
-                storage._dense = torch.from_numpy(storage._dense_np)
-            else:
-                storage._dense = _empty(n * size, dtype, device).view(n, *row)
+                # Small host batch: NumPy memory (shared with torch when asked), so CPU
+                # kernels get their array without a conversion.
+                return BatchStorage.from_numpy_dense(np.empty((n, *row), np_dtype), device)
+            storage = BatchStorage(None, device)  # type: ignore[arg-type]
+            storage._dense_t = _empty(n * size, dtype, device).view(n, *row)
             return storage  # buffer, offsets and samples are derived lazily
         sizes = arr.prod(axis=1) if arr.shape[1] else np.ones(n, dtype=np.int64)
         offsets = np.zeros(n, dtype=np.int64)
@@ -148,8 +172,9 @@ class BatchStorage:
         """Per-sample tensors (views into the packed buffer when there is one)."""
         samples = self._samples
         if samples is None:
-            assert self._dense is not None
-            samples = self._samples = list(self._dense.unbind(0))
+            dense = self._dense_view()
+            assert dense is not None
+            samples = self._samples = list(dense.unbind(0))
         return samples
 
     @property
@@ -177,8 +202,9 @@ class BatchStorage:
 
     def dense(self) -> torch.Tensor | None:
         """Zero-copy `(N, *shape)` view when shapes are uniform and the batch is packed."""
-        if self._dense is not None:
-            return self._dense
+        dense = self._dense_view()
+        if dense is not None:
+            return dense
         if self.buffer is None or not self.samples:
             return None
         first = self.samples[0].shape
@@ -187,5 +213,5 @@ class BatchStorage:
                 return None
         # Every constructor of a packed storage lays samples out back to back, in order.
         n = len(self.samples)
-        self._dense = self.buffer[: n * self.samples[0].numel()].view(n, *first)
-        return self._dense
+        dense = self._dense_t = self.buffer[: n * self.samples[0].numel()].view(n, *first)
+        return dense
