@@ -125,13 +125,14 @@ def _dense_input(storage: BatchStorage) -> np.ndarray | None:
 
 
 def run_dense_now(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
-                  specs: list[OutputSpec], device: Device, known_uniform: dict[str, Any]
-                  ) -> list[BatchStorage] | None:  # fmt: skip
+                  specs: list[OutputSpec], device: Device, known_uniform: dict[str, Any],
+                  max_bytes: int = _DENSE_MAX_BYTES) -> list[BatchStorage] | None:  # fmt: skip
     """Run a small uniform CPU call right away as one dense kernel call; None if it can't.
 
     The caller's shortcut for tiny work (sync_cpu, or eager with an idle worker): no invocation
     object, closure, thread or torch call; the same kernel call and results as `_run_cpu`'s
-    dense path. `known_uniform` maps names to per-sample values already known to be uniform.
+    dense path. `known_uniform` maps names to per-sample values already known to be uniform;
+    calls that read and write `max_bytes` or more are left to the normal path.
     """
     total = 0
     arrays: list[np.ndarray | None] = []
@@ -158,7 +159,7 @@ def run_dense_now(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None
         out = np.empty((len(rows), *rows[0]), np_dtype)
         total += out.nbytes
         outs.append(out)
-    if total >= _DENSE_MAX_BYTES:
+    if total >= max_bytes:
         return None
     values = call.values
     for name in call.per_sample:

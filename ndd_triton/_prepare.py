@@ -19,7 +19,7 @@ from ndd_triton._args import constant_value, per_sample_value, validate
 from ndd_triton._batch import Batch
 from ndd_triton._construct import as_tensor, move_storage
 from ndd_triton._device import Device
-from ndd_triton._dispatch import _uniform_value, make_run, run_dense_now
+from ndd_triton._dispatch import _DENSE_MAX_BYTES, _uniform_value, make_run, run_dense_now
 from ndd_triton._eval_context import EvalContext
 from ndd_triton._eval_mode import EvalMode
 from ndd_triton._executor import Invocation, execute, user_callsite
@@ -274,10 +274,9 @@ def _run_now(call: Call, kernel: KernelEntry, batches: list[Any], metas: list[In
         if storage is None:
             return None
         ins.append(storage)
-    if mode is EvalMode.eager and not _is_tiny(batches, metas, specs):
-        return None
     try:
-        outs = run_dense_now(call, kernel, ins, specs, dev, known_uniform)
+        outs = run_dense_now(call, kernel, ins, specs, dev, known_uniform,
+                             _INLINE_MAX_BYTES if mode is EvalMode.eager else _DENSE_MAX_BYTES)
     except Exception:
         if mode is EvalMode.eager:
             return None

@@ -28,6 +28,9 @@ def _narrow_int_from_float32(inp: np.ndarray, out: np.ndarray) -> None:
 
 
 def _convert(out: np.ndarray, inp: np.ndarray) -> None:
+    if out.dtype.kind == "f" and inp.dtype.kind in "biu" and out.itemsize >= 4:
+        out[...] = inp  # exact or correctly rounded, never overflows: nothing to police
+        return
     # Overflow to inf (f16 targets) and NaN handling are intended: no NumPy warnings.
     with np.errstate(all="ignore"):
         if inp.dtype.kind == "f" and inp.itemsize <= 4 and out.dtype.kind in "iu" and \
