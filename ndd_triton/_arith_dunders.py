@@ -6,15 +6,21 @@ from typing import Any
 
 
 def _binary(name: str, left: Any, right: Any) -> Any:
-    from ndd_triton.ops.arithmetic import binary
+    global _binary_op
+    if _binary_op is None:  # imported on first use (ops import Tensor/Batch)
+        from ndd_triton.ops.arithmetic import binary
 
-    return binary(name, left, right)
+        _binary_op = binary
+    return _binary_op(name, left, right)
 
 
 def _unary(name: str, value: Any) -> Any:
     from ndd_triton.ops.arithmetic import unary
 
     return unary(name, value)
+
+
+_binary_op: Any = None
 
 
 def _make_binary(name: str) -> tuple[Any, Any]:

@@ -367,17 +367,25 @@ schemas = [
       for n, s in UNARY_SYMBOLS.items()),
 ]  # fmt: skip
 _BY_NAME = {s.name: s for s in schemas}
+_DUNDERS = {s.name.strip("_"): s for s in schemas}
 
 
 def binary(name: str, left: Any, right: Any) -> Any:
     """`left <op> right` for the dunders (`name`: add, sub, ..., ge)."""
+    schema = _DUNDERS[name]
+    batch, call_op = _runtime()
+    if type(left) is type(right) is batch:  # the common case, without the sorting
+        return call_op(schema, (left, right), (None, None), None, None)
+    return elementwise(schema, (left, right))
+
+
+@functools.cache
+def _runtime() -> tuple[type, Callable[..., Any]]:
+    """(Batch, call_op), imported on first use (they import this module's users)."""
     from ndd_triton._batch import Batch
     from ndd_triton._prepare import call_op
 
-    schema = _BY_NAME[f"__{name}__"]
-    if type(left) is Batch and type(right) is Batch:  # the common case, without the sorting
-        return call_op(schema, (left, right), (None, None), None, None)
-    return elementwise(schema, (left, right))
+    return Batch, call_op
 
 
 def unary(name: str, value: Any) -> Any:
