@@ -153,3 +153,24 @@ def test_sync_cpu_shortcut_raises_at_the_call_and_gives_exact_results():
     with ndd.EvalMode.sync_cpu:
         single = ndd.flip(b.select(1), horizontal=1)
     np.testing.assert_array_equal(np.asarray(single), np.asarray(b.select(1))[:, ::-1])
+
+
+def test_numpy_backed_results_export_and_move_like_any_batch():
+    import torch
+
+    b = _batch()
+    with ndd.EvalMode.sync_cpu:
+        ndd.flip(b, horizontal=1)
+        out = ndd.flip(b, horizontal=1)  # a NumPy-backed storage from the shortcut
+    assert out._storage is not None and out._storage._dense_np is not None
+    expected = np.stack([np.asarray(t)[:, ::-1] for t in b])
+    np.testing.assert_array_equal(out.torch().numpy(), expected)
+    np.testing.assert_array_equal(torch.from_dlpack(out.select(2)).numpy(), expected[2])
+    np.testing.assert_array_equal(np.asarray(out.select(1)), expected[1])
+    storage = out._storage
+    assert storage.offsets.tolist() == [0, 60, 120] and storage.buffer.numel() == 180
+    moved = out.gpu().cpu()
+    np.testing.assert_array_equal(np.stack([np.asarray(t) for t in moved]), expected)
+    chained = ndd.flip(out, horizontal=1)  # an input that is NumPy-backed already
+    np.testing.assert_array_equal(np.stack([np.asarray(t) for t in chained]),
+                                  np.stack([np.asarray(t) for t in b]))
