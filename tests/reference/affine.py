@@ -27,12 +27,19 @@ def affine_ref(img, inverse, out_hw, fill=None, interp=1, dtype=None):
     m = np.asarray(inverse, np.float64).reshape(2, 3)
     out_h, out_w = out_hw
     res = np.zeros((out_h, out_w, img.shape[2]))
+    f32 = np.float32
+    m32 = m.astype(f32)
     for y in range(out_h):
+        # NN follows DALI 2.4's CPU warp: a float32 row start, then the x step added pixel by
+        # pixel in float32 (the accumulated rounding decides near-ties; recorded against DALI)
+        nx = f32(f32(m32[0, 0] * f32(0.5)) + f32(m32[0, 1] * f32(y + 0.5))) + m32[0, 2]
+        ny = f32(f32(m32[1, 0] * f32(0.5)) + f32(m32[1, 1] * f32(y + 0.5))) + m32[1, 2]
         for x in range(out_w):
             px = m[0, 0] * (x + 0.5) + m[0, 1] * (y + 0.5) + m[0, 2] - 0.5
             py = m[1, 0] * (x + 0.5) + m[1, 1] * (y + 0.5) + m[1, 2] - 0.5
             if interp == 0:
-                res[y, x] = _tap(img, math.floor(px + 0.5), math.floor(py + 0.5), fill)
+                res[y, x] = _tap(img, math.floor(nx), math.floor(ny), fill)
+                nx, ny = f32(nx + m32[0, 0]), f32(ny + m32[1, 0])
                 continue
             x0, y0 = math.floor(px), math.floor(py)
             fx, fy = px - x0, py - y0
@@ -47,8 +54,8 @@ def affine_ref(img, inverse, out_hw, fill=None, interp=1, dtype=None):
 
 def rotate_inverse(angle, in_hw, out_hw):
     """Inverse map of rotate: `src = R(angle) (p - c_out) + c_in`, y down, c = size / 2."""
-    a = math.radians(angle)
-    c, s = math.cos(a), math.sin(a)
+    a = float(np.float32(angle) * np.float32(math.pi / 180))  # DALI 2.4: float32 radians
+    c, s = float(np.float32(math.cos(a))), float(np.float32(math.sin(a)))  # ... and cos / sin
     (hi, wi), (ho, wo) = in_hw, out_hw
     return np.array(
         [[c, -s, wi / 2 - c * wo / 2 + s * ho / 2], [s, c, hi / 2 - s * wo / 2 - c * ho / 2]]

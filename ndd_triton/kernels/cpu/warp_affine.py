@@ -7,7 +7,8 @@ add of a row term and a column term (the map is affine).
 * LINEAR: torch `grid_sample` (bilinear, `align_corners=False`, border padding) on a float32
   channels-last copy of the frames; its pixel convention is DALI's. Measured (perf/
   bench_rotate.py, 1 thread) faster than a hand-written fixed-point gather in NumPy.
-* NN: `floor(p + .5)` indices and one `index_select` of whole pixels, in the input type.
+* NN: `floor` of DALI's float32 source point (each row accumulates the x step, as DALI's
+  CPU warp does) and one `index_select` of whole pixels, in the input type.
 
 Both read a source with a one-pixel `fill_value` frame when a fill is given. Clamping the
 source coordinate to `[-1, extent]` is exact for both border modes (beyond it every tap reads
@@ -82,14 +83,34 @@ def _linear(src: torch.Tensor, m: np.ndarray, out_h: int, out_w: int, fill: floa
     return res.permute(0, 2, 3, 1)
 
 
+def _dali_nn_coords(m: np.ndarray, out_h: int, out_w: int) -> tuple[np.ndarray, np.ndarray]:
+    """float32 source coordinates `M @ [x + .5, y + .5, 1]` computed the way DALI 2.4's CPU
+    warp does: each row starts at `m0 * .5 + m1 * (y + .5) + m2` and then *accumulates* `m0`
+    pixel by pixel in float32 (np.add.accumulate is sequential). The accumulated rounding
+    decides NN ties: it reproduces every NN pixel of 19 recorded DALI rotations but one."""
+    m32 = m.astype(np.float32)
+    ys = np.arange(out_h, dtype=np.float32) + np.float32(0.5)
+    coords = []
+    for r in range(2):
+        steps = np.empty((out_h, out_w), np.float32)
+        steps[:, 0] = (m32[r, 0] * np.float32(0.5) + m32[r, 1] * ys) + m32[r, 2]
+        steps[:, 1:] = m32[r, 0]
+        coords.append(np.add.accumulate(steps, axis=1, dtype=np.float32))
+    return coords[0], coords[1]
+
+
 def _nearest(src: torch.Tensor, m: np.ndarray, out_h: int, out_w: int, fill: float | None,
              dtype: torch.dtype) -> torch.Tensor:  # fmt: skip
-    """Nearest samples `[F, Ho, Wo, C]`: pixel `floor(p + .5)`, clamped into the frame."""
+    """Nearest samples `[F, Ho, Wo, C]`: pixel `floor(p)` (p = DALI's float32 source point),
+    shifted by the fill frame and clamped into it."""
     framed = _framed(src, fill, dtype)
     n_frames, hp, wp, c = framed.shape
-    sx, sy = _coords(m, out_h, out_w, 0.5 if fill is None else 1.5)
-    ix = torch.floor(sx).clamp_(0, wp - 1).to(torch.int64)
-    iy = torch.floor(sy).clamp_(0, hp - 1).to(torch.int64)
+    sx, sy = _dali_nn_coords(m, out_h, out_w)
+    frame = 0 if fill is None else 1
+    sx = np.nan_to_num(np.clip(sx, -_COORD_LIMIT, _COORD_LIMIT), nan=-_COORD_LIMIT)
+    sy = np.nan_to_num(np.clip(sy, -_COORD_LIMIT, _COORD_LIMIT), nan=-_COORD_LIMIT)
+    ix = torch.from_numpy(np.floor(sx).astype(np.int64) + frame).clamp_(0, wp - 1)
+    iy = torch.from_numpy(np.floor(sy).astype(np.int64) + frame).clamp_(0, hp - 1)
     res = framed.reshape(n_frames, hp * wp, c).index_select(1, (iy * wp + ix).reshape(-1))
     return res.reshape(n_frames, out_h, out_w, c)
 

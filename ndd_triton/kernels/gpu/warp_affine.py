@@ -5,7 +5,8 @@ Images and volumes share the kernel (NDIM constexpr: 4 or 8 taps); images have D
 Each program handles one tile of one sample's flat output (frames, rows, columns, channels).
 The per-sample inverse map (2x3) and fill value travel in a float32 table next to the int64
 sample table; the source point of output pixel `(x, y)` is `M @ [x + .5, y + .5, 1] - .5` in
-pixel indices, sampled NN (`floor(p + .5)`) or bilinearly, with `fill_value` for taps outside
+pixel indices, sampled NN (`floor(p + .5)`; 2-D: DALI's accumulated row coordinates, see
+`_affine_kernel`) or bilinearly, with `fill_value` for taps outside
 the source (FILL) or clamped tap indices. fp32 math; integer outputs round half away, saturate.
 """
 
@@ -78,10 +79,13 @@ def _helper_coord(prow, r: tl.constexpr, x, y, z, extent):
 
 
 @triton.jit
-def _affine_kernel(src, dst, samples, params, tiles, NDIM: tl.constexpr, INTERP: tl.constexpr,
-                   FILL: tl.constexpr, ROUND: tl.constexpr, LO: tl.constexpr,
-                   HI: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
-    """One tile of one sample: dst[f, z, y, x, ch] = src sampled at M @ (p + .5, 1) - .5."""
+def _affine_kernel(src, dst, samples, params, tiles, starts, start_offs, NDIM: tl.constexpr,
+                   INTERP: tl.constexpr, FILL: tl.constexpr, ROUND: tl.constexpr,
+                   LO: tl.constexpr, HI: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
+    """One tile of one sample: dst[f, z, y, x, ch] = src sampled at M @ (p + .5, 1) - .5.
+
+    2-D NN follows DALI's CPU warp: row `y` starts at `starts[y]` (float32, from the host) and
+    adds the x step once per pixel, in float32, so near-ties round as in DALI."""
     sample = tl.load(tiles + 2 * tl.program_id(0))
     first = tl.load(tiles + 2 * tl.program_id(0) + 1)
     row = samples + sample * NCOL
@@ -109,7 +113,24 @@ def _affine_kernel(src, dst, samples, params, tiles, NDIM: tl.constexpr, INTERP:
         sz = _helper_coord(prow, 2, x, y, z, d)
     else:
         sz = tl.zeros_like(sx)
-    if INTERP == 0:
+    if INTERP == 0 and NDIM == 2:
+        xi = pix % out_w
+        yi = (pix // out_w) % out_h
+        soff = tl.load(start_offs + sample)
+        ax = tl.load(starts + soff + yi, mask=mask, other=0.0)
+        ay = tl.load(starts + soff + out_h + yi, mask=mask, other=0.0)
+        step_x = tl.load(prow)
+        step_y = tl.load(prow + 4)
+        for k in range(0, tl.max(tl.where(mask, xi, 0), axis=0)):
+            more = k < xi
+            ax = tl.where(more, ax + step_x, ax)
+            ay = tl.where(more, ay + step_y, ay)
+        ax = tl.minimum(tl.maximum(ax, -4.0), w.to(tl.float32) + 4.0)
+        ay = tl.minimum(tl.maximum(ay, -4.0), h.to(tl.float32) + 4.0)
+        ix = tl.floor(ax).to(tl.int32)
+        iy = tl.floor(ay).to(tl.int32)
+        acc = _helper_tap(base, ix, iy, tl.zeros_like(ix), d, h, w, c, mask, fill, FILL)
+    elif INTERP == 0:
         ix = tl.floor(sx + 0.5).to(tl.int32)
         iy = tl.floor(sy + 0.5).to(tl.int32)
         iz = tl.floor(sz + 0.5).to(tl.int32)
@@ -137,6 +158,23 @@ def _affine_kernel(src, dst, samples, params, tiles, NDIM: tl.constexpr, INTERP:
     tl.store(dst + tl.load(row + OUT_OFF) + idx, acc.to(dst.dtype.element_ty), mask=mask)
 
 
+def _nn_row_starts(params: np.ndarray, out_h: np.ndarray, needed: bool
+                   ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """float32 `m0 * .5 + m1 * (y + .5) + m2` per output row (x then y rows of each sample),
+    rounded step by step as DALI's CPU warp does (NumPy float32: no fused multiply-add)."""
+    if not needed:
+        return np.zeros(1, np.float32), np.zeros(len(out_h), np.int64)
+    parts, offs, at = [], np.zeros(len(out_h), np.int64), 0
+    for i, rows in enumerate(out_h):
+        ys = np.arange(int(rows), dtype=np.float32) + np.float32(0.5)
+        m = params[i]
+        for r in (0, 4):  # x row, y row of the 3x4 table
+            parts.append((m[r] * np.float32(0.5) + m[r + 1] * ys) + m[r + 3])
+        offs[i] = at
+        at += 2 * int(rows)
+    return (np.concatenate(parts) if parts else np.zeros(1, np.float32)), offs
+
+
 def affine_sample_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
     """Build the sample (int64) and parameter (float32) tables; launch once."""
     layout = call.inputs[0].layout or "HWC"
@@ -162,8 +200,11 @@ def affine_sample_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> 
     tiles = tile_table(out_sizes, TILE)
     is_int = not out.dtype.is_float
     info = np.iinfo(out.dtype.numpy_dtype) if is_int else None
+    starts, start_offs = _nn_row_starts(params, out_dhw[:, 1], ndim == 2 and
+                                        int(call.affine_interp) == 0)  # fmt: skip
     run.launch(_affine_kernel, (len(tiles),), inp.data, out.data, samples, params, tiles,
-               NDIM=ndim, INTERP=int(call.affine_interp), FILL=fill is not None, ROUND=is_int,
+               starts, start_offs, NDIM=ndim, INTERP=int(call.affine_interp),
+               FILL=fill is not None, ROUND=is_int,
                LO=float(info.min) if info is not None else 0.0,
                HI=float(info.max) if info is not None else 0.0, BLOCK=TILE)  # fmt: skip
 
