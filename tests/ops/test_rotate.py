@@ -287,3 +287,65 @@ def test_fill_value_takes_the_input_type_first(dtype, fill, expected):
         warp = ndd.warp_affine(img, mtx, fill_value=fill, dtype=ndd.float32, device=dev).cpu()
         assert float(np.asarray(rot.select(0))[0, 0, 0]) == expected
         assert float(np.asarray(warp.select(0))[0, 3, 0]) == expected
+
+
+# DALI 2.4 NN rotations with keep_size=True and fill_value=-1 of images holding their flat pixel
+# index (recorded): the source pixel of every output pixel. These angles put many source points
+# on exact pixel boundaries; DALI's float32 coordinates (accumulated along each row) decide them.
+_DALI_NN_TIES = [
+    ((7, 9), 135.0, [
+        [-1, 35, 44, 43, 51, 59, -1, -1, -1],
+        [26, 26, 34, 42, 41, 50, 58, -1, -1],
+        [17, 25, 24, 32, 41, 40, 48, 57, -1],
+        [7, 15, 23, 23, 31, 39, 39, 47, 55],
+        [-1, 5, 14, 22, 21, 30, 38, 37, 45],
+        [-1, -1, 4, 12, 21, 20, 28, 36, 36],
+        [-1, -1, -1, 3, 11, 19, 18, 27, -1],
+    ]),
+    ((8, 8), 45.0, [
+        [-1, -1, 5, 14, 14, 23, -1, -1],
+        [-1, 4, 12, 13, 22, 30, 39, -1],
+        [2, 11, 12, 20, 29, 38, 38, 47],
+        [9, 10, 19, 28, 36, 37, 46, 54],
+        [9, 17, 26, 35, 36, 44, 53, 54],
+        [16, 25, 33, 34, 43, 52, 52, 61],
+        [-1, 24, 33, 41, 50, 51, 60, -1],
+        [-1, -1, 40, 49, 49, 58, -1, -1],
+    ]),
+    ((7, 5), 30.0, [
+        [-1, 3, 4, 9, -1],
+        [1, 7, 8, 14, -1],
+        [6, 12, 13, 18, 19],
+        [10, 16, 17, 23, 24],
+        [15, 16, 22, 22, 28],
+        [-1, 20, 26, 27, 33],
+        [-1, 25, 31, 31, -1],
+    ]),
+    ((7, 5), 120.0, [
+        [-1, -1, -1, 29, 34],
+        [-1, 19, 24, 28, 33],
+        [14, 18, 23, 22, 27],
+        [8, 13, 17, 22, 26],
+        [7, 12, 16, 16, 20],
+        [1, 6, 10, 15, -1],
+        [0, 5, -1, -1, -1],
+    ]),
+    ((7, 5), -30.0, [
+        [-1, 5, 1, 1, -1],
+        [-1, 10, 6, 7, 3],
+        [15, 16, 12, 12, 8],
+        [20, 21, 17, 18, 14],
+        [26, 22, 23, 18, 19],
+        [31, 27, 28, 24, -1],
+        [-1, 33, 34, 29, -1],
+    ]),
+]
+
+
+@pytest.mark.parametrize(("hw", "angle", "expected"), _DALI_NN_TIES)
+def test_rotate_nn_ties_match_dali(hw, angle, expected):
+    idx = np.arange(hw[0] * hw[1], dtype=np.float32).reshape(*hw, 1)
+    for dev in ("cpu", "gpu"):
+        out = ndd.rotate(ndd.as_batch([idx], layout="HWC"), angle=angle, keep_size=True,
+                         fill_value=-1.0, interp_type=DALIInterpType.INTERP_NN, device=dev)
+        np.testing.assert_array_equal(np.asarray(out.cpu().select(0))[..., 0], expected)
