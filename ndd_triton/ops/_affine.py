@@ -170,8 +170,9 @@ def spatial_hw(call: Call) -> np.ndarray:
 
 
 def _input_typed_fill(call: Call) -> float:
-    """`fill_value` converted to the input type as DALI 2.4 does before sampling (round half
-    away from zero, saturate): a u8 image rotated into float32 with fill 251.9 shows 252."""
+    """`fill_value` converted to the input type as DALI 2.4's LINEAR sampling does (round half
+    away from zero, saturate): a u8 image rotated into float32 with fill 251.9 shows 252; NN
+    keeps 251.9."""
     fill = float(call.fill_value)
     dtype = call.inputs[0].dtype.numpy_dtype
     if dtype.kind not in "iu" or not math.isfinite(fill):
@@ -192,7 +193,11 @@ def derive_affine(call: Call, inverse: np.ndarray, out_hw: np.ndarray) -> np.nda
         )
     call.derive("affine_matrix", np.ascontiguousarray(inverse, np.float64), per_sample=True)
     call.derive("affine_interp", check_interp(call))
-    call.derive("affine_fill", None if call.fill_value is None else _input_typed_fill(call))
+    interp = check_interp(call)
+    fill = None if call.fill_value is None else float(call.fill_value)
+    if fill is not None and interp == INTERP_LINEAR:  # NN writes the fill as it is (DALI 2.4)
+        fill = _input_typed_fill(call)
+    call.derive("affine_fill", fill)
     layout = call.inputs[0].layout or "HWC"
     shapes = call.inputs[0].shapes.copy()
     for k, c in enumerate(c for c in "DHW" if c in layout):

@@ -287,6 +287,10 @@ def test_fill_value_takes_the_input_type_first(dtype, fill, expected):
         warp = ndd.warp_affine(img, mtx, fill_value=fill, dtype=ndd.float32, device=dev).cpu()
         assert float(np.asarray(rot.select(0))[0, 0, 0]) == expected
         assert float(np.asarray(warp.select(0))[0, 3, 0]) == expected
+        # NN writes the fill unconverted (recorded: u8 in, f32 out, fill 102.7 -> 102.7)
+        nn = ndd.rotate(img, angle=30.0, fill_value=fill, dtype=ndd.float32, interp_type=0,
+                        device=dev).cpu()  # fmt: skip
+        assert float(np.asarray(nn.select(0))[0, 0, 0]) == pytest.approx(fill)
 
 
 # DALI 2.4 NN rotations with keep_size=True and fill_value=-1 of images holding their flat pixel
