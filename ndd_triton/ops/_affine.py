@@ -76,11 +76,12 @@ def rotation_inverse(angle_deg: np.ndarray, in_hw: np.ndarray, out_hw: np.ndarra
     """`[N, 2, 3]` inverse maps of rotate: `src = R(angle) (p - c_out) + c_in`, `c = size / 2`,
     `sx = cos*dx - sin*dy`, `sy = sin*dx + cos*dy` in y-down pixel coordinates.
 
-    As DALI 2.4: the angle goes to radians in float32 and cos / sin are rounded to float32
-    before the translation is derived from them (it decides NN ties, e.g. at 30 or 45 degrees).
+    As DALI 2.4: cos / sin of the (float32) angle are computed in double and rounded to float32
+    before the translation is derived from them (it decides NN ties, e.g. at 30, 45 or 90
+    degrees with an odd-sized canvas).
     """
-    deg = np.asarray(angle_deg, np.float64).astype(np.float32)
-    rad = (deg * np.float32(math.pi / 180)).astype(np.float64)
+    deg = np.asarray(angle_deg, np.float64).astype(np.float32).astype(np.float64)
+    rad = np.deg2rad(deg)
     cos = np.cos(rad).astype(np.float32).astype(np.float64)
     sin = np.sin(rad).astype(np.float32).astype(np.float64)
     cy_in, cx_in = in_hw[:, 0] / 2.0, in_hw[:, 1] / 2.0

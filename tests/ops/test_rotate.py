@@ -353,3 +353,14 @@ def test_rotate_nn_ties_match_dali(hw, angle, expected):
         out = ndd.rotate(ndd.as_batch([idx], layout="HWC"), angle=angle, keep_size=True,
                          fill_value=-1.0, interp_type=DALIInterpType.INTERP_NN, device=dev)
         np.testing.assert_array_equal(np.asarray(out.cpu().select(0))[..., 0], expected)
+
+
+def test_rotate_nn_90_degrees_odd_canvas_matches_dali():
+    # DALI 2.4 (recorded): 12x29 image, angle 90, size (25, 23), NN: output row 17 reads input
+    # row 0 from column 5 on (cos 90 is ~6e-17 in double, rounded to float32: no drift)
+    idx = np.arange(12 * 29, dtype=np.float32).reshape(12, 29, 1)
+    for dev in ("cpu", "gpu"):
+        out = ndd.rotate(ndd.as_batch([idx], layout="HWC"), angle=90.0, fill_value=-1.0,
+                         interp_type=DALIInterpType.INTERP_NN, size=[25, 23], device=dev)
+        row = np.asarray(out.cpu().select(0))[17, :, 0]
+        assert row[5:11].tolist() == [9, 38, 67, 96, 125, 154]

@@ -54,8 +54,8 @@ def affine_ref(img, inverse, out_hw, fill=None, interp=1, dtype=None):
 
 def rotate_inverse(angle, in_hw, out_hw):
     """Inverse map of rotate: `src = R(angle) (p - c_out) + c_in`, y down, c = size / 2."""
-    a = float(np.float32(angle) * np.float32(math.pi / 180))  # DALI 2.4: float32 radians
-    c, s = float(np.float32(math.cos(a))), float(np.float32(math.sin(a)))  # ... and cos / sin
+    a = math.radians(float(np.float32(angle)))
+    c, s = float(np.float32(math.cos(a))), float(np.float32(math.sin(a)))  # DALI 2.4: float32
     (hi, wi), (ho, wo) = in_hw, out_hw
     return np.array(
         [[c, -s, wi / 2 - c * wo / 2 + s * ho / 2], [s, c, hi / 2 - s * wo / 2 - c * ho / 2]]
