@@ -326,3 +326,127 @@ def test_resize_u8_linear_fast_path_frames(layout, shape, monkeypatch):
     exact = ref.resize(video, layout, (14, 19), dtype=np.float64)
     assert out.shape == exact.shape
     assert np.abs(out - exact).max() <= 1.02
+
+
+# Batch recipes of the fast path (`_resize_linear_u8.recipes`, built once per call for all
+# samples): the same bytes as the per-sample construction they replaced, kept here as the
+# reference (filter tables from `axis_table`, border rows/columns from `np.flatnonzero`).
+def _reference_fast(out, image, layout, plans):
+    import torch
+
+    from ndd_triton.kernels._resample import AxisPlan, axis_table
+    from ndd_triton.kernels.cpu import _resize_linear_u8 as fast
+
+    windows, tables, border = [], [], []
+    for p in plans:
+        if p.interp not in (1, 4) or p.step == 0 or p.antialias != plans[0].antialias:
+            return False
+        length = abs(p.step) * p.n_out
+        start = p.origin if p.step > 0 else p.origin + p.step * p.n_out
+        n, s = round(length), round(start)
+        if (abs(length - n) > 1e-9 * max(n, 1) or abs(start - s) > 1e-9 * max(abs(s), 1)
+                or s < 0 or n < 1 or s + n > p.n_in):
+            return False
+        windows.append((s, n, p.step < 0))
+        step = abs(p.step)
+        radius = step if p.antialias and step > 1.0 else 1.0
+        centre = (np.arange(p.n_out) + 0.5) * step - 0.5
+        border.append((np.ceil(centre - radius - 1e-6) < 0)
+                      | (np.floor(centre + radius + 1e-6) > n - 1))
+        forward = p if p.step > 0 else AxisPlan(p.n_in, p.n_out, float(s), n / p.n_out,
+                                                 p.interp, p.antialias)
+        tables.append(axis_table(forward))
+    (nh, nw), (bh, bw) = (plans[0].n_out, plans[1].n_out), border
+    if min(nh, nw) > 1 and bh.sum() * nw + bw.sum() * nh > fast._MAX_BORDER_FRACTION * nh * nw:
+        return False
+    if min(nh, nw) == 1 and (bh.any() or bw.any()):
+        return False
+    src = image if layout == "HWC" else image.transpose(1, 2, 0)
+    dst = out if layout == "HWC" else out.transpose(1, 2, 0)
+    (h0, n_h, flip_h), (w0, n_w, flip_w) = windows
+    x = torch.from_numpy(src[h0:h0 + n_h, w0:w0 + n_w]).permute(2, 0, 1).unsqueeze(0)
+    y = torch.nn.functional.interpolate(x, size=(nh, nw), mode="bilinear",
+                                        antialias=plans[0].antialias)
+    view = dst[::-1 if flip_h else 1, ::-1 if flip_w else 1]
+    np.copyto(view, y[0].permute(1, 2, 0).numpy())
+    th, tw = tables
+
+    def apply(index, weight, data):
+        return np.einsum("ok,ok...->o...", weight, data[index], dtype=np.float32)
+
+    rows, cols = np.flatnonzero(bh), np.flatnonzero(bw)
+    if rows.size:
+        part = apply(th.index[rows], th.weight[rows], src)
+        part = apply(tw.index, tw.weight, np.ascontiguousarray(part.transpose(1, 0, 2)))
+        view[rows] = fast._rounded(part.transpose(1, 0, 2))
+    if cols.size:
+        source, local = np.unique(tw.index[cols], return_inverse=True)
+        strip = np.ascontiguousarray(src[:, source].transpose(1, 0, 2))
+        part = apply(local.reshape(cols.size, -1), tw.weight[cols], strip)
+        part = apply(th.index, th.weight, np.ascontiguousarray(part.transpose(1, 0, 2)))
+        view[:, cols] = fast._rounded(part)
+    return True
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_resize_u8_linear_batch_recipes_are_bit_identical(seed):
+    from ndd_triton.kernels._resample import LINEAR, TRIANGULAR, AxisPlan
+    from ndd_triton.kernels.cpu import _resize_linear_u8 as fast
+
+    rng = np.random.default_rng(seed)
+    compared = 0
+    for trial in range(25):
+        h, w = (375, 500) if trial % 3 == 0 else (int(v) for v in rng.integers(1, 400, 2))
+        layout, channels = [("HWC", 3), ("CHW", 3), ("HWC", 1), ("CHW", 4)][trial % 4]
+        shape = (h, w, channels) if layout == "HWC" else (channels, h, w)
+        image = rng.integers(0, 256, shape, dtype=np.uint8)
+        n_out = [int(rng.choice([224, 1, 2, 9, 64, int(rng.integers(1, 600))])) for _ in "HW"]
+        antialias = bool(trial % 5)
+        batch = []
+        for _ in range(int(rng.integers(1, 7))):
+            plans = []
+            for n, m in zip((h, w), n_out, strict=True):
+                size = int(rng.integers(1, n + 1))
+                start = int(rng.integers(0, n - size + 1))
+                origin, step = (start + size, -size / m) if rng.random() < 0.25 else (start,
+                                                                                     size / m)
+                if rng.random() < 0.05:  # a fractional window: float path
+                    origin += 0.25
+                interp = LINEAR if rng.random() < 0.8 else TRIANGULAR
+                plans.append(AxisPlan(n, m, float(origin), step, interp, antialias))
+            batch.append(plans)
+        found = fast.recipes(*(np.array([[getattr(p, f) for p in plans] for plans in batch])
+                               for f in ("n_in", "n_out", "origin", "step", "interp")),
+                             antialias)  # fmt: skip
+        out_shape = (*n_out, channels) if layout == "HWC" else (channels, *n_out)
+        for plans, recipe in zip(batch, found, strict=True):
+            expected, got = np.zeros(out_shape, np.uint8), np.zeros(out_shape, np.uint8)
+            applies = _reference_fast(expected, image, layout, plans)
+            assert (recipe is not None) == applies, plans
+            if applies:
+                assert fast.linear_u8_fast(got, image, layout, "HW", None, recipe)
+                assert got.tobytes() == expected.tobytes(), plans
+                compared += 1
+    assert compared > 10
+
+
+def test_resize_u8_linear_tables_match_axis_table():
+    # The vectorised tables of all samples equal `axis_table` bit for bit (also for long
+    # filters, whose weight sums are pairwise).
+    from ndd_triton.kernels._resample import LINEAR, AxisPlan, axis_table
+    from ndd_triton.kernels.cpu._resize_linear_u8 import _linear_tables
+
+    rng = np.random.default_rng(11)
+    for n_out in (1, 7, 224, 333):
+        n_in = rng.integers(1, 3000, 40)
+        size = np.array([int(rng.integers(1, n + 1)) for n in n_in])
+        origin = np.array([float(rng.integers(0, n - s + 1)) for n, s in zip(n_in, size,
+                                                                               strict=True)])
+        origin[::7] += 0.375
+        for antialias in (True, False):
+            tables = _linear_tables(n_in, n_out, origin, size / n_out, antialias)
+            for i, (index, weight) in enumerate(tables):
+                ref = axis_table(AxisPlan(int(n_in[i]), n_out, float(origin[i]),
+                                          float(size[i] / n_out), LINEAR, antialias))
+                assert np.array_equal(index, ref.index)
+                assert weight.tobytes() == ref.weight.tobytes()

@@ -35,7 +35,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ndd_triton.kernels._resample import LINEAR, TRIANGULAR, AxisPlan, axis_table
+from ndd_triton.kernels._resample import LINEAR, TRIANGULAR, AxisPlan
 
 try:  # the `out=` overloads behind F.interpolate (aten ops, not public Python API)
     _AA = torch.ops.aten._upsample_bilinear2d_aa.out  # antialias=True
@@ -46,89 +46,178 @@ except (AttributeError, RuntimeError):  # pragma: no cover - other torch builds
 _MAX_BORDER_FRACTION = 0.25  # more recomputed outputs than this: the float path is cheaper
 
 
-def _window(plan: AxisPlan) -> tuple[int, int, bool] | None:
-    """(start, length, mirrored) of the integer source window the plan maps, or None."""
-    if plan.interp not in (LINEAR, TRIANGULAR) or plan.n_out == 0 or plan.step == 0:
-        return None
-    length = abs(plan.step) * plan.n_out
-    start = plan.origin if plan.step > 0 else plan.origin + plan.step * plan.n_out
-    n, s = round(length), round(start)
+def _windows(n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray, step: np.ndarray,
+             interp: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """Per axis plan (arrays of any shape): (start, length) of the integer source window it
+    maps, as float64, and whether it has one."""
+    length = np.abs(step) * n_out
+    start = np.where(step > 0, origin, origin + step * n_out)
+    n, s = np.round(length), np.round(start)
     # Torch maps with n / n_out: accept only steps that are that ratio up to float64 rounding
     # (a float32-rounded step would shift far outputs of a long axis by a visible fraction).
-    if abs(length - n) > 1e-9 * max(n, 1) or abs(start - s) > 1e-9 * max(abs(s), 1):
-        return None
-    if s < 0 or n < 1 or s + n > plan.n_in:
-        return None
-    return int(s), int(n), plan.step < 0
+    ok = ((interp == LINEAR) | (interp == TRIANGULAR)) & (n_out != 0) & (step != 0)
+    ok &= np.abs(length - n) <= 1e-9 * np.maximum(n, 1)
+    ok &= np.abs(start - s) <= 1e-9 * np.maximum(np.abs(s), 1)
+    ok &= (s >= 0) & (n >= 1) & (s + n <= n_in)
+    return s, n, ok
 
 
-def _inside(plan: AxisPlan, start: int, length: int) -> np.ndarray:
-    """Per output: whether every tap with nonzero weight lies in `[start, start + length)`
-    (with a margin: an output that is unsure is recomputed, which is always right)."""
-    step = abs(plan.step)
-    radius = step if plan.antialias and step > 1.0 else 1.0
-    centre = (np.arange(plan.n_out) + 0.5) * step - 0.5  # window coordinates
+def _outside(n_out: int, step: np.ndarray, length: np.ndarray, antialias: bool
+             ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Per plan (1-D arrays `step`, `length`): how many outputs at the start and from which
+    output on at the end have a tap with nonzero weight outside the window `[0, length)`
+    (with a margin: an output that is unsure is recomputed, which is always right). Taps move
+    monotonically with the output, so the outputs outside are a prefix and a suffix."""
+    step = np.abs(step)[:, None]
+    radius = np.where(step > 1.0, step, 1.0) if antialias else np.ones_like(step)
+    centre = (np.arange(n_out) + 0.5) * step - 0.5  # window coordinates
     lo = np.ceil(centre - radius - 1e-6)
     hi = np.floor(centre + radius + 1e-6)
-    return (lo >= 0) & (hi <= length - 1)
+    head = np.count_nonzero(lo < 0, axis=1)
+    tail = n_out - np.count_nonzero(hi > length[:, None] - 1, axis=1)
+    return head, np.maximum(tail, head)
+
+
+def _linear_tables(n_in: np.ndarray, n_out: int, origin: np.ndarray, step: np.ndarray,
+                   antialias: bool) -> list[tuple[np.ndarray, np.ndarray]]:  # fmt: skip
+    """`axis_table` of LINEAR plans `(n_in[i], n_out, origin[i], step[i])`, all in a few NumPy
+    passes: (index, weight) per plan, bit-identical to `axis_table` (the same float64
+    operations per element; the weight sums run over each plan's own tap count, one group of
+    plans per count)."""
+    j = np.arange(n_out, dtype=np.float64)
+    centre = origin[:, None] + (j + 0.5) * step[:, None]
+    scale = np.abs(step)
+    widen = np.where(scale > 1.0, scale, 1.0) if antialias else np.ones_like(scale)
+    radius = widen[:, None]  # _RADIUS of LINEAR/TRIANGULAR: 1.0 * widen
+    c = centre - 0.5
+    lo = np.ceil(c - radius).astype(np.int64)
+    taps = (np.floor(c + radius).astype(np.int64) - lo).max(axis=1) + 1
+    tables: list[tuple[np.ndarray, np.ndarray]] = [None] * len(step)  # type: ignore[list-item]
+    lo_f = lo.astype(np.float64)  # integers: exact, and idx - c is then the same subtraction
+    # One group per tap count, split by widening (1.0: the division and the edge factor are
+    # exact no-ops and are skipped). In-place passes: the arrays are large and short-lived.
+    for k, widened in {(int(k), bool(v)) for k, v in zip(taps, widen > 1.0, strict=True)}:
+        group = np.flatnonzero((taps == k) & ((widen > 1.0) == widened))
+        idx = lo_f[group][:, :, None] + np.arange(k, dtype=np.float64)
+        x = idx - c[group][:, :, None]
+        if widened:
+            x /= widen[group][:, None, None]
+            # A tap exactly on the widened support edge is inside (see axis_table).
+            x *= 1.0 - 1e-7
+        w = np.abs(x, out=x)
+        np.subtract(1.0, w, out=w)
+        np.maximum(0.0, w, out=w)
+        total = w.sum(axis=2, keepdims=True)
+        total[total == 0.0] = 1.0
+        w /= total
+        np.maximum(idx, 0.0, out=idx)
+        index = np.minimum(idx, n_in[group][:, None, None] - 1, out=idx).astype(np.int32)
+        weight = w.astype(np.float32)
+        for g, i in enumerate(group.tolist()):
+            tables[i] = (index[g], weight[g])
+    return tables
 
 
 @dataclass(frozen=True, slots=True)
 class _Recipe:
     """What the fast path needs for one pair of axis plans (cached: a batch resized to one
-    size reuses it): the source windows, and the taps of the border outputs."""
+    size reuses it): the output size, the source windows, and the taps of the border
+    outputs."""
 
+    size: tuple[int, int]  # (H, W) of the output
+    antialias: bool
     windows: tuple[tuple[int, int, bool], tuple[int, int, bool]]  # (start, length, mirrored)
     rows: np.ndarray  # border output rows (forward order)
     row_taps: tuple[np.ndarray, np.ndarray]  # their H taps (index, weight)
     w_taps: tuple[np.ndarray, np.ndarray]  # all W taps (the rows' second pass)
     cols: np.ndarray  # border output columns
-    col_source: np.ndarray  # source columns the border columns read
-    col_taps: tuple[np.ndarray, np.ndarray]  # their W taps, indexing `col_source`
+    col_source: np.ndarray  # source columns of their W taps, `[cols * K]` (tap by tap)
+    col_weight: np.ndarray  # their W weights `[cols, K]`
     h_taps: tuple[np.ndarray, np.ndarray]  # all H taps (the columns' second pass)
+
+
+def recipes(n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray, step: np.ndarray,
+            interp: np.ndarray, antialias: bool) -> list[_Recipe | None]:  # fmt: skip
+    """Recipes of a batch of (H, W) plan pairs given as `[N, 2]` arrays (the `resample_*`
+    values of a call), None where the fast path does not apply. Every output size must be
+    the same (`n_out` rows equal). The tables of all samples are built in a few vectorised
+    passes: random crops make a new plan pair per sample."""
+    n_in = np.asarray(n_in, np.int64)
+    n_out = np.asarray(n_out, np.int64)
+    origin = np.asarray(origin, np.float64)
+    step = np.asarray(step, np.float64)
+    start, length, ok = _windows(n_in, n_out, origin, step, np.asarray(interp))
+    ok = ok.all(axis=1)
+    nh, nw = int(n_out[0, 0]), int(n_out[0, 1])
+    found: list[_Recipe | None] = [None] * len(ok)
+    if not ok.any():
+        return found
+    head_h, tail_h = _outside(nh, step[:, 0], length[:, 0], antialias)
+    head_w, tail_w = _outside(nw, step[:, 1], length[:, 1], antialias)
+    out_h, out_w = head_h + nh - tail_h, head_w + nw - tail_w
+    if nh > 1 and nw > 1:
+        ok &= out_h * nw + out_w * nh <= _MAX_BORDER_FRACTION * nh * nw
+    else:
+        ok &= (out_h == 0) & (out_w == 0)
+    todo = np.flatnonzero(ok)
+    if not todo.size:
+        return found
+    # Border outputs use DALI's clamped taps, in the forward order of a mirrored axis.
+    fwd_origin = np.where(step[todo] > 0, origin[todo], start[todo])
+    fwd_step = np.where(step[todo] > 0, step[todo], length[todo] / n_out[todo])
+    th = _linear_tables(n_in[todo, 0], nh, fwd_origin[:, 0], fwd_step[:, 0], antialias)
+    tw = _linear_tables(n_in[todo, 1], nw, fwd_origin[:, 1], fwd_step[:, 1], antialias)
+    windows = np.stack([start[todo], length[todo]], axis=2).astype(np.int64).tolist()
+    mirrored = (step[todo] < 0).tolist()
+    bounds = np.stack([head_h[todo], tail_h[todo], head_w[todo], tail_w[todo]], 1).tolist()
+    all_h, all_w = np.arange(nh), np.arange(nw)
+    for t, i in enumerate(todo.tolist()):
+        hi, hw = th[t]
+        wi, ww = tw[t]
+        a, b, c, d = bounds[t]
+        rows = np.concatenate((all_h[:a], all_h[b:])) if b < nh else all_h[:a]
+        cols = np.concatenate((all_w[:c], all_w[d:])) if d < nw else all_w[:c]
+        (s_h, n_h), (s_w, n_w) = windows[t]
+        found[i] = _Recipe((nh, nw), antialias,
+                           ((s_h, n_h, mirrored[t][0]), (s_w, n_w, mirrored[t][1])),
+                           rows, (hi[rows], hw[rows]), (wi, ww), cols,
+                           wi[cols].reshape(-1), ww[cols], (hi, hw))  # fmt: skip
+    return found
 
 
 @functools.lru_cache(maxsize=64)
 def _recipe(ph: AxisPlan, pw: AxisPlan) -> _Recipe | None:
     """The recipe of a plan pair, or None when the fast path does not apply."""
-    win_h, win_w = _window(ph), _window(pw)
-    if win_h is None or win_w is None or ph.antialias != pw.antialias:
+    if ph.antialias != pw.antialias:
         return None
-    in_h, in_w = _inside(ph, *win_h[:2]), _inside(pw, *win_w[:2])
-    if ph.n_out > 1 and pw.n_out > 1:
-        border = (ph.n_out - in_h.sum()) * pw.n_out + (pw.n_out - in_w.sum()) * ph.n_out
-        if border > _MAX_BORDER_FRACTION * ph.n_out * pw.n_out:
-            return None
-    elif not (in_h.all() and in_w.all()):
-        return None
-    # Border outputs use DALI's clamped taps, in the forward order of a mirrored axis.
-    th = axis_table(_forward(ph, *win_h[:2]))
-    tw = axis_table(_forward(pw, *win_w[:2]))
-    rows, cols = np.flatnonzero(~in_h), np.flatnonzero(~in_w)
-    col_source, local = np.unique(tw.index[cols], return_inverse=True)
-    return _Recipe((win_h, win_w), rows, (th.index[rows], th.weight[rows]),
-                   (tw.index, tw.weight), cols, col_source,
-                   (local.reshape(tw.index[cols].shape), tw.weight[cols]),
-                   (th.index, th.weight))  # fmt: skip
+    return recipes(np.array([[ph.n_in, pw.n_in]]), np.array([[ph.n_out, pw.n_out]]),
+                   np.array([[ph.origin, pw.origin]]), np.array([[ph.step, pw.step]]),
+                   np.array([[ph.interp, pw.interp]]), ph.antialias)[0]  # fmt: skip
 
 
-def _apply(taps: tuple[np.ndarray, np.ndarray], data: np.ndarray) -> np.ndarray:
-    """Taps (index, weight) `[n, K]` applied along the first axis of `data`: float32."""
-    index, weight = taps
-    return np.einsum("ok,ok...->o...", weight, data[index], dtype=np.float32)
+_einsum = np.einsum
 
 
 def _fix_border(view: np.ndarray, src: np.ndarray, recipe: _Recipe) -> None:
     """Recompute the border rows and columns of the HWC output `view` from HWC `src`."""
-    if recipe.rows.size:  # H pass of the border rows, then W over all columns
-        part = _apply(recipe.row_taps, src)  # [r, W, C]
-        part = _apply(recipe.w_taps, np.ascontiguousarray(part.transpose(1, 0, 2)))
-        view[recipe.rows] = _rounded(part.transpose(1, 0, 2))
-    if recipe.cols.size:  # W pass of the few source columns they read, then H over all rows
-        strip = np.ascontiguousarray(src[:, recipe.col_source].transpose(1, 0, 2))  # [w, H, C]
-        part = _apply(recipe.col_taps, strip)  # [c, H, C]
-        part = _apply(recipe.h_taps, np.ascontiguousarray(part.transpose(1, 0, 2)))
-        view[:, recipe.cols] = _rounded(part)
+    rows = recipe.rows
+    if rows.size:  # H pass of the border rows, then W over all columns
+        index, weight = recipe.row_taps
+        part = _einsum("ok,ok...->o...", weight, src[index], dtype=np.float32)  # [r, W, C]
+        part = np.ascontiguousarray(part.transpose(1, 0, 2))
+        index, weight = recipe.w_taps
+        part = _einsum("ok,ok...->o...", weight, part[index], dtype=np.float32)
+        view[rows] = _rounded(part.transpose(1, 0, 2))
+    cols = recipe.cols
+    if cols.size:  # W pass of the source columns they read, then H over all rows
+        weight = recipe.col_weight
+        strip = np.ascontiguousarray(src[:, recipe.col_source].transpose(1, 0, 2))  # [cK, H, C]
+        strip = strip.reshape(*weight.shape, *strip.shape[1:])  # [c, K, H, C]
+        part = _einsum("ok,ok...->o...", weight, strip, dtype=np.float32)  # [c, H, C]
+        part = np.ascontiguousarray(part.transpose(1, 0, 2))
+        index, weight = recipe.h_taps
+        part = _einsum("ok,ok...->o...", weight, part[index], dtype=np.float32)
+        view[:, cols] = _rounded(part)
 
 
 def _rounded(value: np.ndarray) -> np.ndarray:
@@ -139,51 +228,45 @@ def _rounded(value: np.ndarray) -> np.ndarray:
 
 
 def linear_u8_fast(out: np.ndarray, inp: np.ndarray, layout: str, letters: str,
-                   plans: list[AxisPlan]) -> bool:  # fmt: skip
+                   plans: list[AxisPlan] | None, recipe: _Recipe | None = None) -> bool:
     """Resize one uint8 sample with the fast path; False (nothing written) when it does not
-    apply and the caller must use the float path."""
+    apply and the caller must use the float path. `recipe`, when given, is that of `plans`
+    (from `recipes`; then `plans` may be None)."""
     if inp.dtype != np.uint8 or out.dtype != np.uint8 or letters != "HW":
         return False
     if layout in ("FHWC", "FCHW") and inp.ndim == 4:  # video: frame by frame, one recipe
-        if _recipe(*plans) is None:
+        if recipe is None:
+            recipe = _recipe(*plans)  # type: ignore[misc]
+        if recipe is None:
             return False
         for frame in range(inp.shape[0]):
-            linear_u8_fast(out[frame], inp[frame], layout[1:], letters, plans)
+            linear_u8_fast(out[frame], inp[frame], layout[1:], letters, plans, recipe)
         return True
     if layout not in ("HWC", "CHW") or inp.ndim != 3:
         return False
-    recipe = _recipe(*plans)
     if recipe is None:
-        return False
-    ph, pw = plans
+        recipe = _recipe(*plans)  # type: ignore[misc]
+        if recipe is None:
+            return False
+    size = recipe.size
     # HWC views of the input and of the output (mirrored axes read back to front).
     src = inp if layout == "HWC" else inp.transpose(1, 2, 0)
     dst = out if layout == "HWC" else out.transpose(1, 2, 0)
     (h0, nh, flip_h), (w0, nw, flip_w) = recipe.windows
     x = torch.from_numpy(src[h0:h0 + nh, w0:w0 + nw]).permute(2, 0, 1).unsqueeze(0)
     view = dst[::-1 if flip_h else 1, ::-1 if flip_w else 1]
-    if (flip_h or flip_w or min(nh, nw, ph.n_out, pw.n_out) == 1 or not out.flags.c_contiguous
+    if (flip_h or flip_w or min(nh, nw, *size) == 1 or not out.flags.c_contiguous
             or not _HAS_OUT):
         # Negative strides cannot be a torch `out=`; with a unit extent torch's `out=` form
         # misreads the strides of some channel counts (measured: 5 channels, W = 1); it was
         # checked on contiguous HWC and CHW outputs only.
-        y = F.interpolate(x, size=(ph.n_out, pw.n_out), mode="bilinear", antialias=ph.antialias)
+        y = F.interpolate(x, size=size, mode="bilinear", antialias=recipe.antialias)
         np.copyto(view, y[0].permute(1, 2, 0).numpy())
     else:
         # The `out=` overloads write straight into the (HWC or CHW) output: 1.5x faster than
         # F.interpolate plus a transposing copy.
-        resampler = _AA if ph.antialias else _PLAIN
-        resampler(x, [ph.n_out, pw.n_out], False, None, None,
+        resampler = _AA if recipe.antialias else _PLAIN
+        resampler(x, list(size), False, None, None,
                   out=torch.from_numpy(view).permute(2, 0, 1).unsqueeze(0))
     _fix_border(view, src, recipe)
     return True
-
-
-def _forward(plan: AxisPlan, start: int, length: int) -> AxisPlan:
-    """The plan with a positive step over the same window (a mirrored axis is computed
-    forward and written back to front)."""
-    if plan.step > 0:
-        return plan
-    return AxisPlan(plan.n_in, plan.n_out, float(start), length / plan.n_out, plan.interp,
-                    plan.antialias)  # fmt: skip
-

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
+from typing import Any
 
 import numpy as np
 import torch
@@ -25,7 +27,7 @@ from ndd_triton.kernels._resample import (
     axis_table,
     band_dense,
 )
-from ndd_triton.kernels.cpu._resize_linear_u8 import linear_u8_fast
+from ndd_triton.kernels.cpu._resize_linear_u8 import linear_u8_fast, recipes
 from ndd_triton.ops import resize
 from ndd_triton.schema import SampleArgs
 
@@ -182,9 +184,10 @@ def _next_axis(t: torch.Tensor, order: list[int], todo: dict[int, AxisPlan]) -> 
 
 
 def resample(out: np.ndarray, inp: np.ndarray, layout: str, letters: str,
-             plans: list[AxisPlan]) -> None:  # fmt: skip
-    """Resample the spatial axes `letters` of one sample into `out`."""
-    if FIXED_POINT_LINEAR_U8 and linear_u8_fast(out, inp, layout, letters, plans):
+             plans: list[AxisPlan], fast: bool = True) -> None:  # fmt: skip
+    """Resample the spatial axes `letters` of one sample into `out` (`fast=False`: the
+    caller knows the uint8 fast path does not apply)."""
+    if fast and FIXED_POINT_LINEAR_U8 and linear_u8_fast(out, inp, layout, letters, plans):
         return
     t = torch.from_numpy(inp)
     order = list(range(inp.ndim))
@@ -205,6 +208,37 @@ def resample(out: np.ndarray, inp: np.ndarray, layout: str, letters: str,
     store(out, t, order)
 
 
+# Fast-path recipes of recent calls, built for the whole batch by the first of its samples to
+# run (random crops make a new plan pair per sample; one vectorised pass over the batch
+# replaces two filter tables and ~20 small NumPy calls per sample). Keyed by the identity of
+# the call's `resample_*` arrays (kept alive by the entry, so an id cannot be reused).
+_PLAN_NAMES = ("resample_in", "resample_out", "resample_origin", "resample_step",
+               "resample_interp")  # fmt: skip
+_BATCH_RECIPES: dict[int, tuple[list[Any], list[Any]]] = {}
+_BATCH_LOCK = threading.Lock()
+_BATCH_KEEP = 8  # calls remembered (a few pipelines' resizes interleave)
+
+
+def _batch_recipe(arg: SampleArgs) -> Any:
+    """This sample's fast-path recipe from its call's batch pass: a recipe, None (float
+    path), or False (per-sample output sizes: not built for the batch)."""
+    values = arg._call.values
+    arrays = [values[name] for name in _PLAN_NAMES]
+    key = id(arrays[2])
+    with _BATCH_LOCK:
+        entry = _BATCH_RECIPES.get(key)
+        if entry is None or any(a is not b for a, b in zip(entry[0], arrays, strict=True)):
+            n_in, n_out, origin, step, interp = arrays
+            if (n_out == n_out[0]).all():
+                found = recipes(n_in, n_out, origin, step, interp, bool(arg.antialias))
+            else:
+                found = [False] * len(origin)
+            if len(_BATCH_RECIPES) >= _BATCH_KEEP:
+                del _BATCH_RECIPES[next(iter(_BATCH_RECIPES))]
+            entry = _BATCH_RECIPES[key] = (arrays, found)
+    return entry[1][arg.index]
+
+
 @register(resize.schema, "cpu")
 def resize_cpu(out: np.ndarray | tuple[np.ndarray, np.ndarray], inp: np.ndarray,
                arg: SampleArgs) -> None:  # fmt: skip
@@ -212,4 +246,13 @@ def resize_cpu(out: np.ndarray | tuple[np.ndarray, np.ndarray], inp: np.ndarray,
     if isinstance(out, tuple):
         out, attrs = out
         attrs[...] = arg.resample_in
-    resample(out, inp, arg.layout or "HWC", arg.resample_axes, sample_plans(arg, arg.antialias))
+    layout, letters = arg.layout or "HWC", arg.resample_axes
+    fast = FIXED_POINT_LINEAR_U8 and letters == "HW" and inp.dtype == np.uint8 and \
+        out.dtype == np.uint8  # fmt: skip
+    if fast:
+        recipe = _batch_recipe(arg)
+        if recipe is not False:  # False: not known for the batch, the sample looks it up
+            if recipe is not None and linear_u8_fast(out, inp, layout, letters, None, recipe):
+                return
+            fast = False
+    resample(out, inp, layout, letters, sample_plans(arg, arg.antialias), fast)
