@@ -172,3 +172,17 @@ def test_errors():
         ndd.math.sqrt(bf16)
     assert ndd.math.sqrt(4).dtype == ndd.float32  # a scalar alone becomes an int32 tensor
     assert float(np.asarray(ndd.math.pow(2, 10))) == 1024
+
+
+def test_rsqrt_of_zero_matches_dali():
+    # DALI 2.4 (recorded): float32 rsqrt gives NaN at +-0 (an approximation); float64 gives +-inf
+    x = np.array([[0.0, -0.0, 4.0]], np.float32)
+    for dev in ("cpu", "gpu"):
+        f32 = np.asarray(ndd.math.rsqrt(ndd.as_tensor(x), device=dev).cpu())
+        assert np.isnan(f32[0, :2]).all()
+        assert f32[0, 2] == 0.5
+        i32 = np.asarray(ndd.math.rsqrt(ndd.as_tensor(np.array([0, 4], np.int32)),
+                                        device=dev).cpu())  # fmt: skip
+        assert np.isnan(i32[0])
+        f64 = np.asarray(ndd.math.rsqrt(ndd.as_tensor(x.astype(np.float64)), device=dev).cpu())
+        assert f64[0, :2].tolist() == [np.inf, -np.inf]

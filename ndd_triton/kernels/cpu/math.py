@@ -10,7 +10,9 @@ from ndd_triton.ops import math
 
 
 def _rsqrt(x: np.ndarray) -> np.ndarray:
-    return np.reciprocal(np.sqrt(x))
+    """1 / sqrt(x); DALI 2.4's float32 version (an approximation) gives NaN at +-0."""
+    r = np.reciprocal(np.sqrt(x))
+    return np.where(x == 0, np.float32(np.nan), r) if x.dtype == np.float32 else r
 
 
 def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -174,7 +174,14 @@ def _helper_unary_math(x, OP: tl.constexpr):
     if OP == SQRT:
         r = tl.sqrt(x)
     elif OP == RSQRT:
-        r = fm._helper_full_like(x, 1.0) / tl.sqrt(x)
+        # DALI 2.4's float32 rsqrt is an approximation that gives NaN at +-0 (float64: +-inf)
+        zero = x == 0
+        r = fm._helper_full_like(x, 1.0) / tl.sqrt(tl.where(zero, 1.0, x).to(x.dtype))
+        if x.dtype == tl.float32:
+            r = tl.where(zero, float("nan"), r)
+        else:
+            r = tl.where(zero, tl.where(x.to(tl.int64, bitcast=True) < 0, float("-inf"),
+                                        float("inf")), r)  # fmt: skip
     elif OP == CBRT:
         r = fm._helper_cbrt(x)
     elif OP == EXP:
