@@ -230,7 +230,14 @@ def _batch_recipe(arg: SampleArgs) -> Any:
         if entry is None or any(a is not b for a, b in zip(entry[0], arrays, strict=True)):
             n_in, n_out, origin, step, interp = arrays
             if (n_out == n_out[0]).all():
-                found = recipes(n_in, n_out, origin, step, interp, bool(arg.antialias))
+                # Samples with equal plans (a plain resize of equal shapes) share one recipe.
+                rows = np.concatenate([n_in, n_out, origin, step, interp], axis=1,
+                                      dtype=np.float64)  # fmt: skip
+                rows, first, inverse = np.unique(rows, axis=0, return_index=True,
+                                                 return_inverse=True)  # fmt: skip
+                unique = recipes(n_in[first], n_out[first], origin[first], step[first],
+                                 interp[first], bool(arg.antialias))  # fmt: skip
+                found = [unique[i] for i in inverse.reshape(-1).tolist()]
             else:
                 found = [False] * len(origin)
             if len(_BATCH_RECIPES) >= _BATCH_KEEP:
