@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ndd_triton._dtype import float16, float32, int8, uint8
+from ndd_triton.ops._tensor_args import cxx_cast
 from ndd_triton.ops.crop import (
     CROP_LAYOUTS,
     border_args,
@@ -76,13 +77,15 @@ def _infer(call: Call) -> OutputSpec:
                                  for c in channels], dtype=np.int64)  # fmt: skip
         shapes[:, layout.index("C")] = out_channels
     gain, bias, fill = _affine(call, channels, out_channels)
+    dtype = check_dtype(call, (float32, float16, int8, uint8))
+    # the pad fill is written as is (not normalised), cast like C++ (DALI 2.4: u8 300 -> 44)
+    fill = cxx_cast(fill, dtype.numpy_dtype).astype(np.float64)
     call.derive("window_start", start, per_sample=True)
     call.derive("window_size", size, per_sample=True)
     call.derive("gain", gain, per_sample=True)
     call.derive("bias", bias, per_sample=True)
     call.derive("fill", fill, per_sample=True)
     call.derive("out_layout", out_layout)
-    dtype = check_dtype(call, (float32, float16, int8, uint8))
     return OutputSpec(dtype, shapes[:, [layout.index(c) for c in out_layout]], out_layout)
 
 
