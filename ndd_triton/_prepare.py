@@ -24,7 +24,7 @@ from ndd_triton._eval_context import EvalContext
 from ndd_triton._eval_mode import EvalMode
 from ndd_triton._executor import Invocation, execute, user_callsite
 from ndd_triton._layout import default_layout
-from ndd_triton._storage import BatchStorage
+from ndd_triton._storage import NUMPY_DTYPES, BatchStorage
 from ndd_triton._tensor import Tensor
 from ndd_triton.kernels import KernelEntry, lookup
 from ndd_triton.schema import REQUIRED, Call, InputMeta, OpSchema, OutputSpec
@@ -108,6 +108,24 @@ def _host_values(x: Tensor | Batch, n: int) -> list[np.ndarray]:
     return [np.asarray(t) for t in x.cpu()]
 
 
+def _tensor_batch(x: Tensor, n: int, dev: Device) -> Batch:
+    """A Tensor input as a batch of `n` on `dev`: a concrete one-sample view of its data when
+    they are ready there (no copy), else a pending broadcast (waits, copies, moves on use)."""
+    shape = x.shape
+    shapes = np.array([shape] * n, dtype=np.int64).reshape(n, len(shape))
+    t = x._t
+    if t is None and x._source is not None and x._source._storage is not None:
+        t = x._torch()
+    if n == 1 and t is not None and x._device == dev:
+        storage = BatchStorage([t], dev)
+        if dev.device_type == "cpu" and t.is_contiguous() and t.dtype in NUMPY_DTYPES:
+            storage._dense_np = t.numpy()[None]  # the dense path's view, made once here
+        b = Batch._pending(None, x._dtype, x._layout, dev, 1, shapes)
+        b._storage = storage
+        return b
+    return Batch._pending(_Broadcast(x, n, dev), x._dtype, x._layout, dev, n, shapes)
+
+
 def _input_layout(schema: OpSchema, k: int, layout: str | None, ndim: int) -> str | None:
     spec = schema.inputs[min(k, len(schema.inputs) - 1)]
     if spec.layouts is None:
@@ -186,8 +204,7 @@ def _input_batches(schema: OpSchema, data: list[Any], n: int, dev: Device
             raise ValueError(f"{op}: device='cpu' but input {k} is on the gpu; copy it with "
                              ".cpu() first or use device='gpu'")
         if isinstance(x, Tensor):
-            shapes = np.array([x.shape] * n, dtype=np.int64).reshape(n, len(x.shape))
-            b = Batch._pending(_Broadcast(x, n, in_dev), x.dtype, x.layout, in_dev, n, shapes)
+            b = _tensor_batch(x, n, in_dev)
         elif x.device != in_dev:
             b = Batch._pending(_Moved(x, in_dev), x.dtype, x.layout, in_dev, x.batch_size,
                                _shapes_of(x))  # fmt: skip
@@ -306,12 +323,13 @@ class _Plan:
     `infer` still runs on every call (random ops draw their parameters there).
     """
 
-    __slots__ = ("dev", "given", "is_batch", "kernel", "layouts", "n", "per_sample", "schema",
-                 "uniform", "values")  # fmt: skip
+    __slots__ = ("dev", "given", "in_dev", "is_batch", "kernel", "layouts", "n", "per_sample",
+                 "schema", "uniform", "values")  # fmt: skip
 
-    def __init__(self, call: Call, dev: Device, is_batch: bool, kernel: KernelEntry,
-                 layouts: list[str | None]) -> None:  # fmt: skip
-        self.dev, self.is_batch, self.kernel, self.layouts = dev, is_batch, kernel, layouts
+    def __init__(self, call: Call, dev: Device, in_dev: Device, is_batch: bool,
+                 kernel: KernelEntry, layouts: list[str | None]) -> None:  # fmt: skip
+        self.dev, self.in_dev, self.is_batch, self.kernel = dev, in_dev, is_batch, kernel
+        self.layouts = layouts
         self.schema = call.schema  # keys hold id(schema): a hit must be this very schema
         self.n = call.batch_size
         self.values = dict(call.values)
@@ -331,7 +349,7 @@ def _plan_key(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any]
               batch_size: Any, device: Any) -> tuple[Any, ...] | None:  # fmt: skip
     """The plan-cache key of a call, or None when the call cannot reuse a plan.
 
-    Not cacheable: external-data or Tensor inputs, batches of unknown rank, argument-like
+    Not cacheable: external-data inputs, batches or tensors of unknown rank, argument-like
     (`host_values`) inputs, Tensor/Batch or list argument values (unhashable), and an explicit
     device other than cpu (a "gpu" string resolves against the thread's current device).
     """
@@ -349,6 +367,12 @@ def _plan_key(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any]
             dev = x._device
             key.append((x._dtype, x._layout, dev.device_type, dev.device_id, x._batch_size,
                         shapes.shape[1]))  # fmt: skip
+        elif type(x) is Tensor:
+            shape = x._shape
+            if shape is None:
+                return None
+            dev = x._device
+            key.append((Tensor, x._dtype, x._layout, dev.device_type, dev.device_id, len(shape)))
         elif x is None:
             key.append(None)
         else:
@@ -375,9 +399,9 @@ def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
     if plan is not None and plan.schema is schema:
         # Fast path: only the shapes are new; conversion, checks and lookup are reused.
         n, dev, is_batch, kernel, external = plan.n, plan.dev, plan.is_batch, plan.kernel, False
-        batches = list(inputs)
-        metas = [InputMeta(x._dtype, layout, x._shapes) if x is not None else None
-                 for x, layout in zip(inputs, plan.layouts, strict=True)]  # fmt: skip
+        batches = [_tensor_batch(x, n, plan.in_dev) if type(x) is Tensor else x for x in inputs]
+        metas = [InputMeta(b._dtype, layout, b._shapes) if b is not None else None
+                 for b, layout in zip(batches, plan.layouts, strict=True)]  # fmt: skip
         call = Call(schema, n, dev.device_type, metas, dict(plan.values), set(plan.per_sample),
                     plan.given)  # type: ignore[arg-type]  # read-only after conversion
     else:
@@ -388,11 +412,13 @@ def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
         call = Call(schema, n, dev.device_type, metas, {})
         _convert_args(call, arg_values)
         kernel = lookup(schema, dev.device_type)
-        if key is not None and all(b is x for b, x in zip(batches, inputs, strict=True)) and \
-                not any(m is not None and m.values is not None for m in metas):  # fmt: skip
+        in_dev = Device.CPU if schema.cpu_inputs else dev
+        if key is not None and not any(m is not None and m.values is not None for m in metas) \
+                and all(b is x or (type(x) is Tensor and x._device == in_dev)
+                        for b, x in zip(batches, inputs, strict=True)):  # fmt: skip
             if len(_PLANS) >= _PLAN_LIMIT:
                 _PLANS.clear()
-            _PLANS[key] = _Plan(call, dev, is_batch, kernel,
+            _PLANS[key] = _Plan(call, dev, in_dev, is_batch, kernel,
                                 [m.layout if m is not None else None for m in metas])
     specs = schema.infer(call)
     if isinstance(specs, OutputSpec):

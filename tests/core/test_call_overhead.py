@@ -174,3 +174,19 @@ def test_numpy_backed_results_export_and_move_like_any_batch():
     chained = ndd.flip(out, horizontal=1)  # an input that is NumPy-backed already
     np.testing.assert_array_equal(np.stack([np.asarray(t) for t in chained]),
                                   np.stack([np.asarray(t) for t in b]))
+
+
+@pytest.mark.parametrize("mode", ["eager", "sync_cpu", "deferred"])
+def test_tensor_inputs_use_plans_and_stay_exact(mode):
+    src = np.arange(60, dtype=np.uint8).reshape(4, 5, 3)
+    t = ndd.as_tensor(src, layout="HWC")
+    b = _batch(n=2)
+    with getattr(ndd.EvalMode, mode):
+        for _ in range(3):  # first call builds the plan, later ones reuse it
+            out = ndd.flip(t, horizontal=1)
+            np.testing.assert_array_equal(np.asarray(out), src[:, ::-1])
+            chained = ndd.flip(ndd.flip(t, horizontal=1), horizontal=1)  # a pending Tensor input
+            np.testing.assert_array_equal(np.asarray(chained), src)
+            mixed = b + t  # a Tensor broadcast against a Batch
+            for got, s in zip(_arrays(mixed), b, strict=True):
+                np.testing.assert_array_equal(got, np.asarray(s) + src)
