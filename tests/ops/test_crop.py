@@ -95,6 +95,15 @@ def test_crop_dtype_conversion_and_truncation():
              "rounding": "truncate", "crop_pos_x": 0.45}, layout="HWC", all_modes=False)
 
 
+@pytest.mark.parametrize("dtype", [np.int16, np.int32])
+def test_crop_integer_to_uint8_saturates(dtype):
+    # DALI 2.4 (recorded): int16 [-298, -763, 18, 353, 838] -> u8 [0, 0, 18, 255, 255], no wrap.
+    samples = [np.array([-298, -763, 18, 353, 838], dtype).reshape(1, 5, 1),
+               np.linspace(-1000, 1000, 4 * 6 * 3).astype(dtype).reshape(4, 6, 3)]
+    check_op(ndd.crop, samples, ref_crop(), args={"crop": [1, 5], "dtype": ndd.uint8},
+             layout="HWC", all_modes=False)
+
+
 def test_crop_one_launch():
     batch = ndd.as_batch(_images([(5, 7, 3), (9, 4, 3)]), layout="HWC").gpu()
     with ndd.profile() as prof:

@@ -42,6 +42,16 @@ def _round_into(dst: torch.Tensor, value: torch.Tensor) -> None:
     dst.copy_(value)
 
 
+def _saturated(src: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Integer `src` clamped to the range of integer `dtype` (DALI saturates, a copy wraps)."""
+    if src.dtype == dtype or src.dtype.is_floating_point or dtype.is_floating_point or \
+            torch.bool in (src.dtype, dtype):  # fmt: skip
+        return src
+    have, want = torch.iinfo(src.dtype), torch.iinfo(dtype)
+    lo, hi = max(have.min, want.min), min(have.max, want.max)
+    return src if (lo, hi) == (have.min, have.max) else src.clamp(lo, hi)
+
+
 def _source(x: torch.Tensor, win: Window) -> tuple[torch.Tensor, list[slice], bool]:
     """The input part that lands in the output, the output slices it goes to, and whether
     the output has a padded (filled) border."""
@@ -92,7 +102,7 @@ def crop_into(out: np.ndarray, inp: np.ndarray, win: Window) -> None:
         if src.dtype.is_floating_point and not dst.dtype.is_floating_point:
             _round_into(dst, src)
         else:
-            dst.copy_(src)
+            dst.copy_(_saturated(src, dst.dtype))
         return
     shape = [1] * x.dim()
     channels = src.shape[c_axis] if c_axis is not None else 1
