@@ -78,12 +78,15 @@ def _outside(n_out: int, step: np.ndarray, length: np.ndarray, antialias: bool
     return head, np.maximum(tail, head)
 
 
+_SEQUENTIAL_SUM = 7  # NumPy sums up to this many values along the last axis left to right
+
+
 def _linear_tables(n_in: np.ndarray, n_out: int, origin: np.ndarray, step: np.ndarray,
                    antialias: bool) -> list[tuple[np.ndarray, np.ndarray]]:  # fmt: skip
     """`axis_table` of LINEAR plans `(n_in[i], n_out, origin[i], step[i])`, all in a few NumPy
     passes: (index, weight) per plan, bit-identical to `axis_table` (the same float64
-    operations per element; the weight sums run over each plan's own tap count, one group of
-    plans per count)."""
+    operations per element, and the weight sums in NumPy's order: left to right for up to
+    `_SEQUENTIAL_SUM` taps, else `sum` itself over each plan's own taps)."""
     j = np.arange(n_out, dtype=np.float64)
     centre = origin[:, None] + (j + 0.5) * step[:, None]
     scale = np.abs(step)
@@ -92,29 +95,44 @@ def _linear_tables(n_in: np.ndarray, n_out: int, origin: np.ndarray, step: np.nd
     c = centre - 0.5
     lo = np.ceil(c - radius).astype(np.int64)
     taps = (np.floor(c + radius).astype(np.int64) - lo).max(axis=1) + 1
-    tables: list[tuple[np.ndarray, np.ndarray]] = [None] * len(step)  # type: ignore[list-item]
-    lo_f = lo.astype(np.float64)  # integers: exact, and idx - c is then the same subtraction
-    # One group per tap count, split by widening (1.0: the division and the edge factor are
-    # exact no-ops and are skipped). In-place passes: the arrays are large and short-lived.
-    for k, widened in {(int(k), bool(v)) for k, v in zip(taps, widen > 1.0, strict=True)}:
-        group = np.flatnonzero((taps == k) & ((widen > 1.0) == widened))
-        idx = lo_f[group][:, :, None] + np.arange(k, dtype=np.float64)
-        x = idx - c[group][:, :, None]
-        if widened:
-            x /= widen[group][:, None, None]
-            # A tap exactly on the widened support edge is inside (see axis_table).
-            x *= 1.0 - 1e-7
-        w = np.abs(x, out=x)
-        np.subtract(1.0, w, out=w)
-        np.maximum(0.0, w, out=w)
-        total = w.sum(axis=2, keepdims=True)
+    kmax = int(taps.max())
+    # Work arrays are `[tap, plan, output]` (long contiguous rows for NumPy's inner loops).
+    # Taps as float64 (integers: exact, and idx - c is the same subtraction as from int64).
+    # A division by a widening of 1.0 and the edge factor 1.0 are exact no-ops.
+    idx = np.arange(kmax, dtype=np.float64)[:, None, None] + lo.astype(np.float64)
+    x = idx - c
+    x /= widen[:, None]
+    # A tap exactly on the widened support edge is inside (see axis_table).
+    x *= np.where(widen > 1.0, 1.0 - 1e-7, 1.0)[:, None]
+    w = np.abs(x, out=x)
+    np.subtract(1.0, w, out=w)
+    np.maximum(0.0, w, out=w)
+    np.maximum(idx, 0.0, out=idx)
+    index = np.minimum(idx, (n_in - 1)[:, None], out=idx).astype(np.int32)
+    counts = sorted(set(taps.tolist()))
+    if kmax <= _SEQUENTIAL_SUM:
+        for k in range(counts[0], kmax):  # taps past a plan's own count weigh 0
+            w[k, taps <= k] = 0.0
+        total = w[0].copy()
+        for k in range(1, kmax):  # ((w0 + w1) + w2) + ... (+ exact zeros), as `sum`
+            total += w[k]
         total[total == 0.0] = 1.0
         w /= total
-        np.maximum(idx, 0.0, out=idx)
-        index = np.minimum(idx, n_in[group][:, None, None] - 1, out=idx).astype(np.int32)
         weight = w.astype(np.float32)
+    tables: list[tuple[np.ndarray, np.ndarray]] = [None] * len(step)  # type: ignore[list-item]
+    for k in counts:
+        group = np.flatnonzero(taps == k)
+        sub = np.ascontiguousarray(index[:k, group].transpose(1, 2, 0))  # [plan, out, tap]
+        if kmax <= _SEQUENTIAL_SUM:
+            wk = np.ascontiguousarray(weight[:k, group].transpose(1, 2, 0))
+        else:  # long filters: NumPy's pairwise sum over exactly each plan's taps
+            wk = np.ascontiguousarray(w[:k, group].transpose(1, 2, 0))
+            total = wk.sum(axis=2, keepdims=True)
+            total[total == 0.0] = 1.0
+            wk /= total
+            wk = wk.astype(np.float32)
         for g, i in enumerate(group.tolist()):
-            tables[i] = (index[g], weight[g])
+            tables[i] = (sub[g], wk[g])
     return tables
 
 

@@ -27,7 +27,7 @@ from ndd_triton.kernels._resample import (
     axis_table,
     band_dense,
 )
-from ndd_triton.kernels.cpu._resize_linear_u8 import linear_u8_fast, recipes
+from ndd_triton.kernels.cpu._resize_linear_u8 import _recipe, linear_u8_fast, recipes
 from ndd_triton.ops import resize
 from ndd_triton.schema import SampleArgs
 
@@ -229,16 +229,13 @@ def _batch_recipe(arg: SampleArgs) -> Any:
         entry = _BATCH_RECIPES.get(key)
         if entry is None or any(a is not b for a, b in zip(entry[0], arrays, strict=True)):
             n_in, n_out, origin, step, interp = arrays
-            if (n_out == n_out[0]).all():
-                # Samples with equal plans (a plain resize of equal shapes) share one recipe.
-                rows = np.concatenate([n_in, n_out, origin, step, interp], axis=1,
-                                      dtype=np.float64)  # fmt: skip
-                rows, first, inverse = np.unique(rows, axis=0, return_index=True,
-                                                 return_inverse=True)  # fmt: skip
-                unique = recipes(n_in[first], n_out[first], origin[first], step[first],
-                                 interp[first], bool(arg.antialias))  # fmt: skip
-                found = [unique[i] for i in inverse.reshape(-1).tolist()]
-            else:
+            if all((a == a[0]).all() for a in arrays):
+                # One plan pair for every sample (a plain resize of equal shapes): the
+                # recipe cached per plan pair, across calls.
+                found = [_recipe(*sample_plans(arg, arg.antialias))] * len(origin)
+            elif (n_out == n_out[0]).all():
+                found = recipes(n_in, n_out, origin, step, interp, bool(arg.antialias))
+            else:  # per-sample output sizes: each sample's own recipe
                 found = [False] * len(origin)
             if len(_BATCH_RECIPES) >= _BATCH_KEEP:
                 del _BATCH_RECIPES[next(iter(_BATCH_RECIPES))]
