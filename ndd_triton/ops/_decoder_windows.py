@@ -68,7 +68,7 @@ def crop_windows(call: Call, dims: np.ndarray) -> np.ndarray:
         spans = []
         for extent, size, pos in ((dims[i, 0], ch, call.crop_pos_y[i]),
                                   (dims[i, 1], cw, call.crop_pos_x[i])):  # fmt: skip
-            start = pos * (extent - size)
+            start = float(np.float32(pos)) * (extent - size)  # float32 position, as crop
             spans.append(int(_round_half_away(start) if call.rounding == "round" else
                              math.trunc(start)))  # fmt: skip
         y0, x0 = spans

@@ -92,7 +92,9 @@ def crop_windows(call: Call, layout: str, in_ext: np.ndarray, policy: str | None
             i = int(bad[0])
             raise call.error(f"argument '{_POS[c]}' sample {i}: must be in [0, 1]; got "
                              f"{pos[i]:g}", RuntimeError)  # fmt: skip
-        raw = pos * (in_ext[:, k] - size[:, k])
+        # DALI 2.4 keeps the position as float32 and multiplies in double: 0.7 over a margin
+        # of 15 is 10.49999982 -> 10 (fits 800 recorded DALI windows).
+        raw = pos.astype(np.float32).astype(np.float64) * (in_ext[:, k] - size[:, k])
         start[:, k] = np.trunc(raw) if call.rounding == "truncate" else \
             np.copysign(np.floor(np.abs(raw) + 0.5), raw)  # fmt: skip
     size = size.astype(np.int64)

@@ -134,3 +134,17 @@ def test_crop_errors():
         ndd.crop(x, crop=[2, 2], out_of_bounds_policy="wrap")
     with pytest.raises(ValueError, match="crop: input 0 has layout 'HW'"):
         ndd.crop(ndd.as_tensor(np.zeros((2, 2), np.uint8), layout="HW"), crop=[1, 1])
+
+
+def test_crop_window_start_uses_float32_position():
+    # DALI 2.4 (recorded): the position is float32, the product double, then rounded half away:
+    # W=28, crop 13, pos 0.7 -> 10.49999982 -> 10; W=58, crop 8, pos 0.39 -> 19; W=31, crop 26,
+    # pos 0.1 -> 0.50000001 -> 1.
+    for width, crop, pos, start in ((28, 13.4, 0.7, 10), (58, 8, 0.39, 19), (17, 2, 0.9, 13),
+                                    (31, 26, 0.1, 1), (55, 54, 0.5, 1)):
+        x = np.arange(width, dtype=np.int32).reshape(1, width, 1)
+        for device in ("cpu", "gpu"):
+            b = ndd.as_batch([x], layout="HWC")
+            b = b.gpu() if device == "gpu" else b
+            out = ndd.crop(b, crop=[1, crop], crop_pos_x=pos).cpu()
+            assert int(np.asarray(out.select(0))[0, 0, 0]) == start, (width, crop, pos, device)

@@ -115,7 +115,8 @@ def crop_window(sample: np.ndarray, layout: str, start: dict[str, int], size: di
 
 
 def window_start(pos: float, n_in: int, n: int, rounding: str = "round") -> int:
-    """The crop rule: round_half_away(pos * (in - crop)) or truncated."""
-    raw = pos * (n_in - n)
+    """The crop rule: round_half_away(pos * (in - crop)) or truncated; the position is a
+    float32 (DALI's argument type), the product a double."""
+    raw = float(np.float32(pos)) * (n_in - n)
     return math.trunc(raw) if rounding == "truncate" else \
         int(math.copysign(math.floor(abs(raw) + 0.5), raw))  # fmt: skip
