@@ -98,3 +98,23 @@ def test_rrc_errors():
         ndd.random_resized_crop(x, size=4, num_attempts=0)
     with pytest.raises(ValueError, match="argument 'size' expects 1 or 2 positive values"):
         ndd.random_resized_crop(x, size=[4, 4, 4])
+
+
+def test_rrc_u8_batch_recipes_match_per_sample_path(monkeypatch):
+    # uint8 LINEAR random crops build their border recipes in chunks of samples
+    # (kernels/cpu/resize.py `_batch_recipe`); the bytes equal those of the per-sample path.
+    from ndd_triton.kernels.cpu import resize as resize_kernel
+
+    rng = np.random.default_rng(5)
+    shapes = [(int(rng.integers(20, 90)), int(rng.integers(20, 90)), 3) for _ in range(70)]
+    batch = ndd.as_batch([rng.integers(0, 256, s, dtype=np.uint8) for s in shapes], layout="HWC")
+    results = []
+    for per_sample in (False, True):
+        if per_sample:
+            monkeypatch.setattr(resize_kernel, "_batch_recipe", lambda arg: False)
+        for antialias in (True, False):
+            out = ndd.random_resized_crop(batch, size=[24, 31], antialias=antialias,
+                                          rng=ndd.random.RNG(seed=3))  # fmt: skip
+            results.append([s.tobytes() for s in samples_of(out)])
+    assert results[0] == results[2]
+    assert results[1] == results[3]
