@@ -147,11 +147,13 @@ class _Recipe:
     windows: tuple[tuple[int, int, bool], tuple[int, int, bool]]  # (start, length, mirrored)
     rows: np.ndarray  # border output rows (forward order)
     row_taps: tuple[np.ndarray, np.ndarray]  # their H taps (index, weight)
-    w_taps: tuple[np.ndarray, np.ndarray]  # all W taps (the rows' second pass)
+    w_span: tuple[int, int]  # source columns `[lo, hi)` read by any W tap
+    w_taps: tuple[np.ndarray, np.ndarray]  # all W taps, index from `lo` (the rows' 2nd pass)
     cols: np.ndarray  # border output columns
     col_source: np.ndarray  # source columns of their W taps, `[cols * K]` (tap by tap)
     col_weight: np.ndarray  # their W weights `[cols, K]`
-    h_taps: tuple[np.ndarray, np.ndarray]  # all H taps (the columns' second pass)
+    h_span: tuple[int, int]  # source rows `[lo, hi)` read by any H tap
+    h_taps: tuple[np.ndarray, np.ndarray]  # all H taps, index from `lo` (the cols' 2nd pass)
 
 
 def recipes(n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray, step: np.ndarray,
@@ -196,10 +198,14 @@ def recipes(n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray, step: np.nd
         rows = np.concatenate((all_h[:a], all_h[b:])) if b < nh else all_h[:a]
         cols = np.concatenate((all_w[:c], all_w[d:])) if d < nw else all_w[:c]
         (s_h, n_h), (s_w, n_w) = windows[t]
+        # Taps only move forward: the first and last taps bound the source span of an axis.
+        h_lo, h_hi, w_lo, w_hi = int(hi[0, 0]), int(hi[-1, -1]) + 1, int(wi[0, 0]), \
+            int(wi[-1, -1]) + 1  # fmt: skip
         found[i] = _Recipe((nh, nw), antialias,
                            ((s_h, n_h, mirrored[t][0]), (s_w, n_w, mirrored[t][1])),
-                           rows, (hi[rows], hw[rows]), (wi, ww), cols,
-                           wi[cols].reshape(-1), ww[cols], (hi, hw))  # fmt: skip
+                           rows, (hi[rows], hw[rows]), (w_lo, w_hi), (wi - w_lo, ww), cols,
+                           wi[cols].reshape(-1), ww[cols], (h_lo, h_hi),
+                           (hi - h_lo, hw))  # fmt: skip
     return found
 
 
@@ -217,11 +223,16 @@ _einsum = np.einsum
 
 
 def _fix_border(view: np.ndarray, src: np.ndarray, recipe: _Recipe) -> None:
-    """Recompute the border rows and columns of the HWC output `view` from HWC `src`."""
+    """Recompute the border rows and columns of the HWC output `view` from HWC `src`.
+
+    First passes cover only the source span that the second pass reads (each value is the
+    same tap-by-tap float32 sum whatever the extent)."""
     rows = recipe.rows
     if rows.size:  # H pass of the border rows, then W over all columns
         index, weight = recipe.row_taps
-        part = _einsum("ok,ok...->o...", weight, src[index], dtype=np.float32)  # [r, W, C]
+        lo, hi = recipe.w_span
+        part = _einsum("ok,ok...->o...", weight, src[:, lo:hi][index],
+                       dtype=np.float32)  # [r, w, C]  # fmt: skip
         part = np.ascontiguousarray(part.transpose(1, 0, 2))
         index, weight = recipe.w_taps
         part = _einsum("ok,ok...->o...", weight, part[index], dtype=np.float32)
@@ -229,9 +240,10 @@ def _fix_border(view: np.ndarray, src: np.ndarray, recipe: _Recipe) -> None:
     cols = recipe.cols
     if cols.size:  # W pass of the source columns they read, then H over all rows
         weight = recipe.col_weight
-        strip = np.ascontiguousarray(src[:, recipe.col_source].transpose(1, 0, 2))  # [cK, H, C]
-        strip = strip.reshape(*weight.shape, *strip.shape[1:])  # [c, K, H, C]
-        part = _einsum("ok,ok...->o...", weight, strip, dtype=np.float32)  # [c, H, C]
+        lo, hi = recipe.h_span
+        strip = np.ascontiguousarray(src[lo:hi, recipe.col_source].transpose(1, 0, 2))
+        strip = strip.reshape(*weight.shape, *strip.shape[1:])  # [c, K, h, C]
+        part = _einsum("ok,ok...->o...", weight, strip, dtype=np.float32)  # [c, h, C]
         part = np.ascontiguousarray(part.transpose(1, 0, 2))
         index, weight = recipe.h_taps
         part = _einsum("ok,ok...->o...", weight, part[index], dtype=np.float32)
