@@ -29,7 +29,7 @@ float band GEMMs (1.4x torch's own uint8 resampler), random_resized_crop of 375x
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -136,11 +136,11 @@ def _linear_tables(n_in: np.ndarray, n_out: int, origin: np.ndarray, step: np.nd
     return tables
 
 
-@dataclass(frozen=True, slots=True)
-class _Recipe:
+class _Recipe(NamedTuple):
     """What the fast path needs for one pair of axis plans (cached: a batch resized to one
     size reuses it): the output size, the source windows, and the taps of the border
-    outputs."""
+    outputs. (A NamedTuple: built per sample for random crops, 6x cheaper than a frozen
+    dataclass.)"""
 
     size: tuple[int, int]  # (H, W) of the output
     antialias: bool

@@ -215,9 +215,9 @@ def resample(out: np.ndarray, inp: np.ndarray, layout: str, letters: str,
 # `resample_*` arrays (kept alive by the entry, so an id cannot be reused).
 _PLAN_NAMES = ("resample_in", "resample_out", "resample_origin", "resample_step",
                "resample_interp")  # fmt: skip
-_BATCH_RECIPES: dict[int, tuple[list[Any], int, list[Any], list[Any]]] = {}
+_BATCH_RECIPES: dict[int, tuple[list[Any], int, list[Any], list[Any], list[int]]] = {}
 _BATCH_LOCK = threading.Lock()
-_BATCH_KEEP = 8  # calls remembered (a few pipelines' resizes interleave)
+_BATCH_KEEP = 8  # calls in progress remembered (a few pipelines' resizes interleave)
 _CHUNK = 32  # samples per vectorised pass (measured: 16-64 cost the same per sample)
 
 
@@ -234,17 +234,22 @@ def _batch_recipe(arg: SampleArgs) -> Any:
             if all((a == a[0]).all() for a in arrays):
                 # One plan pair for every sample (a plain resize of equal shapes): the
                 # recipe cached per plan pair, across calls.
-                entry = (arrays, n, [[_recipe(*sample_plans(arg, arg.antialias))] * n], [None])
+                entry = (arrays, n, [[_recipe(*sample_plans(arg, arg.antialias))] * n], [None],
+                         [0])  # fmt: skip
             elif (arrays[1] == arrays[1][0]).all():  # one output size: chunks, built on demand
                 chunks = -(-n // _CHUNK)
                 entry = (arrays, _CHUNK, [None] * chunks,
-                         [threading.Lock() for _ in range(chunks)])  # fmt: skip
+                         [threading.Lock() for _ in range(chunks)], [0])  # fmt: skip
             else:  # per-sample output sizes: each sample's own recipe
-                entry = (arrays, n, [[False] * n], [None])
+                entry = (arrays, n, [[False] * n], [None], [0])
             if len(_BATCH_RECIPES) >= _BATCH_KEEP:
                 del _BATCH_RECIPES[next(iter(_BATCH_RECIPES))]
             _BATCH_RECIPES[key] = entry
-    _, size, chunks, locks = entry
+        served = entry[4]
+        served[0] += 1
+        if served[0] >= len(arrays[2]):  # the call's last sample: the recipes die young
+            del _BATCH_RECIPES[key]
+    _, size, chunks, locks, _ = entry
     c = arg.index // size
     found = chunks[c]
     if found is None:
