@@ -12,8 +12,8 @@ the same triangle filter (widened by the scale when `a` and shrinking) at the sa
 with the weights normalised to sum 1. It differs from DALI in two ways only:
 * At the window border it drops taps outside the window and renormalises, where DALI reads
   the source pixel (or the clamped edge pixel). Outputs whose taps all lie inside the window
-  (`_inside`) are unaffected; the others (a pixel or two per side) are recomputed here in
-  float32 with DALI's clamped taps (`axis_table`).
+  (`_outside` counts the others) are unaffected; the others (a pixel or two per side) are
+  recomputed here in float32 with DALI's clamped taps (the tables of `axis_table`).
 * It rounds the intermediate of its two passes to uint8 and uses 16-bit fixed-point weights,
   so an interior output is within 1.01 of the exact value (measured over random shapes, scales
   and channel counts in tests/ops/test_resize.py), where the float path is within 0.5. The
@@ -24,6 +24,11 @@ with the weights normalised to sum 1. It differs from DALI in two ways only:
   (0-1% with the float path).
 Measured (perf/geometry.md, same run): 480x640x3 -> 224x224 takes 2.1x less CPU than the
 float band GEMMs (1.4x torch's own uint8 resampler), random_resized_crop of 375x500 images 2.7x.
+
+The border taps of a sample (its "recipe") come from `recipes`, which builds those of many
+samples in one vectorised pass (random crops have a new plan pair per sample; `resize_cpu`
+asks for chunks of 32 samples), bit-identical to per-sample `axis_table` tables
+(tests/ops/test_resize.py compares old and new bytes).
 """
 
 from __future__ import annotations
