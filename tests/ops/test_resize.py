@@ -374,17 +374,20 @@ def _reference_fast(out, image, layout, plans):
     def apply(index, weight, data):
         return np.einsum("ok,ok...->o...", weight, data[index], dtype=np.float32)
 
+    def rounded(value):  # round half away from zero (>= 0 after the clip), saturate
+        return (np.clip(value, 0.0, 255.0) + np.float32(0.5)).astype(np.uint8)
+
     rows, cols = np.flatnonzero(bh), np.flatnonzero(bw)
     if rows.size:
         part = apply(th.index[rows], th.weight[rows], src)
         part = apply(tw.index, tw.weight, np.ascontiguousarray(part.transpose(1, 0, 2)))
-        view[rows] = fast._rounded(part.transpose(1, 0, 2))
+        view[rows] = rounded(part.transpose(1, 0, 2))
     if cols.size:
         source, local = np.unique(tw.index[cols], return_inverse=True)
         strip = np.ascontiguousarray(src[:, source].transpose(1, 0, 2))
         part = apply(local.reshape(cols.size, -1), tw.weight[cols], strip)
         part = apply(th.index, th.weight, np.ascontiguousarray(part.transpose(1, 0, 2)))
-        view[:, cols] = fast._rounded(part)
+        view[:, cols] = rounded(part)
     return True
 
 

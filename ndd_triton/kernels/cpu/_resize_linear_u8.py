@@ -241,7 +241,7 @@ def _fix_border(view: np.ndarray, src: np.ndarray, recipe: _Recipe) -> None:
         part = np.ascontiguousarray(part.transpose(1, 0, 2))
         index, weight = recipe.w_taps
         part = _einsum("ok,ok...->o...", weight, part[index], dtype=np.float32)
-        view[rows] = _rounded(part.transpose(1, 0, 2))
+        view[rows] = _half_up(part.transpose(1, 0, 2))  # the assignment truncates to uint8
     cols = recipe.cols
     if cols.size:  # W pass of the source columns they read, then H over all rows
         weight = recipe.col_weight
@@ -252,14 +252,16 @@ def _fix_border(view: np.ndarray, src: np.ndarray, recipe: _Recipe) -> None:
         part = np.ascontiguousarray(part.transpose(1, 0, 2))
         index, weight = recipe.h_taps
         part = _einsum("ok,ok...->o...", weight, part[index], dtype=np.float32)
-        view[:, cols] = _rounded(part)
+        view[:, cols] = _half_up(part)
 
 
-def _rounded(value: np.ndarray) -> np.ndarray:
-    """uint8 of float32 `value`: round half away from zero (>= 0 after the clip), saturate."""
+def _half_up(value: np.ndarray) -> np.ndarray:
+    """float32 `value` clipped to [0, 255] plus 0.5, in place: assigned to uint8 (a
+    truncating cast, the same conversion as `astype`) it is rounded half away from zero and
+    saturated, without a uint8 temporary."""
     np.clip(value, 0.0, 255.0, out=value)
     value += 0.5
-    return value.astype(np.uint8)
+    return value
 
 
 def linear_u8_fast(out: np.ndarray, inp: np.ndarray, layout: str, letters: str,
