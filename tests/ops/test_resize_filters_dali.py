@@ -29,3 +29,19 @@ def test_impulse_response_matches_dali(interp, device):
     out = ndd.resize(batch, size=[1, 12], interp_type=getattr(types.DALIInterpType, interp),
                      dtype=ndd.float32).cpu()
     np.testing.assert_allclose(np.asarray(out.select(0))[0, :, 0], RECORDED[interp], atol=2e-3)
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_gaussian_takes_the_tap_one_unit_to_the_left(device):
+    # DALI 2.4 (recorded): 1x31 -> 1x15 GAUSSIAN without antialias; output 7 is centred exactly
+    # on the impulse at x=15, with taps exactly one unit away on both sides. DALI counts the
+    # left one (exp(-4)): 1000 / (1 + exp(-4)) = 982.014, not 1000.
+    x = np.zeros((1, 31, 1), np.float32)
+    x[0, 15, 0] = 1000.0
+    batch = ndd.as_batch([x], layout="HWC")
+    batch = batch.gpu() if device == "gpu" else batch
+    out = ndd.resize(batch, size=[1, 15], interp_type=types.DALIInterpType.INTERP_GAUSSIAN,
+                     antialias=False, dtype=ndd.float32).cpu()
+    expected = np.zeros(15)
+    expected[7] = 982.014
+    np.testing.assert_allclose(np.asarray(out.select(0))[0, :, 0], expected, atol=2e-3)
