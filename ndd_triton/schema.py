@@ -139,6 +139,12 @@ class SampleArgs:
         self.layout = layout
         self.dense = dense
 
+    @property
+    def batch_values(self) -> dict[str, Any]:
+        """Every argument of the call, per-sample ones as whole `[N, ...]` arrays (read only):
+        for kernels that share work across the samples of one call."""
+        return self._call.values
+
     def __getattr__(self, name: str) -> Any:
         call = self._call
         value = call.values.get(name, _MISSING)

@@ -224,7 +224,7 @@ _CHUNK = 32  # samples per vectorised pass (measured: 16-64 cost the same per sa
 def _batch_recipe(arg: SampleArgs) -> Any:
     """This sample's fast-path recipe from its call's batch pass: a recipe, None (float
     path), or False (per-sample output sizes: not built for the batch)."""
-    values = arg._call.values
+    values = arg.batch_values
     arrays = [values[name] for name in _PLAN_NAMES]
     key = id(arrays[2])
     with _BATCH_LOCK:
