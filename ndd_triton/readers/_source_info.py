@@ -13,6 +13,7 @@ samples have no address and are not found this way.
 
 from __future__ import annotations
 
+import collections
 import threading
 import weakref
 from typing import Any
@@ -26,8 +27,22 @@ _sources: dict[int, str] = {}
 _by_memory: dict[tuple[int, int], dict[int, str]] = {}
 
 
+# Finalizers run wherever the garbage collector does, possibly inside one of our own locked
+# sections on the same thread: taking `_lock` there deadlocks, touching the dicts there breaks
+# an iteration. So a dead sample is only queued (deque.append is atomic) and the queue is
+# emptied under the lock before every use. A queued id cannot be reused by a live sample before
+# the next drain: the finalizer runs before the memory (and so the id) is freed.
+_dead: collections.deque[tuple[int, tuple[int, int] | None]] = collections.deque()
+
+
 def _forget(key: int, memory: tuple[int, int] | None) -> None:
-    with _lock:
+    _dead.append((key, memory))
+
+
+def _drain() -> None:
+    """Drop the entries of dead samples (call with `_lock` held)."""
+    while _dead:
+        key, memory = _dead.popleft()
         _sources.pop(key, None)
         if memory is not None:
             owners = _by_memory.get(memory)
@@ -47,6 +62,7 @@ def tag(samples: list[torch.Tensor], sources: list[str]) -> None:
     """Remember `sources[i]` as the origin of `samples[i]`."""
     memories = [_memory_key(sample) for sample in samples]
     with _lock:
+        _drain()
         for sample, source, memory in zip(samples, sources, memories, strict=True):
             _sources[id(sample)] = source
             if memory is not None:
@@ -60,8 +76,10 @@ def source_of_memory(array: Any) -> str | None:
     None (not a reader sample, a copy, a part of one, or an empty sample)."""
     if array.size == 0 or not array.flags.c_contiguous:
         return None
+    key = (array.ctypes.data, array.nbytes)
     with _lock:
-        owners = _by_memory.get((array.ctypes.data, array.nbytes))
+        _drain()
+        owners = _by_memory.get(key)
         names = set(owners.values()) if owners else set()
     return names.pop() if len(names) == 1 else None
 
@@ -71,6 +89,7 @@ def source_info(sample: Any) -> str | None:
     if hasattr(sample, "_torch"):
         sample = sample._torch()
     with _lock:
+        _drain()
         return _sources.get(id(sample))
 
 
