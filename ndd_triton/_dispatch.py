@@ -58,7 +58,7 @@ def _run_cpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: li
     layout = first.layout if first is not None else None
     work = _nbytes(ins, outs)
     if kernel.dense and known and n > 1 and work < _DENSE_MAX_BYTES and \
-            _run_dense(call, kernel, ins, outs, layout):  # fmt: skip
+            _run_dense(call, kernel, ins, outs):  # fmt: skip
         return outs
     in_np = [_sample_arrays(storage, op) if storage is not None else [None] * n
              for storage in ins]  # fmt: skip
@@ -124,6 +124,34 @@ def _dense_input(storage: BatchStorage) -> np.ndarray | None:
     return arr
 
 
+def _dense_inputs(ins: list[BatchStorage | None]) -> tuple[list[np.ndarray | None], int] | None:
+    """`(N, ...)` arrays of the inputs and their bytes, or None when one is not uniform or the
+    ranks differ: only equal ranks make NumPy broadcasting of the `(N, ...)` arrays the same as
+    per-sample broadcasting (elementwise kernels)."""
+    arrays: list[np.ndarray | None] = []
+    total, rank = 0, -1
+    for storage in ins:
+        if storage is None:
+            arrays.append(None)
+            continue
+        arr = _dense_input(storage)
+        if arr is None or (rank >= 0 and arr.ndim != rank):
+            return None
+        rank = arr.ndim
+        total += arr.nbytes
+        arrays.append(arr)
+    return arrays, total
+
+
+def _call_dense(call: Call, kernel: KernelEntry, outs: list[np.ndarray],
+                arrays: list[np.ndarray | None]) -> None:  # fmt: skip
+    """The one kernel call over whole uniform batches (`arg.dense`, layout "N...")."""
+    first = call.inputs[0] if call.inputs else None
+    layout = first.layout if first is not None else None
+    arg = SampleArgs(call, 0, "N" + layout if layout else None, dense=True)
+    kernel.fn(outs[0] if len(outs) == 1 else tuple(outs), *arrays, arg)
+
+
 def run_dense_now(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
                   specs: list[OutputSpec], device: Device, known_uniform: dict[str, Any],
                   max_bytes: int = _DENSE_MAX_BYTES) -> list[BatchStorage] | None:  # fmt: skip
@@ -134,19 +162,10 @@ def run_dense_now(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None
     dense path. `known_uniform` maps names to per-sample values already known to be uniform;
     calls that read and write `max_bytes` or more are left to the normal path.
     """
-    total = 0
-    arrays: list[np.ndarray | None] = []
-    rank = -1
-    for storage in ins:
-        if storage is None:
-            arrays.append(None)
-            continue
-        arr = _dense_input(storage)
-        if arr is None or (rank >= 0 and arr.ndim != rank):
-            return None  # ranks must agree: (N, ...) broadcasting is per-sample broadcasting
-        rank = arr.ndim
-        total += arr.nbytes
-        arrays.append(arr)
+    dense = _dense_inputs(ins)
+    if dense is None:
+        return None
+    arrays, total = dense
     outs = []
     for spec in specs:
         shapes = spec.shapes
@@ -159,17 +178,9 @@ def run_dense_now(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None
         out = np.empty((len(rows), *rows[0]), np_dtype)
         total += out.nbytes
         outs.append(out)
-    if total >= max_bytes:
+    if total >= max_bytes or not _uniform_args(call, known_uniform):
         return None
-    values = call.values
-    for name in call.per_sample:
-        value = values[name]
-        if known_uniform.get(name) is not value and not _uniform_value(value):
-            return None
-    first = call.inputs[0] if call.inputs else None
-    layout = first.layout if first is not None else None
-    arg = SampleArgs(call, 0, "N" + layout if layout else None, dense=True)
-    kernel.fn(outs[0] if len(outs) == 1 else tuple(outs), *arrays, arg)
+    _call_dense(call, kernel, outs, arrays)
     return [BatchStorage.from_numpy_dense(out, device) for out in outs]
 
 
@@ -192,35 +203,26 @@ def _uniform_value(value: Any) -> bool:
         bool((value == value[:1]).all())  # fmt: skip
 
 
-def _uniform_args(call: Call) -> bool:
-    return all(_uniform_value(call.values[name]) for name in call.per_sample)
+def _uniform_args(call: Call, known: dict[str, Any] | None = None) -> bool:
+    """Every per-sample value equal across samples (`known`: values already checked)."""
+    values = call.values
+    for name in call.per_sample:
+        value = values[name]
+        if (known is None or known.get(name) is not value) and not _uniform_value(value):
+            return False
+    return True
 
 
 def _run_dense(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
-               outs: list[BatchStorage], layout: str | None) -> bool:  # fmt: skip
+               outs: list[BatchStorage]) -> bool:  # fmt: skip
     """One kernel call over dense `(N, ...)` views when shapes and arguments are uniform."""
-    dense_ins = []
-    for storage in ins:
-        if storage is None:
-            dense_ins.append(None)
-            continue
-        arr = _dense_input(storage)
-        if arr is None:
-            return False
-        dense_ins.append(arr)
+    dense = _dense_inputs(ins)
     dense_outs = [s.dense() for s in outs]
-    if any(v is None for v in dense_outs) or not _uniform_args(call):
+    if dense is None or any(v is None for v in dense_outs) or not _uniform_args(call):
         return False
-    # Inputs of one rank only: then NumPy broadcasting of the (N, ...) arrays is per-sample
-    # broadcasting (elementwise kernels); ranks that differ would misalign the batch axis.
-    ranks = {v.ndim for v in dense_ins if v is not None}
-    if len(ranks) > 1:
-        return False
-    arg = SampleArgs(call, 0, "N" + layout if layout else None, dense=True)
     out_np = [s._dense_np if s._dense_np is not None else to_numpy(v)
               for s, v in zip(outs, dense_outs, strict=True)]  # fmt: skip
-    dst = out_np[0] if len(outs) == 1 else tuple(out_np)
-    kernel.fn(dst, *dense_ins, arg)
+    _call_dense(call, kernel, out_np, dense[0])
     return True
 
 

@@ -19,7 +19,6 @@ Numbers are the median of `--repeat` passes over all files.
 from __future__ import annotations
 
 import argparse
-import glob
 import io
 import os
 import platform
@@ -30,6 +29,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from _photos import photo_window, sample_photos
 from PIL import Image
 
 import ndd_triton as ndd
@@ -39,19 +39,10 @@ SIZE = (500, 375)  # W x H: the typical ImageNet validation image
 
 def make_jpegs(folder: str, count: int) -> list[str]:
     """`count` 500x375 quality-90 JPEGs cut from the packaged photos (varied content)."""
-    here = os.path.dirname(os.path.abspath(ndd.__file__))
-    photos = sorted(glob.glob(os.path.join(here, "data", "images", "*.jpg")))
-    sources = [Image.open(p).convert("RGB") for p in photos]
+    sources = sample_photos()
     paths = []
     for i in range(count):
-        src = sources[i % len(sources)]
-        w, h = src.size
-        frac = 0.6 + 0.4 * ((i * 37) % 11) / 10  # a different window of each photo
-        cw, ch = max(int(w * frac), 16), max(int(h * frac), 16)
-        x0, y0 = (i * 13) % (w - cw + 1), (i * 7) % (h - ch + 1)
-        image = src.crop((x0, y0, x0 + cw, y0 + ch)).resize(SIZE, Image.BILINEAR)
-        if i % 2:
-            image = image.transpose(Image.FLIP_LEFT_RIGHT)
+        image = photo_window(sources, i, SIZE)
         paths.append(os.path.join(folder, f"img_{i:03d}.jpg"))
         image.save(paths[-1], "JPEG", quality=90)
     return paths

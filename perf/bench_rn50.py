@@ -60,24 +60,12 @@ CLASSES = 4
 # ---- data -------------------------------------------------------------------------------------
 def make_folder(root: str, count: int) -> list[str]:
     """`count` quality-90 JPEGs in `root/class_<k>/` cut from the packaged sample photos."""
-    from PIL import Image
+    from _photos import photo_window, sample_photos
 
-    import ndd_triton
-
-    here = os.path.dirname(os.path.abspath(ndd_triton.__file__))
-    photos = sorted(glob.glob(os.path.join(here, "data", "images", "*.jpg")))
-    sources = [Image.open(p).convert("RGB") for p in photos]
+    sources = sample_photos()
     paths = []
     for i in range(count):
-        src = sources[i % len(sources)]
-        w, h = src.size
-        frac = 0.6 + 0.4 * ((i * 37) % 11) / 10  # a different window of each photo
-        cw, ch = max(int(w * frac), 16), max(int(h * frac), 16)
-        x0, y0 = (i * 13) % (w - cw + 1), (i * 7) % (h - ch + 1)
-        image = src.crop((x0, y0, x0 + cw, y0 + ch)).resize(SIZES[(i * 7) % len(SIZES)],
-                                                             Image.BILINEAR)  # fmt: skip
-        if i % 2:
-            image = image.transpose(Image.FLIP_LEFT_RIGHT)
+        image = photo_window(sources, i, SIZES[(i * 7) % len(SIZES)])
         folder = os.path.join(root, f"class_{i % CLASSES}")
         os.makedirs(folder, exist_ok=True)
         paths.append(os.path.join(folder, f"img_{i:04d}.jpg"))
