@@ -11,7 +11,7 @@ Filters follow DALI 2.4 as observed in the golden data (see tests/golden/README.
 (LINEAR, TRIANGULAR), Keys cubic with a = -0.5, Lanczos-3, Gaussian with sigma = 1/(2*sqrt(2))
 truncated at |x| < 1; when antialiasing a downscale the filter is widened by the scale factor.
 Source samples outside the image are clamped to the edge pixel. NN picks
-`floor(origin + (j + 0.5) * step)` (see `_nn_source` for DALI's ties).
+`floor(origin + (j + 0.5) * step)` in DALI's float32 arithmetic (see `_nn_source`).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ class AxisPlan:
     step: float
     interp: int
     antialias: bool
+    innermost: bool = True  # the last spatial axis (W): DALI's NN computes its centres apart
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,28 +139,36 @@ def axis_table(plan: AxisPlan) -> AxisTable:
 
 def _gaussian_support(plan: AxisPlan, idx: np.ndarray) -> np.ndarray:
     """Taps `idx` inside [-1, 1) of the unscaled Gaussian, offsets computed in float32."""
-    j = np.arange(plan.n_out, dtype=np.float32)
-    half = np.float32(0.5)
-    c = np.float32(plan.origin) + (j + half) * np.float32(plan.step) - half
+    c = _centres_f32(plan) - np.float32(0.5)
     x = idx.astype(np.float32) - c[:, None]
     return (x >= -1.0) & (x < 1.0)  # type: ignore[no-any-return]
 
 
-def _nn_source(plan: AxisPlan) -> np.ndarray:
-    """NN source indices, reproducing DALI's treatment of exact ties (observed in the golden data).
-
-    When shrinking, DALI accumulates the source coordinate in float32 (`x += step`), so some
-    exact ties land on the lower index (32 -> 12 rows picks row 27 for the tie at 28.0); when
-    enlarging, ties go to the higher index (40 -> 61 columns picks 20 for the tie at 20.0).
-    """
+def _centres_f32(plan: AxisPlan, accumulate: bool = False) -> np.ndarray:
+    """Output centres as DALI computes them: the source region's ends `lo`, `hi` rounded to
+    float32, `step = (hi - lo) / n_out` and `lo + (j + 0.5) * step`, all in float32; with
+    `accumulate`, each centre is the previous one plus `step` (rounded at every step)."""
+    f32 = np.float32
     n_out = plan.n_out
-    if abs(plan.step) >= 1.0:
-        steps = np.full(n_out, plan.step, np.float32)
-        if n_out:
-            steps[0] = np.float32(plan.origin) + np.float32(0.5) * np.float32(plan.step)
-        return np.floor(np.cumsum(steps, dtype=np.float32)).astype(np.int64)
-    centre = plan.origin + (np.arange(n_out) + 0.5) * plan.step
-    return np.floor(centre + 1e-9).astype(np.int64)
+    lo = f32(plan.origin)
+    hi = f32(plan.origin + n_out * plan.step)
+    step = f32(hi - lo) / f32(max(n_out, 1))
+    if not accumulate:
+        return lo + (np.arange(n_out, dtype=f32) + f32(0.5)) * step  # type: ignore[no-any-return]
+    steps = np.full(n_out, step, f32)
+    if n_out:
+        steps[0] = lo + f32(0.5) * step
+    return np.cumsum(steps, dtype=f32)  # type: ignore[no-any-return]
+
+
+def _nn_source(plan: AxisPlan) -> np.ndarray:
+    """NN source indices: `floor` of the float32 centres of `_centres_f32`, so an exact tie
+    picks the lower or the higher pixel as DALI's float32 rounding does. DALI multiplies on
+    the innermost spatial axis (W) and accumulates on the outer ones (H, D): fitted to 4,800
+    recorded DALI 2.4 NN resizes of each axis of 2-D and 3-D inputs (integer and fractional
+    sizes, ~700 exact ties), all of which agree; float64 centres, or a float32 step
+    `n_in / size`, miss 30-110 of every 1,800."""
+    return np.floor(_centres_f32(plan, accumulate=not plan.innermost)).astype(np.int64)
 
 
 def _frozen(table: AxisTable) -> AxisTable:

@@ -84,8 +84,10 @@ def sample_plans(arg: SampleArgs, antialias: bool) -> list[AxisPlan]:
     """The AxisPlans of one sample, outermost spatial axis first."""
     n_in, n_out = arg.resample_in, arg.resample_out
     origin, step, interp = arg.resample_origin, arg.resample_step, arg.resample_interp
+    last = len(n_in) - 1
     return [AxisPlan(int(n_in[k]), int(n_out[k]), float(origin[k]), float(step[k]),
-                     int(interp[k]), bool(antialias)) for k in range(len(n_in))]  # fmt: skip
+                     int(interp[k]), bool(antialias), k == last)
+            for k in range(len(n_in))]  # fmt: skip
 
 
 def _pass(t: torch.Tensor, order: list[int], axis: int, plan: AxisPlan, first: int = 0

@@ -83,7 +83,8 @@ def _tables(plans: list[AxisPlan]) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
 def _plans(call: Call, axis: int) -> list[AxisPlan]:
     return [AxisPlan(int(call.resample_in[i][axis]), int(call.resample_out[i][axis]),
                      float(call.resample_origin[i][axis]), float(call.resample_step[i][axis]),
-                     int(call.resample_interp[i][axis]), bool(call.antialias))
+                     int(call.resample_interp[i][axis]), bool(call.antialias),
+                     axis == len(call.resample_axes) - 1)
             for i in range(call.batch_size)]  # fmt: skip
 
 
