@@ -112,22 +112,21 @@ def axis_table(plan: AxisPlan) -> AxisTable:
     widen = scale if plan.antialias and scale > 1.0 else 1.0
     radius = _RADIUS[plan.interp] * widen
     c = centre - 0.5  # in index coordinates (pixel i centred at i)
-    lo = np.ceil(c - radius).astype(np.int64)
-    taps = int((np.floor(c + radius).astype(np.int64) - lo).max()) + 1
-    idx = lo[:, None] + np.arange(taps)
-    x = (idx - c[:, None]) / widen
-    if widen > 1.0:
-        # A tap exactly on the widened support edge is inside for DALI (its float32 offsets
-        # land just below 1): only the truncated GAUSSIAN is sensitive (golden float case).
-        x *= 1.0 - 1e-7
     if plan.interp == GAUSSIAN and widen == 1.0:
-        # exp(-4) is not 0: which tap exactly one unit away counts decides the result. DALI
-        # takes [-1, 1) in its float32 coordinates (5x fewer differing weights than |x| < 1
-        # on 60 recorded DALI 2.4 weight matrices; the golden cases pass either way).
+        # exp(-4) is not 0: which tap exactly one unit away counts decides the result, so
+        # the two taps are DALI's own (`_gaussian_taps`); the filter is 1 wide on each side.
+        idx = _gaussian_taps(plan)[:, None] + np.arange(2)
         edge = 1.0 - 1e-9
-        w = np.where(_gaussian_support(plan, idx), _filter(GAUSSIAN, np.clip(x, -edge, edge)),
-                     0.0)  # fmt: skip
+        w = _filter(GAUSSIAN, np.clip(idx - c[:, None], -edge, edge))
     else:
+        lo = np.ceil(c - radius).astype(np.int64)
+        taps = int((np.floor(c + radius).astype(np.int64) - lo).max()) + 1
+        idx = lo[:, None] + np.arange(taps)
+        x = (idx - c[:, None]) / widen
+        if widen > 1.0:
+            # A tap exactly on the widened support edge is inside for DALI (its float32
+            # offsets land just below 1): only the truncated GAUSSIAN is sensitive.
+            x *= 1.0 - 1e-7
         w = _filter(plan.interp, x)
     total = w.sum(axis=1, keepdims=True)
     total[total == 0.0] = 1.0
@@ -137,11 +136,25 @@ def axis_table(plan: AxisPlan) -> AxisTable:
     return _frozen(AxisTable(index, w.astype(np.float32)))
 
 
-def _gaussian_support(plan: AxisPlan, idx: np.ndarray) -> np.ndarray:
-    """Taps `idx` inside [-1, 1) of the unscaled Gaussian, offsets computed in float32."""
-    c = _centres_f32(plan) - np.float32(0.5)
-    x = idx.astype(np.float32) - c[:, None]
-    return (x >= -1.0) & (x < 1.0)  # type: ignore[no-any-return]
+def _gaussian_taps(plan: AxisPlan) -> np.ndarray:
+    """First of the two taps of the unscaled Gaussian per output, as DALI picks them:
+    `ceil(lo + (0.5 * step - 0.5 - r) + j * step)` in float32, with `lo`, `step` of
+    `_region_f32` and the radius `r` one float32 ulp below 1. Fitted to 509 exact ties (a tap
+    exactly one unit away) in 1,600 recorded DALI 2.4 weight matrices, both axes, integer and
+    fractional sizes: all agree ([-1, 1) in float32 offsets missed 20%)."""
+    f32 = np.float32
+    lo, step = _region_f32(plan)
+    bias = lo + (f32(0.5) * step - f32(0.5) - f32(1.0 - 2.0**-23))
+    return np.ceil(bias + np.arange(plan.n_out, dtype=f32) * step).astype(np.int64)
+
+
+def _region_f32(plan: AxisPlan) -> tuple[np.float32, np.float32]:
+    """DALI's float32 source region of an axis: its start `lo` and `step = (hi - lo) / n_out`,
+    with both ends rounded to float32."""
+    f32 = np.float32
+    lo = f32(plan.origin)
+    hi = f32(plan.origin + plan.n_out * plan.step)
+    return lo, f32(hi - lo) / f32(max(plan.n_out, 1))
 
 
 def _centres_f32(plan: AxisPlan, accumulate: bool = False) -> np.ndarray:
@@ -150,9 +163,7 @@ def _centres_f32(plan: AxisPlan, accumulate: bool = False) -> np.ndarray:
     `accumulate`, each centre is the previous one plus `step` (rounded at every step)."""
     f32 = np.float32
     n_out = plan.n_out
-    lo = f32(plan.origin)
-    hi = f32(plan.origin + n_out * plan.step)
-    step = f32(hi - lo) / f32(max(n_out, 1))
+    lo, step = _region_f32(plan)
     if not accumulate:
         return lo + (np.arange(n_out, dtype=f32) + f32(0.5)) * step  # type: ignore[no-any-return]
     steps = np.full(n_out, step, f32)

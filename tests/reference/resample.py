@@ -66,11 +66,15 @@ def weight_matrix(n_in: int, n_out: int, origin: float, step: float, interp: int
         for i in range(math.floor(c - r) - 1, math.ceil(c + r) + 2):
             w = filter_value(interp, (i - c) / scale)
             if interp == GAUSSIAN and scale == 1.0:
-                # DALI keeps taps with float32 offsets in [-1, 1); exp(-4) at exactly -1.
-                c32 = np.float32(origin) + (np.float32(j) + np.float32(0.5)) * \
-                    np.float32(step) - np.float32(0.5)  # fmt: skip
-                x32 = np.float32(i) - c32
-                w = math.exp(-4.0 * min(abs(i - c), 1.0) ** 2) if -1.0 <= x32 < 1.0 else 0.0
+                # DALI's two taps start at ceil(lo + (step/2 - 1/2 - r) + j * step) in
+                # float32 (lo, hi rounded to float32, step = (hi - lo) / n_out, r = 1 - 2^-23);
+                # exp(-4) at exactly one unit away.
+                f32 = np.float32
+                lo32, hi32 = f32(origin), f32(origin + n_out * step)
+                st = f32(hi32 - lo32) / f32(n_out)
+                bias = lo32 + (f32(0.5) * st - f32(0.5) - f32(1.0 - 2.0**-23))
+                first = math.ceil(bias + f32(j) * st)
+                w = math.exp(-4.0 * min(abs(i - c), 1.0) ** 2) if first <= i <= first + 1 else 0.0
             m[j, min(max(i, 0), n_in - 1)] += w
             total += w
         m[j] /= total
