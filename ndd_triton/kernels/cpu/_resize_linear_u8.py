@@ -1,5 +1,5 @@
 """Fast path of the CPU resize for uint8 LINEAR/TRIANGULAR 2-D images: torch's fixed-point
-antialiased bilinear resampler for the interior, exact DALI taps for the border.
+antialiased bilinear resampler, with the border outputs recomputed from DALI's taps.
 
 Where it applies (`linear_u8_fast`): uint8 in and out, layout HWC or CHW (or their frames,
 FHWC and FCHW), both spatial axes LINEAR or TRIANGULAR (the same triangle filter), and each
@@ -13,28 +13,35 @@ with the weights normalised to sum 1. It differs from DALI in two ways only:
 * At the window border it drops taps outside the window and renormalises, where DALI reads
   the source pixel (or the clamped edge pixel). Outputs whose taps all lie inside the window
   (`_outside` counts the others) are unaffected; the others (a pixel or two per side) are
-  recomputed here in float32 with DALI's clamped taps (the tables of `axis_table`).
+  recomputed with DALI's clamped taps (`_border_taps`: `axis_table`'s, in float32).
 * It rounds the intermediate of its two passes to uint8 and uses 16-bit fixed-point weights,
-  so an interior output is within 1.01 of the exact value (measured over random shapes, scales
-  and channel counts in tests/ops/test_resize.py), where the float path is within 0.5. The
+  so an output is within 1.01 of the exact value (measured over random shapes, scales and
+  channel counts in tests/ops/test_resize.py), where the float path is within 0.5. The
   filter weights are non-negative, so the intermediate rounding error (<= 0.5) is not
   amplified. DALI's output is its float result rounded, within 0.5 + (its own float error) of
   the exact value, so two integers less than 2 apart: the outputs differ by at most 1, the
   uint8 tolerance. The price: on the golden LINEAR cases 10-18% of the pixels are 1 off DALI
   (0-1% with the float path).
+
+How the border is recomputed: torch's two passes run as two calls (W, then H; the same bytes
+as one call, measured), with the W pass also covering the source rows that the border rows'
+taps read. Between the calls the border columns of the uint8 W result are replaced by DALI's
+W taps over the source (float32, rounded); after the H call the border rows are DALI's H taps
+over that W result (float32, rounded). A border output thus takes DALI's taps on the axis
+where torch's differ and torch's (identical) pass on the other, with the same uint8
+intermediate as the interior: the same error bound, and corners take DALI's taps on both axes.
+Every step is one NumPy or torch call on a whole strip, releasing the GIL for its work.
+The border taps of a sample (its "recipe") come from `recipes`, which builds those of many
+samples in one vectorised pass over the border outputs only (random crops have a new plan pair
+per sample); a sample's recipe is the same whatever batch builds it.
 Measured (perf/geometry.md, same run): 480x640x3 -> 224x224 takes 2.1x less CPU than the
 float band GEMMs (1.4x torch's own uint8 resampler), random_resized_crop of 375x500 images 2.7x.
-
-The border taps of a sample (its "recipe") come from `recipes`, which builds those of many
-samples in one vectorised pass (random crops have a new plan pair per sample; `resize_cpu`
-asks for chunks of 32 samples), bit-identical to per-sample `axis_table` tables
-(tests/ops/test_resize.py compares old and new bytes).
 """
 
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -42,12 +49,12 @@ import torch.nn.functional as F
 
 from ndd_triton.kernels._resample import LINEAR, TRIANGULAR, AxisPlan
 
-try:  # the `out=` overloads behind F.interpolate (aten ops, not public Python API)
-    _AA = torch.ops.aten._upsample_bilinear2d_aa.out  # antialias=True
-    _PLAIN = torch.ops.aten.upsample_bilinear2d.out  # antialias=False
-    _HAS_OUT = True
-except (AttributeError, RuntimeError):  # pragma: no cover - other torch builds
-    _HAS_OUT = False
+# torch's resamplers behind F.interpolate, called directly: the bindings of `torch._C._nn`
+# take `out=` (writes straight into the output) and cost ~1.5 us of Python per call where
+# `torch.ops.aten` costs ~4 us and F.interpolate ~7 us (measured; not public Python API).
+_AA = getattr(torch._C._nn, "_upsample_bilinear2d_aa", None)  # antialias=True
+_PLAIN = getattr(torch._C._nn, "upsample_bilinear2d", None)  # antialias=False
+_HAS_OUT = _AA is not None and _PLAIN is not None
 _MAX_BORDER_FRACTION = 0.25  # more recomputed outputs than this: the float path is cheaper
 
 
@@ -69,76 +76,77 @@ def _windows(n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray, step: np.n
 
 def _outside(n_out: int, step: np.ndarray, length: np.ndarray, antialias: bool
              ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """Per plan (1-D arrays `step`, `length`): how many outputs at the start and from which
-    output on at the end have a tap with nonzero weight outside the window `[0, length)`
-    (with a margin: an output that is unsure is recomputed, which is always right). Taps move
-    monotonically with the output, so the outputs outside are a prefix and a suffix."""
-    step = np.abs(step)[:, None]
+    """Per plan (1-D arrays `step` != 0, `length`): how many outputs at the start and from
+    which output on at the end have a tap with nonzero weight outside the window
+    `[0, length)` (with a margin: an output that is unsure is recomputed, which is always
+    right). Taps move monotonically with the output, so the outputs outside are a prefix and
+    a suffix: the ends are solved for, then the outputs next to them tested exactly."""
+    step = np.abs(step)
     radius = np.where(step > 1.0, step, 1.0) if antialias else np.ones_like(step)
-    centre = (np.arange(n_out) + 0.5) * step - 0.5  # window coordinates
-    lo = np.ceil(centre - radius - 1e-6)
-    hi = np.floor(centre + radius + 1e-6)
-    head = np.count_nonzero(lo < 0, axis=1)
-    tail = n_out - np.count_nonzero(hi > length[:, None] - 1, axis=1)
+    near = np.arange(-2, 3, dtype=np.float64)
+
+    def centre(j: np.ndarray) -> np.ndarray:  # window coordinates
+        return (j + 0.5) * step[:, None] - 0.5  # type: ignore[no-any-return]
+
+    # The last output whose first tap is below 0, and the first whose last tap is past the end.
+    j = np.floor((radius - 0.5 + 1e-6) / step - 0.5)[:, None] + near
+    inside = (j >= 0) & (j < n_out)
+    outside = np.ceil(centre(j) - radius[:, None] - 1e-6) < 0
+    head = np.clip(j[:, 0], 0, n_out).astype(np.int64) + np.count_nonzero(outside & inside, axis=1)
+    j = np.ceil((length + 0.5 - radius - 1e-6) / step - 0.5)[:, None] + near
+    inside = (j >= 0) & (j < n_out)
+    outside = np.floor(centre(j) + radius[:, None] + 1e-6) > length[:, None] - 1
+    tail = np.clip(j[:, -1] + 1, 0, n_out).astype(np.int64) - np.count_nonzero(outside & inside,
+                                                                               axis=1)
     return head, np.maximum(tail, head)
 
 
-_SEQUENTIAL_SUM = 7  # NumPy sums up to this many values along the last axis left to right
+def _border_taps(n_in: np.ndarray, n_out: int, origin: np.ndarray, step: np.ndarray,
+                 head: np.ndarray, tail: np.ndarray, antialias: bool) -> tuple[np.ndarray, ...]:
+    """DALI's clamped LINEAR taps of the border outputs `[0, head[i])` and `[tail[i], n_out)`
+    of forward plans `(n_in[i], n_out, origin[i], step[i])`, for all plans in a few NumPy
+    passes over the border outputs only, listed plan after plan: (output, index `[T, K]`,
+    weight `[T, K]`, first row of each plan, taps of each plan). A plan's rows use its own
+    first `taps[i]` columns; the others weigh 0.
 
-
-def _linear_tables(n_in: np.ndarray, n_out: int, origin: np.ndarray, step: np.ndarray,
-                   antialias: bool) -> list[tuple[np.ndarray, np.ndarray]]:  # fmt: skip
-    """`axis_table` of LINEAR plans `(n_in[i], n_out, origin[i], step[i])`, all in a few NumPy
-    passes: (index, weight) per plan, bit-identical to `axis_table` (the same float64
-    operations per element, and the weight sums in NumPy's order: left to right for up to
-    `_SEQUENTIAL_SUM` taps, else `sum` itself over each plan's own taps)."""
-    j = np.arange(n_out, dtype=np.float64)
-    centre = origin[:, None] + (j + 0.5) * step[:, None]
-    scale = np.abs(step)
+    The values are `axis_table`'s (the same float64 operations per tap) except that an
+    output weighs only the taps of its own support, where `axis_table` also lists (at ~1e-7
+    weight) taps a neighbour needs; the sums run tap by tap, so a plan's taps do not depend
+    on the other plans of the pass (a batch gives the bytes of one plan alone)."""
+    count = head + (n_out - tail)
+    first = np.zeros(len(count) + 1, np.int64)
+    np.cumsum(count, out=first[1:])
+    plan = np.repeat(np.arange(len(count)), count)
+    j = np.arange(first[-1]) - first[plan]
+    j = np.where(j < head[plan], j, j - head[plan] + tail[plan])
+    centre = origin[plan] + (j + 0.5) * step[plan]  # as axis_table, in float64
+    scale = np.abs(step[plan])
     widen = np.where(scale > 1.0, scale, 1.0) if antialias else np.ones_like(scale)
-    radius = widen[:, None]  # _RADIUS of LINEAR/TRIANGULAR: 1.0 * widen
     c = centre - 0.5
-    lo = np.ceil(c - radius).astype(np.int64)
-    taps = (np.floor(c + radius).astype(np.int64) - lo).max(axis=1) + 1
-    kmax = int(taps.max())
-    # Work arrays are `[tap, plan, output]` (long contiguous rows for NumPy's inner loops).
-    # Taps as float64 (integers: exact, and idx - c is the same subtraction as from int64).
-    # A division by a widening of 1.0 and the edge factor 1.0 are exact no-ops.
-    idx = np.arange(kmax, dtype=np.float64)[:, None, None] + lo.astype(np.float64)
-    x = idx - c
+    lo = np.ceil(c - widen)
+    own = np.floor(c + widen) - lo + 1  # taps in the output's support
+    kmax = int(own.max(initial=1))
+    idx = lo[:, None] + np.arange(kmax, dtype=np.float64)
+    x = idx - c[:, None]
     x /= widen[:, None]
     # A tap exactly on the widened support edge is inside (see axis_table).
     x *= np.where(widen > 1.0, 1.0 - 1e-7, 1.0)[:, None]
     w = np.abs(x, out=x)
     np.subtract(1.0, w, out=w)
     np.maximum(0.0, w, out=w)
+    w[np.arange(kmax) >= own[:, None]] = 0.0
+    total = w[:, 0].copy()
+    for k in range(1, kmax):  # left to right: trailing zeros leave a sum unchanged
+        total += w[:, k]
+    total[total == 0.0] = 1.0
+    w /= total[:, None]
     np.maximum(idx, 0.0, out=idx)
-    index = np.minimum(idx, (n_in - 1)[:, None], out=idx).astype(np.int32)
-    counts = sorted(set(taps.tolist()))
-    if kmax <= _SEQUENTIAL_SUM:
-        for k in range(counts[0], kmax):  # taps past a plan's own count weigh 0
-            w[k, taps <= k] = 0.0
-        total = w[0].copy()
-        for k in range(1, kmax):  # ((w0 + w1) + w2) + ... (+ exact zeros), as `sum`
-            total += w[k]
-        total[total == 0.0] = 1.0
-        w /= total
-        weight = w.astype(np.float32)
-    tables: list[tuple[np.ndarray, np.ndarray]] = [None] * len(step)  # type: ignore[list-item]
-    for k in counts:
-        group = np.flatnonzero(taps == k)
-        sub = np.ascontiguousarray(index[:k, group].transpose(1, 2, 0))  # [plan, out, tap]
-        if kmax <= _SEQUENTIAL_SUM:
-            wk = np.ascontiguousarray(weight[:k, group].transpose(1, 2, 0))
-        else:  # long filters: NumPy's pairwise sum over exactly each plan's taps
-            wk = np.ascontiguousarray(w[:k, group].transpose(1, 2, 0))
-            total = wk.sum(axis=2, keepdims=True)
-            total[total == 0.0] = 1.0
-            wk /= total
-            wk = wk.astype(np.float32)
-        for g, i in enumerate(group.tolist()):
-            tables[i] = (sub[g], wk[g])
-    return tables
+    index = np.minimum(idx, (n_in[plan] - 1)[:, None], out=idx).astype(np.intp)
+    taps = np.ones(len(count), np.int64)
+    has = count > 0
+    if has.any():  # segments of the plans with border outputs
+        taps[has] = np.maximum.reduceat(own, first[:-1][has]).astype(np.int64)
+    return j, index, w.astype(np.float32), first, taps
 
 
 class _Recipe(NamedTuple):
@@ -150,68 +158,92 @@ class _Recipe(NamedTuple):
     size: tuple[int, int]  # (H, W) of the output
     antialias: bool
     windows: tuple[tuple[int, int, bool], tuple[int, int, bool]]  # (start, length, mirrored)
-    rows: np.ndarray  # border output rows (forward order)
-    row_taps: tuple[np.ndarray, np.ndarray]  # their H taps (index, weight)
-    w_span: tuple[int, int]  # source columns `[lo, hi)` read by any W tap
-    w_taps: tuple[np.ndarray, np.ndarray]  # all W taps, index from `lo` (the rows' 2nd pass)
-    cols: np.ndarray  # border output columns
-    col_source: np.ndarray  # source columns of their W taps, `[cols * K]` (tap by tap)
-    col_weight: np.ndarray  # their W weights `[cols, K]`
-    h_span: tuple[int, int]  # source rows `[lo, hi)` read by any H tap
-    h_taps: tuple[np.ndarray, np.ndarray]  # all H taps, index from `lo` (the cols' 2nd pass)
+    bounds: tuple[int, int, int, int]  # border rows [0, a) + [b, H), columns [0, c) + [d, W)
+    h_span: tuple[int, int]  # source rows `[lo, hi)`: the window's and those of the row taps
+    row_taps: tuple[np.ndarray, np.ndarray]  # H taps of the border rows: row from `lo`, weight
+    col_taps: tuple[np.ndarray, np.ndarray]  # W taps of the border columns: column, weight
+
+
+class Recipes:
+    """The recipes of a batch of plan pairs (see `recipes`): `recipes[i]` is sample i's
+    `_Recipe`, or None where the fast path does not apply. The vectorised pass is done; each
+    sample's recipe is assembled when asked for (by the thread that resamples it)."""
+
+    __slots__ = ("_antialias", "_col", "_plans", "_row", "_size", "_where")
+
+    def __init__(self, where: list[int], size: tuple[int, int], antialias: bool,
+                 plans: list[list[Any]], row: tuple[np.ndarray, np.ndarray],
+                 col: tuple[np.ndarray, np.ndarray]) -> None:  # fmt: skip
+        self._where, self._size, self._antialias = where, size, antialias
+        self._plans, self._row, self._col = plans, row, col
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def __getitem__(self, i: int) -> _Recipe | None:
+        t = self._where[i]
+        if t < 0:
+            return None
+        s_h, n_h, f_h, s_w, n_w, f_w, a, b, c, d, lo, hi, r0, r1, rk, c0, c1, ck = self._plans[t]
+        (row_index, row_weight), (col_index, col_weight) = self._row, self._col
+        return _Recipe(self._size, self._antialias, ((s_h, n_h, f_h), (s_w, n_w, f_w)),
+                       (a, b, c, d), (lo, hi), (row_index[r0:r1, :rk], row_weight[r0:r1, :rk]),
+                       (col_index[c0:c1, :ck], col_weight[c0:c1, :ck]))  # fmt: skip
 
 
 def recipes(n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray, step: np.ndarray,
-            interp: np.ndarray, antialias: bool) -> list[_Recipe | None]:  # fmt: skip
+            interp: np.ndarray, antialias: bool) -> Recipes:  # fmt: skip
     """Recipes of a batch of (H, W) plan pairs given as `[N, 2]` arrays (the `resample_*`
-    values of a call), None where the fast path does not apply. Every output size must be
-    the same (`n_out` rows equal). The tables of all samples are built in a few vectorised
-    passes: random crops make a new plan pair per sample."""
+    values of a call). Every output size must be the same (`n_out` rows equal). The border
+    taps of all samples are built in a few vectorised passes (random crops make a new plan
+    pair per sample); a sample's recipe does not depend on the others."""
     n_in = np.asarray(n_in, np.int64)
     n_out = np.asarray(n_out, np.int64)
     origin = np.asarray(origin, np.float64)
     step = np.asarray(step, np.float64)
     start, length, ok = _windows(n_in, n_out, origin, step, np.asarray(interp))
-    ok = ok.all(axis=1)
     nh, nw = int(n_out[0, 0]), int(n_out[0, 1])
-    found: list[_Recipe | None] = [None] * len(ok)
-    if not ok.any():
-        return found
-    head_h, tail_h = _outside(nh, step[:, 0], length[:, 0], antialias)
-    head_w, tail_w = _outside(nw, step[:, 1], length[:, 1], antialias)
-    out_h, out_w = head_h + nh - tail_h, head_w + nw - tail_w
-    if nh > 1 and nw > 1:
-        ok &= out_h * nw + out_w * nh <= _MAX_BORDER_FRACTION * nh * nw
-    else:
-        ok &= (out_h == 0) & (out_w == 0)
-    todo = np.flatnonzero(ok)
+    where = [-1] * len(ok)
+    todo = np.flatnonzero(ok.all(axis=1))
+    if todo.size:
+        n_in, origin, step, start, length = (v[todo] for v in (n_in, origin, step, start, length))
+        head_h, tail_h = _outside(nh, step[:, 0], length[:, 0], antialias)
+        head_w, tail_w = _outside(nw, step[:, 1], length[:, 1], antialias)
+        out_h, out_w = head_h + nh - tail_h, head_w + nw - tail_w
+        if nh > 1 and nw > 1:
+            small = out_h * nw + out_w * nh <= _MAX_BORDER_FRACTION * nh * nw
+        else:
+            small = (out_h == 0) & (out_w == 0)
+        keep = np.flatnonzero(small)
+        todo = todo[keep]
     if not todo.size:
-        return found
+        return Recipes(where, (nh, nw), antialias, [], (np.empty(0),) * 2, (np.empty(0),) * 2)
+    n_in, origin, step, start, length = (v[keep] for v in (n_in, origin, step, start, length))
+    head_h, tail_h, head_w, tail_w = (v[keep] for v in (head_h, tail_h, head_w, tail_w))
     # Border outputs use DALI's clamped taps, in the forward order of a mirrored axis.
-    fwd_origin = np.where(step[todo] > 0, origin[todo], start[todo])
-    fwd_step = np.where(step[todo] > 0, step[todo], length[todo] / n_out[todo])
-    th = _linear_tables(n_in[todo, 0], nh, fwd_origin[:, 0], fwd_step[:, 0], antialias)
-    tw = _linear_tables(n_in[todo, 1], nw, fwd_origin[:, 1], fwd_step[:, 1], antialias)
-    windows = np.stack([start[todo], length[todo]], axis=2).astype(np.int64).tolist()
-    mirrored = (step[todo] < 0).tolist()
-    bounds = np.stack([head_h[todo], tail_h[todo], head_w[todo], tail_w[todo]], 1).tolist()
-    all_h, all_w = np.arange(nh), np.arange(nw)
+    fwd_origin = np.where(step > 0, origin, start)
+    fwd_step = np.where(step > 0, step, length / n_out[todo])
+    _, hi, hw, hfirst, htaps = _border_taps(n_in[:, 0], nh, fwd_origin[:, 0], fwd_step[:, 0],
+                                            head_h, tail_h, antialias)  # fmt: skip
+    _, wi, ww, wfirst, wtaps = _border_taps(n_in[:, 1], nw, fwd_origin[:, 1], fwd_step[:, 1],
+                                            head_w, tail_w, antialias)  # fmt: skip
+    # Source rows of the W pass: the window's and those of the row taps (taps move forward:
+    # a plan's first and last taps bound them); row taps count from the first.
+    h_lo = start[:, 0].astype(np.int64)
+    h_hi = h_lo + length[:, 0].astype(np.int64)
+    has = hfirst[1:] > hfirst[:-1]
+    if has.any():
+        h_lo[has] = np.minimum(h_lo[has], hi[hfirst[:-1][has], 0])
+        h_hi[has] = np.maximum(h_hi[has], hi[hfirst[1:][has] - 1, htaps[has] - 1] + 1)
+    hi -= np.repeat(h_lo, np.diff(hfirst))[:, None]
+    plans = np.stack([start[:, 0], length[:, 0], step[:, 0] < 0, start[:, 1], length[:, 1],
+                      step[:, 1] < 0, head_h, tail_h, head_w, tail_w, h_lo, h_hi, hfirst[:-1],
+                      hfirst[1:], htaps, wfirst[:-1], wfirst[1:], wtaps],
+                     axis=1).astype(np.int64).tolist()  # fmt: skip
     for t, i in enumerate(todo.tolist()):
-        hi, hw = th[t]
-        wi, ww = tw[t]
-        a, b, c, d = bounds[t]
-        rows = np.concatenate((all_h[:a], all_h[b:])) if b < nh else all_h[:a]
-        cols = np.concatenate((all_w[:c], all_w[d:])) if d < nw else all_w[:c]
-        (s_h, n_h), (s_w, n_w) = windows[t]
-        # Taps only move forward: the first and last taps bound the source span of an axis.
-        h_lo, h_hi, w_lo, w_hi = int(hi[0, 0]), int(hi[-1, -1]) + 1, int(wi[0, 0]), \
-            int(wi[-1, -1]) + 1  # fmt: skip
-        found[i] = _Recipe((nh, nw), antialias,
-                           ((s_h, n_h, mirrored[t][0]), (s_w, n_w, mirrored[t][1])),
-                           rows, (hi[rows], hw[rows]), (w_lo, w_hi), (wi - w_lo, ww), cols,
-                           wi[cols].reshape(-1), ww[cols], (h_lo, h_hi),
-                           (hi - h_lo, hw))  # fmt: skip
-    return found
+        where[i] = t
+        plans[t][2], plans[t][5] = bool(plans[t][2]), bool(plans[t][5])
+    return Recipes(where, (nh, nw), antialias, plans, (hi, hw), (wi, ww))
 
 
 @functools.lru_cache(maxsize=64)
@@ -224,44 +256,26 @@ def _recipe(ph: AxisPlan, pw: AxisPlan) -> _Recipe | None:
                    np.array([[ph.interp, pw.interp]]), ph.antialias)[0]  # fmt: skip
 
 
-_einsum = np.einsum
+def _nchw(hwc: np.ndarray) -> torch.Tensor:
+    """An HWC array as the `[1, C, H, W]` tensor torch's resamplers take (no copy)."""
+    return torch.from_numpy(hwc.transpose(2, 0, 1)[None])
 
 
-def _fix_border(view: np.ndarray, src: np.ndarray, recipe: _Recipe) -> None:
-    """Recompute the border rows and columns of the HWC output `view` from HWC `src`.
-
-    First passes cover only the source span that the second pass reads (each value is the
-    same tap-by-tap float32 sum whatever the extent)."""
-    rows = recipe.rows
-    if rows.size:  # H pass of the border rows, then W over all columns
-        index, weight = recipe.row_taps
-        lo, hi = recipe.w_span
-        part = _einsum("ok,ok...->o...", weight, src[:, lo:hi][index],
-                       dtype=np.float32)  # [r, w, C]  # fmt: skip
-        part = np.ascontiguousarray(part.transpose(1, 0, 2))
-        index, weight = recipe.w_taps
-        part = _einsum("ok,ok...->o...", weight, part[index], dtype=np.float32)
-        view[rows] = _half_up(part.transpose(1, 0, 2))  # the assignment truncates to uint8
-    cols = recipe.cols
-    if cols.size:  # W pass of the source columns they read, then H over all rows
-        weight = recipe.col_weight
-        lo, hi = recipe.h_span
-        strip = np.ascontiguousarray(src[lo:hi, recipe.col_source].transpose(1, 0, 2))
-        strip = strip.reshape(*weight.shape, *strip.shape[1:])  # [c, K, h, C]
-        part = _einsum("ok,ok...->o...", weight, strip, dtype=np.float32)  # [c, h, C]
-        part = np.ascontiguousarray(part.transpose(1, 0, 2))
-        index, weight = recipe.h_taps
-        part = _einsum("ok,ok...->o...", weight, part[index], dtype=np.float32)
-        view[:, cols] = _half_up(part)
-
-
-def _half_up(value: np.ndarray) -> np.ndarray:
-    """float32 `value` clipped to [0, 255] plus 0.5, in place: assigned to uint8 (a
-    truncating cast, the same conversion as `astype`) it is rounded half away from zero and
-    saturated, without a uint8 temporary."""
-    np.clip(value, 0.0, 255.0, out=value)
-    value += 0.5
-    return value
+def _resample(hwc: np.ndarray, size: list[int], antialias: bool, out: np.ndarray | None
+              ) -> np.ndarray:  # fmt: skip
+    """torch's uint8 resampler of the HWC array `hwc` to `size`: into the HWC array `out`
+    (no copy) or, with `out` None, into a new HWC array."""
+    if _HAS_OUT:
+        if out is not None:
+            (_AA if antialias else _PLAIN)(_nchw(hwc), size, False, None, None, out=_nchw(out))
+            return out
+        y = (_AA if antialias else _PLAIN)(_nchw(hwc), size, False, None, None)
+    else:  # pragma: no cover - other torch builds
+        y = F.interpolate(_nchw(hwc), size=size, mode="bilinear", antialias=antialias)
+        if out is not None:
+            np.copyto(out, y[0].permute(1, 2, 0).numpy())
+            return out
+    return y[0].permute(1, 2, 0).numpy()  # type: ignore[no-any-return]
 
 
 def linear_u8_fast(out: np.ndarray, inp: np.ndarray, layout: str, letters: str,
@@ -285,25 +299,49 @@ def linear_u8_fast(out: np.ndarray, inp: np.ndarray, layout: str, letters: str,
         recipe = _recipe(*plans)  # type: ignore[misc]
         if recipe is None:
             return False
-    size = recipe.size
+    size, antialias = list(recipe.size), recipe.antialias
+    oh, ow = size
     # HWC views of the input and of the output (mirrored axes read back to front).
     src = inp if layout == "HWC" else inp.transpose(1, 2, 0)
     dst = out if layout == "HWC" else out.transpose(1, 2, 0)
     (h0, nh, flip_h), (w0, nw, flip_w) = recipe.windows
-    x = torch.from_numpy(src[h0:h0 + nh, w0:w0 + nw]).permute(2, 0, 1).unsqueeze(0)
     view = dst[::-1 if flip_h else 1, ::-1 if flip_w else 1]
-    if (flip_h or flip_w or min(nh, nw, *size) == 1 or not out.flags.c_contiguous
-            or not _HAS_OUT):
-        # Negative strides cannot be a torch `out=`; with a unit extent torch's `out=` form
-        # misreads the strides of some channel counts (measured: 5 channels, W = 1); it was
-        # checked on contiguous HWC and CHW outputs only.
-        y = F.interpolate(x, size=size, mode="bilinear", antialias=recipe.antialias)
-        np.copyto(view, y[0].permute(1, 2, 0).numpy())
-    else:
-        # The `out=` overloads write straight into the (HWC or CHW) output: 1.5x faster than
-        # F.interpolate plus a transposing copy.
-        resampler = _AA if recipe.antialias else _PLAIN
-        resampler(x, list(size), False, None, None,
-                  out=torch.from_numpy(view).permute(2, 0, 1).unsqueeze(0))
-    _fix_border(view, src, recipe)
+    # The `out=` overloads write straight into the output (1.5x faster than a new tensor and
+    # a transposing copy). Negative strides cannot be a torch `out=`; with a unit extent
+    # torch's `out=` form misreads the strides of some channel counts (measured: 5 channels,
+    # W = 1); it was checked on contiguous HWC and CHW outputs only.
+    direct = (_HAS_OUT and not flip_h and not flip_w and min(nh, nw, oh, ow) > 1
+              and out.flags.c_contiguous)  # fmt: skip
+    a, b, c, d = recipe.bounds
+    if a == 0 and b == oh and c == 0 and d == ow:  # no border output: one call
+        y = _resample(src[h0:h0 + nh, w0:w0 + nw], size, antialias, view if direct else None)
+        if not direct:
+            np.copyto(view, y)
+        return True
+    # torch's two passes as two calls (the same bytes as one call, measured): W over the
+    # window's columns for the window's rows and those the border rows read, then H. In
+    # between, the border columns of the W pass are recomputed with DALI's taps; after the H
+    # pass, the border rows (from the W pass, with DALI's taps).
+    lo, hi = recipe.h_span
+    mid = _resample(src[lo:hi, w0:w0 + nw], [hi - lo, ow], antialias,
+                    np.empty((hi - lo, ow, src.shape[2]), np.uint8) if direct else None)
+    if c or d < ow:
+        index, weight = recipe.col_taps
+        # [k, 1, K] @ [k, K, (hi - lo) * C] in float32; + 0.5: the uint8 assignment rounds.
+        part = np.matmul(weight[:, None],
+                         src[lo:hi].transpose(1, 0, 2)[index].reshape(*index.shape, -1))
+        part += 0.5
+        part = part.reshape(len(index), hi - lo, -1).transpose(1, 0, 2)
+        mid[:, :c] = part[:, :c]
+        mid[:, d:] = part[:, c:]
+    y = _resample(mid[h0 - lo:h0 - lo + nh], size, antialias, view if direct else None)
+    if not direct:
+        np.copyto(view, y)
+    if a or b < oh:
+        index, weight = recipe.row_taps
+        part = np.matmul(weight[:, None], mid[index].reshape(*index.shape, -1))
+        part += 0.5
+        part = part.reshape(len(index), ow, -1)
+        view[:a] = part[:a]
+        view[b:] = part[a:]
     return True
