@@ -66,9 +66,10 @@ def _filter(interp: int, x: np.ndarray) -> np.ndarray:
         # DALI 2.4 weight rows to 6e-6 (the analytic kernels miss by up to 6e-4).
         return _tabulated(_analytic, interp, a, _RADIUS[interp])
     if interp == GAUSSIAN:
-        # DALI samples exp(-4x^2) (sigma = 1/(2*sqrt(2))) every 1/32 and interpolates
-        # linearly; taps stop at |x| = 1. The analytic form misses the golden float case by
-        # 5e-3, this one by < 3e-3.
+        # DALI samples exp(-4x^2) (sigma = 1/(2*sqrt(2))) every 1/32 up to |x| = 1 and
+        # interpolates linearly, towards 0 after the last sample: a tap just past |x| = 1 (a
+        # widened filter's) still weighs a little. The analytic form misses the golden float
+        # case by 5e-3, this one by < 3e-3.
         pos = a * _GAUSS_TABLE
         k = np.floor(pos)
         frac = pos - k
@@ -76,7 +77,8 @@ def _filter(interp: int, x: np.ndarray) -> np.ndarray:
         def sample(k: np.ndarray) -> np.ndarray:
             return np.where(k <= _GAUSS_TABLE, np.exp(-4.0 * (k / _GAUSS_TABLE) ** 2), 0.0)
 
-        return np.where(a < 1.0, sample(k) * (1.0 - frac) + sample(k + 1) * frac, 0.0)
+        return np.where(a < 1.0 + 1.0 / _GAUSS_TABLE,
+                        sample(k) * (1.0 - frac) + sample(k + 1) * frac, 0.0)  # fmt: skip
     raise ValueError(f"unknown interpolation type {interp}")
 
 
@@ -112,12 +114,12 @@ def axis_table(plan: AxisPlan) -> AxisTable:
     widen = scale if plan.antialias and scale > 1.0 else 1.0
     radius = _RADIUS[plan.interp] * widen
     c = centre - 0.5  # in index coordinates (pixel i centred at i)
-    if plan.interp == GAUSSIAN and widen == 1.0:
-        # exp(-4) is not 0: which tap exactly one unit away counts decides the result, so
-        # the two taps are DALI's own (`_gaussian_taps`); the filter is 1 wide on each side.
-        idx = _gaussian_taps(plan)[:, None] + np.arange(2)
-        edge = 1.0 - 1e-9
-        w = _filter(GAUSSIAN, np.clip(idx - c[:, None], -edge, edge))
+    if plan.interp == GAUSSIAN:
+        # exp(-4) is not 0 and DALI's table reaches 1 + 1/32: which taps near the support
+        # edge count decides the result, so the taps are DALI's own (`_gaussian_taps`).
+        first, count = _gaussian_taps(plan, widen)
+        idx = first[:, None] + np.arange(count)
+        w = _filter(GAUSSIAN, (idx - c[:, None]) / widen)
     else:
         lo = np.ceil(c - radius).astype(np.int64)
         taps = int((np.floor(c + radius).astype(np.int64) - lo).max()) + 1
@@ -136,16 +138,26 @@ def axis_table(plan: AxisPlan) -> AxisTable:
     return _frozen(AxisTable(index, w.astype(np.float32)))
 
 
-def _gaussian_taps(plan: AxisPlan) -> np.ndarray:
-    """First of the two taps of the unscaled Gaussian per output, as DALI picks them:
-    `ceil(lo + (0.5 * step - 0.5 - r) + j * step)` in float32, with `lo`, `step` of
-    `_region_f32` and the radius `r` one float32 ulp below 1. Fitted to 509 exact ties (a tap
-    exactly one unit away) in 1,600 recorded DALI 2.4 weight matrices, both axes, integer and
-    fractional sizes: all agree ([-1, 1) in float32 offsets missed 20%)."""
+def _gaussian_taps(plan: AxisPlan, widen: float) -> tuple[np.ndarray, int]:
+    """First tap per output and the tap count of the Gaussian, as DALI picks them.
+
+    The first tap is `ceil(lo + (0.5 * step - 0.5 - r) + j * step)` in float32 (`lo`, `step`
+    of `_region_f32`), `ceil(2 r)` taps. The radius `r` is 1 - 2^-23 unscaled; widened by an
+    antialiased downscale it is `|step|` one float32 ulp down. Fitted to recorded DALI 2.4
+    weight matrices (1,000 resizes, both axes, integer and fractional sizes): the unscaled taps
+    agree at all 509 exact ties (a tap exactly one unit away); the widened ones at 1,500 of
+    1,502 interior outputs (two exact ties at the widened edge with `step` 2 and 30/26 go the
+    other way); `[-1, 1)` in float32 offsets missed 20% of the unscaled ties."""
     f32 = np.float32
     lo, step = _region_f32(plan)
-    bias = lo + (f32(0.5) * step - f32(0.5) - f32(1.0 - 2.0**-23))
-    return np.ceil(bias + np.arange(plan.n_out, dtype=f32) * step).astype(np.int64)
+    if widen > 1.0:
+        radius = np.nextafter(abs(step), f32(0.0))
+        count = int(np.ceil(2.0 * float(radius)))
+    else:
+        radius, count = f32(1.0 - 2.0**-23), 2
+    bias = lo + (f32(0.5) * step - f32(0.5) - radius)
+    first = np.ceil(bias + np.arange(plan.n_out, dtype=f32) * step).astype(np.int64)
+    return first, count
 
 
 def _region_f32(plan: AxisPlan) -> tuple[np.float32, np.float32]:

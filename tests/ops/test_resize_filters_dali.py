@@ -87,3 +87,58 @@ def test_gaussian_unit_taps_match_dali(case, device):
                      interp_type=types.DALIInterpType.INTERP_GAUSSIAN, dtype=ndd.float32)
     got = np.asarray(out.cpu().select(0)).reshape(-1)
     np.testing.assert_allclose(got, RAMP_TIES[case], atol=2e-3)
+
+
+# DALI 2.4 (recorded): GAUSSIAN with antialias, downscaling one axis of random integer
+# values. The widened filter's taps are DALI's (their count and first index in float32) and
+# a tap just past the support edge still weighs a little (DALI's table fades to 0 over
+# 1/32): the border outputs show both.
+WIDENED = {
+    (38, 37.0, 'W'): (
+        [67, 80, 2, 80, 46, 51, 63, 28, 97, 5, 27, 38, 57, 40, 13, 4, 0, 4, 14, 99, 19, 65, 75, 23,
+         28, 43, 26, 97, 17, 89, 79, 84, 11, 39, 62, 49, 66, 67],
+        [67.312, 77.673, 4.833, 78.494, 46.27, 51.785, 60.234, 34.566, 86.503, 8.007, 28.791,
+         41.663, 53.148, 32.863, 10.248, 2.596, 1.596, 8.491, 56.5, 54.925, 46.64, 71.49, 38.903,
+         26.678, 39.601, 29.277, 85.438, 27.934, 80.785, 79.952, 83.605, 15.774, 37.49, 60.981,
+         49.472, 65.508, 66.976],
+    ),
+    (16, 13.5, 'H'): (
+        [66, 6, 95, 55, 90, 27, 36, 87, 18, 6, 37, 67, 12, 87, 34, 22],
+        [65.483, 13.659, 88.157, 65.538, 55.196, 34.016, 80.461, 19.052, 12.833, 50.427, 28.56,
+         76.365, 35.794, 22],
+    ),
+    (5, 3.0, 'H'): (
+        [54, 89, 88, 87, 30],
+        [66.937, 88, 51.101],
+    ),
+    (28, 4.0, 'H'): (
+        [1, 77, 70, 77, 0, 3, 50, 33, 43, 93, 20, 52, 32, 29, 80, 15, 31, 11, 14, 28, 69, 57, 44,
+         16, 79, 79, 23, 5],
+        [39.529, 44.856, 31.135, 43.772],
+    ),
+    (25, 3.0, 'W'): (
+        [31, 14, 79, 51, 50, 29, 50, 96, 23, 76, 1, 31, 93, 87, 8, 84, 84, 45, 36, 98, 95, 67, 39,
+         21, 93],
+        [47.109, 55.024, 66.746],
+    ),
+    (39, 12.69, 'W'): (
+        [26, 55, 67, 24, 31, 74, 19, 67, 94, 68, 64, 46, 96, 22, 35, 64, 65, 10, 16, 69, 84, 63, 93,
+         37, 32, 79, 4, 19, 19, 39, 15, 79, 84, 38, 2, 71, 10, 61, 17],
+        [42.072, 40.366, 57.777, 66.011, 49.646, 46.725, 55.628, 66.419, 40.583, 24.472, 61.573,
+         34.429, 32.473],
+    ),
+}
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("case", sorted(WIDENED), ids=str)
+def test_gaussian_widened_taps_match_dali(case, device):
+    n_in, size, axis = case
+    values, expected = WIDENED[case]
+    x = np.asarray(values, np.float32).reshape((1, n_in, 1) if axis == "W" else (n_in, 1, 1))
+    batch = ndd.as_batch([x], layout="HWC")
+    batch = batch.gpu() if device == "gpu" else batch
+    out = ndd.resize(batch, size=[1, size] if axis == "W" else [size, 1], antialias=True,
+                     interp_type=types.DALIInterpType.INTERP_GAUSSIAN, dtype=ndd.float32)
+    got = np.asarray(out.cpu().select(0)).reshape(-1)
+    np.testing.assert_allclose(got, expected, atol=2e-3)

@@ -65,16 +65,20 @@ def weight_matrix(n_in: int, n_out: int, origin: float, step: float, interp: int
         total = 0.0
         for i in range(math.floor(c - r) - 1, math.ceil(c + r) + 2):
             w = filter_value(interp, (i - c) / scale)
-            if interp == GAUSSIAN and scale == 1.0:
-                # DALI's two taps start at ceil(lo + (step/2 - 1/2 - r) + j * step) in
-                # float32 (lo, hi rounded to float32, step = (hi - lo) / n_out, r = 1 - 2^-23);
-                # exp(-4) at exactly one unit away.
+            if interp == GAUSSIAN:
+                # DALI's ceil(2 r) taps start at ceil(lo + (step/2 - 1/2 - r) + j * step) in
+                # float32 (lo, hi rounded to float32, step = (hi - lo) / n_out; r = 1 - 2^-23,
+                # or |step| one float32 ulp down when widened). Its table of exp(-4 x^2) ends
+                # at |x| = 1 and fades to 0 over the next 1/32.
                 f32 = np.float32
                 lo32, hi32 = f32(origin), f32(origin + n_out * step)
                 st = f32(hi32 - lo32) / f32(n_out)
-                bias = lo32 + (f32(0.5) * st - f32(0.5) - f32(1.0 - 2.0**-23))
-                first = math.ceil(bias + f32(j) * st)
-                w = math.exp(-4.0 * min(abs(i - c), 1.0) ** 2) if first <= i <= first + 1 else 0.0
+                r = np.nextafter(abs(st), f32(0)) if scale > 1 else f32(1.0 - 2.0**-23)
+                count = math.ceil(2 * float(r)) if scale > 1 else 2
+                first = math.ceil(lo32 + (f32(0.5) * st - f32(0.5) - r) + f32(j) * st)
+                a = abs(i - c) / scale
+                g = math.exp(-4.0 * min(a, 1.0) ** 2) * max(0.0, 1.0 - max(a - 1.0, 0.0) * 32)
+                w = g if first <= i < first + count else 0.0
             m[j, min(max(i, 0), n_in - 1)] += w
             total += w
         m[j] /= total
