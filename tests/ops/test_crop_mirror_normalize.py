@@ -158,6 +158,11 @@ def test_cmn_u8_table_fast_path(channels, out_layout):
                      bool(rng.integers(0, 2)))  # fmt: skip
         shape = (channels, ch, cw) if out_layout == "CHW" else (ch, cw, channels)
         fast, slow = (np.empty(shape, np.float32) for _ in range(2))
-        assert _u8_tables(fast, x, win)
+        assert _u8_tables(fast, x, out_layout, start, win.size, win.gain, win.bias, win.mirror)
         crop_into(slow, x, win)
+        np.testing.assert_array_equal(fast, slow)
+        # The same window shape again (the thread's planes are reused), other pixels.
+        y = rng.integers(0, 256, x.shape, dtype=np.uint8)
+        assert _u8_tables(fast, y, out_layout, start, win.size, win.gain, win.bias, win.mirror)
+        crop_into(slow, y, win)
         np.testing.assert_array_equal(fast, slow)
