@@ -69,3 +69,16 @@ def test_flip_one_launch_per_ragged_batch():
         ndd.flip(batch, vertical=1).evaluate()
     (record,) = prof.records
     assert record.gpu_launches == 1
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int32, np.float32, np.float64,
+                                   np.int64, np.float16])  # fmt: skip
+@pytest.mark.parametrize("channels", [1, 3, 5])
+def test_flip_large_hwc_opencv_and_torch_paths(dtype, channels):
+    # Samples over 16 KiB in a batch too large for one dense call: HWC of OpenCV's element
+    # types takes cv2.flip (straight into the output), the others torch's flip kernel; every
+    # H/W combination, per sample.
+    samples = _images([(200, 260, channels), (230, 190, channels), (190, 230, channels)], dtype)
+    check_op(ndd.flip, samples, lambda s, **a: ref_flip(s, "HWC", **a),
+             per_sample={"horizontal": [1, 0, 1], "vertical": [0, 1, 1]}, layout="HWC",
+             backends=["cpu"], all_modes=False)  # fmt: skip
