@@ -74,13 +74,15 @@ def _windows(n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray, step: np.n
     return s, n, ok
 
 
-def _outside(n_out: int, step: np.ndarray, length: np.ndarray, antialias: bool
+def _outside(n_out: int | np.ndarray, step: np.ndarray, length: np.ndarray, antialias: bool
              ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """Per plan (1-D arrays `step` != 0, `length`): how many outputs at the start and from
-    which output on at the end have a tap with nonzero weight outside the window
-    `[0, length)` (with a margin: an output that is unsure is recomputed, which is always
-    right). Taps move monotonically with the output, so the outputs outside are a prefix and
-    a suffix: the ends are solved for, then the outputs next to them tested exactly."""
+    """Per plan (1-D arrays `step` != 0, `length`; `n_out` one or per plan): how many outputs
+    at the start and from which output on at the end have a tap with nonzero weight outside
+    the window `[0, length)` (with a margin: an output that is unsure is recomputed, which is
+    always right). Taps move monotonically with the output, so the outputs outside are a
+    prefix and a suffix: the ends are solved for, then the outputs next to them tested
+    exactly."""
+    n_out = np.broadcast_to(n_out, step.shape)
     step = np.abs(step)
     radius = np.where(step > 1.0, step, 1.0) if antialias else np.ones_like(step)
     near = np.arange(-2, 3, dtype=np.float64)
@@ -90,21 +92,23 @@ def _outside(n_out: int, step: np.ndarray, length: np.ndarray, antialias: bool
 
     # The last output whose first tap is below 0, and the first whose last tap is past the end.
     j = np.floor((radius - 0.5 + 1e-6) / step - 0.5)[:, None] + near
-    inside = (j >= 0) & (j < n_out)
+    inside = (j >= 0) & (j < n_out[:, None])
     outside = np.ceil(centre(j) - radius[:, None] - 1e-6) < 0
     head = np.clip(j[:, 0], 0, n_out).astype(np.int64) + np.count_nonzero(outside & inside, axis=1)
     j = np.ceil((length + 0.5 - radius - 1e-6) / step - 0.5)[:, None] + near
-    inside = (j >= 0) & (j < n_out)
+    inside = (j >= 0) & (j < n_out[:, None])
     outside = np.floor(centre(j) + radius[:, None] + 1e-6) > length[:, None] - 1
     tail = np.clip(j[:, -1] + 1, 0, n_out).astype(np.int64) - np.count_nonzero(outside & inside,
                                                                                axis=1)
     return head, np.maximum(tail, head)
 
 
-def _border_taps(n_in: np.ndarray, n_out: int, origin: np.ndarray, step: np.ndarray,
-                 head: np.ndarray, tail: np.ndarray, antialias: bool) -> tuple[np.ndarray, ...]:
+def _border_taps(n_in: np.ndarray, n_out: int | np.ndarray, origin: np.ndarray,
+                 step: np.ndarray, head: np.ndarray, tail: np.ndarray, antialias: bool
+                 ) -> tuple[np.ndarray, ...]:  # fmt: skip
     """DALI's clamped LINEAR taps of the border outputs `[0, head[i])` and `[tail[i], n_out)`
-    of forward plans `(n_in[i], n_out, origin[i], step[i])`, for all plans in a few NumPy
+    of forward plans `(n_in[i], n_out, origin[i], step[i])` (`n_out` one or per plan), for
+    all plans in a few NumPy
     passes over the border outputs only, listed plan after plan: (output, index `[T, K]`,
     weight `[T, K]`, first row of each plan, taps of each plan). A plan's rows use its own
     first `taps[i]` columns; the others weigh 0.
@@ -195,8 +199,8 @@ def recipes(n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray, step: np.nd
             interp: np.ndarray, antialias: bool) -> Recipes:  # fmt: skip
     """Recipes of a batch of (H, W) plan pairs given as `[N, 2]` arrays (the `resample_*`
     values of a call). Every output size must be the same (`n_out` rows equal). The border
-    taps of all samples are built in a few vectorised passes (random crops make a new plan
-    pair per sample); a sample's recipe does not depend on the others."""
+    taps of all samples, both axes at once, are built in a few vectorised passes (random crops
+    make a new plan pair per sample); a sample's recipe does not depend on the others."""
     n_in = np.asarray(n_in, np.int64)
     n_out = np.asarray(n_out, np.int64)
     origin = np.asarray(origin, np.float64)
@@ -205,45 +209,48 @@ def recipes(n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray, step: np.nd
     nh, nw = int(n_out[0, 0]), int(n_out[0, 1])
     where = [-1] * len(ok)
     todo = np.flatnonzero(ok.all(axis=1))
-    if todo.size:
-        n_in, origin, step, start, length = (v[todo] for v in (n_in, origin, step, start, length))
-        head_h, tail_h = _outside(nh, step[:, 0], length[:, 0], antialias)
-        head_w, tail_w = _outside(nw, step[:, 1], length[:, 1], antialias)
-        out_h, out_w = head_h + nh - tail_h, head_w + nw - tail_w
+    m = todo.size
+    if m:
+        # Plans as `[2, m]` (H then W) and flat `[2m]`: one pass for both axes.
+        n_in, n_out, origin, step, start, length = (v[todo].T for v in (n_in, n_out, origin,
+                                                                         step, start, length))
+        head, tail = _outside(n_out.ravel(), step.ravel(), length.ravel(), antialias)
+        head, tail = head.reshape(2, m), tail.reshape(2, m)
+        out = head + n_out - tail
         if nh > 1 and nw > 1:
-            small = out_h * nw + out_w * nh <= _MAX_BORDER_FRACTION * nh * nw
+            keep = np.flatnonzero(out[0] * nw + out[1] * nh <= _MAX_BORDER_FRACTION * nh * nw)
         else:
-            small = (out_h == 0) & (out_w == 0)
-        keep = np.flatnonzero(small)
+            keep = np.flatnonzero((out[0] == 0) & (out[1] == 0))
         todo = todo[keep]
-    if not todo.size:
+        m = todo.size
+    if not m:
         return Recipes(where, (nh, nw), antialias, [], (np.empty(0),) * 2, (np.empty(0),) * 2)
-    n_in, origin, step, start, length = (v[keep] for v in (n_in, origin, step, start, length))
-    head_h, tail_h, head_w, tail_w = (v[keep] for v in (head_h, tail_h, head_w, tail_w))
+    n_in, n_out, origin, step, start, length, head, tail = (
+        v[:, keep] for v in (n_in, n_out, origin, step, start, length, head, tail))
     # Border outputs use DALI's clamped taps, in the forward order of a mirrored axis.
     fwd_origin = np.where(step > 0, origin, start)
-    fwd_step = np.where(step > 0, step, length / n_out[todo])
-    _, hi, hw, hfirst, htaps = _border_taps(n_in[:, 0], nh, fwd_origin[:, 0], fwd_step[:, 0],
-                                            head_h, tail_h, antialias)  # fmt: skip
-    _, wi, ww, wfirst, wtaps = _border_taps(n_in[:, 1], nw, fwd_origin[:, 1], fwd_step[:, 1],
-                                            head_w, tail_w, antialias)  # fmt: skip
+    fwd_step = np.where(step > 0, step, length / n_out)
+    _, index, weight, first, taps = _border_taps(
+        n_in.ravel(), n_out.ravel(), fwd_origin.ravel(), fwd_step.ravel(), head.ravel(),
+        tail.ravel(), antialias)  # fmt: skip
     # Source rows of the W pass: the window's and those of the row taps (taps move forward:
     # a plan's first and last taps bound them); row taps count from the first.
-    h_lo = start[:, 0].astype(np.int64)
-    h_hi = h_lo + length[:, 0].astype(np.int64)
-    has = hfirst[1:] > hfirst[:-1]
-    if has.any():
-        h_lo[has] = np.minimum(h_lo[has], hi[hfirst[:-1][has], 0])
-        h_hi[has] = np.maximum(h_hi[has], hi[hfirst[1:][has] - 1, htaps[has] - 1] + 1)
-    hi -= np.repeat(h_lo, np.diff(hfirst))[:, None]
-    plans = np.stack([start[:, 0], length[:, 0], step[:, 0] < 0, start[:, 1], length[:, 1],
-                      step[:, 1] < 0, head_h, tail_h, head_w, tail_w, h_lo, h_hi, hfirst[:-1],
-                      hfirst[1:], htaps, wfirst[:-1], wfirst[1:], wtaps],
+    h_lo = start[0].astype(np.int64)
+    h_hi = h_lo + length[0].astype(np.int64)
+    has = np.flatnonzero(first[1:m + 1] > first[:m])
+    if has.size:
+        h_lo[has] = np.minimum(h_lo[has], index[first[has], 0])
+        h_hi[has] = np.maximum(h_hi[has], index[first[has + 1] - 1, taps[has] - 1] + 1)
+    rows = first[m]  # the H plans' rows come first
+    index[:rows] -= np.repeat(h_lo, np.diff(first[:m + 1]))[:, None]
+    plans = np.stack([start[0], length[0], step[0] < 0, start[1], length[1], step[1] < 0,
+                      head[0], tail[0], head[1], tail[1], h_lo, h_hi, first[:m],
+                      first[1:m + 1], taps[:m], first[m:-1], first[m + 1:], taps[m:]],
                      axis=1).astype(np.int64).tolist()  # fmt: skip
     for t, i in enumerate(todo.tolist()):
         where[i] = t
         plans[t][2], plans[t][5] = bool(plans[t][2]), bool(plans[t][5])
-    return Recipes(where, (nh, nw), antialias, plans, (hi, hw), (wi, ww))
+    return Recipes(where, (nh, nw), antialias, plans, (index, weight), (index, weight))
 
 
 @functools.lru_cache(maxsize=64)
