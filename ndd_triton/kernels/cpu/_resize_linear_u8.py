@@ -164,7 +164,8 @@ class _Recipe(NamedTuple):
     windows: tuple[tuple[int, int, bool], tuple[int, int, bool]]  # (start, length, mirrored)
     bounds: tuple[int, int, int, int]  # border rows [0, a) + [b, H), columns [0, c) + [d, W)
     h_span: tuple[int, int]  # source rows `[lo, hi)`: the window's and those of the row taps
-    row_taps: tuple[np.ndarray, np.ndarray]  # H taps of the border rows: row from `lo`, weight
+    row_taps: tuple[np.ndarray, np.ndarray]  # H taps of the border rows: row from `lo` `[r, K]`,
+    # weight `[r, 1, K]`
     col_taps: tuple[np.ndarray, np.ndarray]  # W taps of the border columns: column, weight
 
 
@@ -191,8 +192,9 @@ class Recipes:
         s_h, n_h, f_h, s_w, n_w, f_w, a, b, c, d, lo, hi, r0, r1, rk, c0, c1, ck = self._plans[t]
         (row_index, row_weight), (col_index, col_weight) = self._row, self._col
         return _Recipe(self._size, self._antialias, ((s_h, n_h, f_h), (s_w, n_w, f_w)),
-                       (a, b, c, d), (lo, hi), (row_index[r0:r1, :rk], row_weight[r0:r1, :rk]),
-                       (col_index[c0:c1, :ck], col_weight[c0:c1, :ck]))  # fmt: skip
+                       (a, b, c, d), (lo, hi),
+                       (row_index[r0:r1, :rk], row_weight[r0:r1, None, :rk]),
+                       (col_index[c0:c1, :ck], col_weight[c0:c1, None, :ck]))  # fmt: skip
 
 
 def recipes(n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray, step: np.ndarray,
@@ -334,11 +336,10 @@ def linear_u8_fast(out: np.ndarray, inp: np.ndarray, layout: str, letters: str,
                     np.empty((hi - lo, ow, src.shape[2]), np.uint8) if direct else None)
     if c or d < ow:
         index, weight = recipe.col_taps
-        # [k, 1, K] @ [k, K, (hi - lo) * C] in float32; + 0.5: the uint8 assignment rounds.
-        part = np.matmul(weight[:, None],
-                         src[lo:hi].transpose(1, 0, 2)[index].reshape(*index.shape, -1))
+        # [k, 1, K] @ [k, K, (hi - lo) * C] in float32; + 0.5: the uint8 cast rounds.
+        part = np.matmul(weight, src[lo:hi].transpose(1, 0, 2)[index].reshape(*index.shape, -1))
         part += 0.5
-        part = part.reshape(len(index), hi - lo, -1).transpose(1, 0, 2)
+        part = part.astype(np.uint8).reshape(len(index), hi - lo, -1).transpose(1, 0, 2)
         mid[:, :c] = part[:, :c]
         mid[:, d:] = part[:, c:]
     y = _resample(mid[h0 - lo:h0 - lo + nh], size, antialias, view if direct else None)
@@ -346,7 +347,7 @@ def linear_u8_fast(out: np.ndarray, inp: np.ndarray, layout: str, letters: str,
         np.copyto(view, y)
     if a or b < oh:
         index, weight = recipe.row_taps
-        part = np.matmul(weight[:, None], mid[index].reshape(*index.shape, -1))
+        part = np.matmul(weight, mid[index].reshape(*index.shape, -1))
         part += 0.5
         part = part.reshape(len(index), ow, -1)
         view[:a] = part[:a]
