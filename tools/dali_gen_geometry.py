@@ -292,6 +292,67 @@ def g_resize(rng):
     tol = {"atol": 1e-2 if fl else 1, "rtol": 1e-4, "mismatch_frac": 0.01 if nn else 0}
     return Case("resize", [Inp("batch", imgs, "HWC")], a, tol)
 
+def g_resize_nd(rng):
+    """resize beyond HWC: CHW, sequences (FHWC), volumes (DHWC); per-axis sizes, min/mag filters,
+    absolute (possibly flipped) ROIs; NN must match exactly."""
+    layout = str(rng.choice(["CHW", "FHWC", "DHWC", "HWC"]))
+    dt = [U8, F32, I16][int(rng.integers(3))]
+    if layout == "DHWC":
+        imgs = [np.stack([_img(rng, h, w, c, dt) for _ in range(d)])
+                for d, h, w, c in (rng.integers(1, 12, 3).tolist() + [int(rng.integers(1, 4))]
+                                   for _ in range(int(rng.integers(1, 3))))]  # fmt: skip
+    elif layout == "FHWC":
+        imgs = _images(rng, dtypes=(dt,), seq=True, big=30)
+    else:
+        imgs = _images(rng, dtypes=(dt,), big=40)
+        if layout == "CHW":
+            imgs = [np.ascontiguousarray(np.moveaxis(i, 2, 0)) for i in imgs]
+    spatial = [c for c in layout if c in "DHW"]
+    a: dict = {}
+    if _maybe(rng, 0.7):
+        a["size"] = [_f(rng, 1, 40, int(rng.integers(0, 3))) for _ in spatial]
+        if _maybe(rng, 0.2):
+            a["size"][int(rng.integers(len(spatial)))] = 0
+    else:
+        for c in spatial:
+            if _maybe(rng, 0.7):
+                a[f"resize_{c.lower().replace('w', 'x').replace('h', 'y').replace('d', 'z')}"] = \
+                    _f(rng, 1, 40, 1)  # fmt: skip
+        if not a:
+            a["resize_x"] = _f(rng, 1, 40, 1)
+    names = ["INTERP_NN", "INTERP_LINEAR", "INTERP_CUBIC", "INTERP_LANCZOS3",
+             "INTERP_TRIANGULAR", "INTERP_GAUSSIAN"]  # fmt: skip
+    if _maybe(rng, 0.3):
+        # NN on some axes and a filter on others hits another DALI 2.4 bug (a column repeated,
+        # one lost, with a fractional size): min and mag are both NN or both filters.
+        pool = names[:1] if _maybe(rng, 0.2) else names[1:]
+        a["min_filter"] = E("DALIInterpType", str(rng.choice(pool)))
+        a["mag_filter"] = E("DALIInterpType", str(rng.choice(pool)))
+        nn = a["min_filter"].name == "INTERP_NN" and a["mag_filter"].name == "INTERP_NN"
+    else:
+        interp = str(rng.choice(names))
+        a["interp_type"] = E("DALIInterpType", interp)
+        nn = interp == "INTERP_NN"
+    if _maybe(rng, 0.3):
+        a["antialias"] = False
+    # An absolute ROI with min/mag filters that differ per axis hits a DALI 2.4 bug (its output
+    # columns come out rotated by one, e.g. NN on H and LINEAR on W): not combined.
+    if "min_filter" not in a and _maybe(rng, 0.25):  # absolute ROI, an axis maybe flipped
+        ext = [min(i.shape[layout.index(c)] for i in imgs) for c in spatial]
+        lo = [_f(rng, 0, e * 0.4, 1) for e in ext]
+        hi = [_f(rng, e * 0.6, e, 1) for e in ext]
+        if _maybe(rng, 0.3):
+            k = int(rng.integers(len(spatial)))
+            lo[k], hi[k] = hi[k], lo[k]
+        a["roi_start"], a["roi_end"], a["roi_relative"] = lo, hi, False
+    if _maybe(rng, 0.15):
+        a["subpixel_scale"] = False
+    fl = dt == F32
+    tol = {"atol": 0 if nn else (1e-2 if fl else 1), "rtol": 0 if nn else 1e-4,
+           "mismatch_frac": 0}  # fmt: skip
+    return Case("resize", [Inp("batch", imgs, layout)], a, tol)
+
+
 def g_crop_mirror_normalize(rng):
     imgs, lay = _layout_imgs(rng, (U8, F32, I16))
     c = imgs[0].shape[lay.index("C")]

@@ -167,8 +167,11 @@ def _float_sizes(req: np.ndarray, in_ext: np.ndarray, mode: str, max_size: np.nd
     if mode == "stretch" or not have.any():
         sizes = np.where(have, req, in32)
     else:
-        mean_ratio = f32(ratio[have].sum(dtype=f32) / f32(have.sum()))
-        sizes = np.where(have, req, in32 * mean_ratio)
+        # Unrequested extents scale by the geometric mean of the requested ratios (DALI 2.4:
+        # a 10x20x30 volume with resize_z=5, resize_y=30 is 5x30x26); one ratio stays exact.
+        given = ratio[have].astype(np.float64)
+        mean_ratio = f32(given.prod() ** (1.0 / given.size)) if given.size > 1 else given[0]
+        sizes = np.where(have, req, in32 * f32(mean_ratio))
     if max_size is not None:
         sizes = np.where(max_size > 0, np.minimum(sizes, max_size.astype(f32)), sizes)
     return sizes.astype(np.float64)
@@ -185,6 +188,10 @@ def resize_geometry(call: Call, extents: np.ndarray) -> tuple[np.ndarray, ...]:
         if m.size not in (1, d):
             raise call.error(f"argument 'max_size' expects 1 or {d} values; got {m.size}")
         max_size = np.broadcast_to(m, (d,))
+    # An axis whose extent is derived (no size requested for it) is never flipped, even by a
+    # reversed ROI (DALI 2.4); a negative requested size flips the ROI.
+    derived = req == 0
+    lo, hi = np.where(derived, np.minimum(lo, hi), lo), np.where(derived, np.maximum(lo, hi), hi)
     flip = req < 0
     lo, hi = np.where(flip, hi, lo), np.where(flip, lo, hi)
     sizes = np.stack([_float_sizes(np.abs(req[i]), np.abs(hi[i] - lo[i]), mode, max_size)
@@ -211,14 +218,15 @@ def mapping(lo: np.ndarray, hi: np.ndarray, sizes: np.ndarray, subpixel: bool
 
 
 def interp_per_axis(call: Call, step: np.ndarray) -> np.ndarray:
-    """`[N, d]` filter per axis: min_filter when shrinking (|step| >= 1), else mag_filter."""
+    """`[N, d]` filter per axis: min_filter when shrinking (|step| > 1), else mag_filter (an
+    axis kept at its size uses mag_filter, as DALI 2.4 does)."""
     n = step.shape[0]
     base = call.interp_type if call.interp_type is not None else np.ones(n, np.int64)
     minf = call.min_filter if call.min_filter is not None else base
     magf = call.mag_filter if call.mag_filter is not None else base
     minf = np.asarray(minf, dtype=np.int64).reshape(n, 1)
     magf = np.asarray(magf, dtype=np.int64).reshape(n, 1)
-    return np.where(np.abs(step) >= 1.0, minf, magf)
+    return np.where(np.abs(step) > 1.0, minf, magf)
 
 
 def output_dtype(call: Call) -> Any:

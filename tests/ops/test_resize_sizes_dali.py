@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import ndd_triton as ndd
+from ndd_triton import types
 
 # kind, (H, W), a, b, max_size, DALI output (H, W). kinds: longer/shorter/x/y -> resize_<kind>=a;
 # xy -> resize_x=a, resize_y=b; nl/ns -> size=(a, b), mode not_larger/not_smaller; *_max and
@@ -52,3 +53,36 @@ def _kwargs(kind, a, b, m):
 def test_resize_output_size_matches_dali(kind, hw, a, b, m, expected):
     x = ndd.as_tensor(np.zeros((*hw, 1), np.uint8), layout="HWC")
     assert tuple(ndd.resize(x, **_kwargs(kind, a, b, m)).shape[:2]) == expected
+
+
+# DALI 2.4 (recorded): volumes with some extents unrequested scale those by the geometric mean
+# of the requested ratios (DHWC 10x20x30).
+@pytest.mark.parametrize(("args", "shape"), [
+    ({"resize_z": 5.0, "resize_y": 30.0}, (5, 30, 26, 1)),
+    ({"size": [7.0, 8.0, 0]}, (7, 8, 16, 1)),
+    ({"size": [20.0, 5.0, 0]}, (20, 5, 21, 1)),
+    ({"size": [0, 0, 15.0]}, (5, 10, 15, 1)),
+])
+def test_volume_unrequested_extents_use_geometric_mean(args, shape):
+    x = np.zeros((10, 20, 30, 1), np.uint8)
+    out = ndd.resize(ndd.as_batch([x], layout="DHWC"), **args)
+    assert tuple(np.asarray(out.select(0)).shape) == shape
+
+
+def test_derived_axis_ignores_reversed_roi():
+    # DALI 2.4 (recorded): the W extent follows from resize_y; its reversed ROI is not flipped.
+    xx = np.tile(np.arange(9, dtype=np.float32), (8, 1))[..., None]
+    out = ndd.resize(ndd.as_batch([xx], layout="HWC"), resize_y=10.0, roi_start=[0.0, 2.8],
+                     roi_end=[1.0, 0.4], roi_relative=False, antialias=False)
+    row = np.asarray(out.select(0))[0, :6, 0]
+    np.testing.assert_allclose(row, [0.0, 0.05, 0.15, 0.25, 0.35, 0.45], atol=1e-5)
+
+
+def test_identity_axis_uses_mag_filter():
+    # DALI 2.4 (recorded): an axis kept at its size uses mag_filter (LANCZOS3: a copy), not
+    # min_filter (GAUSSIAN would blur it).
+    x = np.random.default_rng(0).uniform(0, 100, (10, 4, 1)).astype(np.float32)
+    t = types.DALIInterpType
+    out = ndd.resize(ndd.as_batch([x], layout="HWC"), size=[10.0, 4.0], dtype=ndd.float32,
+                     min_filter=t.INTERP_GAUSSIAN, mag_filter=t.INTERP_LANCZOS3)
+    np.testing.assert_allclose(np.asarray(out.select(0)), x, atol=1e-4)
