@@ -86,3 +86,19 @@ def test_every_triton_kernel_compiles_for_sm80_and_sm90():
     errors = json.loads(proc.stdout.strip().splitlines()[-1])
     assert not errors, "\n\n".join(errors)
     assert ndd is not None
+
+
+# Triton 3.6's generated argument binder keeps the bound arguments in a local named `params`
+# (and uses these other names too), so a kernel parameter of one of these names is shadowed:
+# every launch fails with "failed to specialize argument of type: dict" on real CUDA, while
+# the interpreter and the AOT compile above accept it. Seen on an H200 (torch 2.11, Triton 3.6).
+_BINDER_NAMES = {"params", "specialization", "options", "backend", "specialize_impl",
+                 "JITCallable"}
+
+
+def test_no_kernel_parameter_shadows_triton_binder_locals():
+    clashes = []
+    for module, name in sorted(_jit_kernels()):
+        kernel = getattr(importlib.import_module(module), name)
+        clashes += [f"{module}.{name}({arg})" for arg in kernel.arg_names if arg in _BINDER_NAMES]
+    assert not clashes, f"rename these Triton kernel parameters: {clashes}"

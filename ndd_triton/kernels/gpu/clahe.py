@@ -67,7 +67,7 @@ def _helper_rint(x):
 
 
 @triton.jit
-def _clahe_kernel(src, dst, cells, params, luts, BLOCK: tl.constexpr, LUMA: tl.constexpr):
+def _clahe_kernel(src, dst, cells, ptable, luts, BLOCK: tl.constexpr, LUMA: tl.constexpr):
     """Four tile LUTs, then the bilinear blend, for one cell of one plane."""
     cell = tl.program_id(0).to(tl.int64)
     row = cells + cell * NCOL
@@ -97,8 +97,8 @@ def _clahe_kernel(src, dst, cells, params, luts, BLOCK: tl.constexpr, LUMA: tl.c
         lut = _helper_rint(tl.cumsum(hist, 0).to(tl.float32) * scale)
         tl.store(luts + (cell * 4 + k) * BINS + bins, tl.minimum(lut, 255.0))
     tl.debug_barrier()
-    inv_th = tl.load(params + cell * 2)
-    inv_tw = tl.load(params + cell * 2 + 1)
+    inv_th = tl.load(ptable + cell * 2)
+    inv_tw = tl.load(ptable + cell * 2 + 1)
     y_lo, y_hi = tl.load(row + RANGE), tl.load(row + RANGE + 1)
     x_lo, x_hi = tl.load(row + RANGE + 2), tl.load(row + RANGE + 3)
     cw = x_hi - x_lo

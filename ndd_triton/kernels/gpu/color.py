@@ -43,14 +43,14 @@ def _helper_store_converted(ptr, value, mask, OUT_INT: tl.constexpr, LO: tl.cons
 
 
 @triton.jit
-def _color_affine_kernel(src, dst, samples, params, tiles, BLOCK: tl.constexpr,
+def _color_affine_kernel(src, dst, samples, ptable, tiles, BLOCK: tl.constexpr,
                          CIN: tl.constexpr, COUT: tl.constexpr, OUT_INT: tl.constexpr,
                          LO: tl.constexpr, HI: tl.constexpr):
     """out[p, k] = Σ_c M[k, c] · in[p, c] + o[k] for one tile of pixels of one sample."""
     sample = tl.load(tiles + 2 * tl.program_id(0))
     first = tl.load(tiles + 2 * tl.program_id(0) + 1)
     row = samples + sample * NCOL
-    prm = params + sample * NPARAM
+    prm = ptable + sample * NPARAM
     pix = first + tl.arange(0, BLOCK).to(tl.int64)
     mask = pix < tl.load(row + PIXELS)
     base = src + tl.load(row + IN_OFF) + pix * CIN

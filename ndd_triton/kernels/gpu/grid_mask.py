@@ -22,12 +22,12 @@ TILE = 1024
 
 
 @triton.jit
-def _grid_mask_kernel(src, dst, samples, params, tiles, BLOCK: tl.constexpr):
+def _grid_mask_kernel(src, dst, samples, ptable, tiles, BLOCK: tl.constexpr):
     """One tile: 0 inside a grid square, the input elsewhere."""
     sample = tl.load(tiles + 2 * tl.program_id(0))
     first = tl.load(tiles + 2 * tl.program_id(0) + 1)
     row = samples + sample * NCOL
-    prow = params + sample * NPAR
+    prow = ptable + sample * NPAR
     w = tl.load(row + W)
     c = tl.load(row + C)
     idx = first + tl.arange(0, BLOCK).to(tl.int64)

@@ -57,7 +57,7 @@ def _helper_segment_sum(src, segs, samples, seg0, nseg, center, SQUARE: tl.const
 
 
 @triton.jit
-def _normalize_kernel(src, dst, groups, params, segs, samples, ddof, epsilon, scale, shift,
+def _normalize_kernel(src, dst, groups, ptable, segs, samples, ddof, epsilon, scale, shift,
                       HAS_MEAN: tl.constexpr, HAS_STD: tl.constexpr, BLOCK: tl.constexpr,
                       CONVERT: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
                       NANV: tl.constexpr, LO_F: tl.constexpr, HI_F: tl.constexpr):  # fmt: skip
@@ -66,12 +66,12 @@ def _normalize_kernel(src, dst, groups, params, segs, samples, ddof, epsilon, sc
     seg0 = tl.load(groups + 2 * g)
     nseg = tl.load(groups + 2 * g + 1)
     if HAS_MEAN:
-        mean = tl.load(params + 2 * g)
+        mean = tl.load(ptable + 2 * g)
     else:
         total, count = _helper_segment_sum(src, segs, samples, seg0, nseg, 0.0, False, BLOCK)
         mean = total / tl.maximum(count, 1).to(tl.float32)
     if HAS_STD:
-        std = tl.load(params + 2 * g + 1)
+        std = tl.load(ptable + 2 * g + 1)
     else:
         ssd, count = _helper_segment_sum(src, segs, samples, seg0, nseg, mean, True, BLOCK)
         divisor = count - ddof

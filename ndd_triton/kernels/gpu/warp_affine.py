@@ -79,7 +79,7 @@ def _helper_coord(prow, r: tl.constexpr, x, y, z, extent):
 
 
 @triton.jit
-def _affine_kernel(src, dst, samples, params, tiles, starts, start_offs, NDIM: tl.constexpr,
+def _affine_kernel(src, dst, samples, ptable, tiles, starts, start_offs, NDIM: tl.constexpr,
                    INTERP: tl.constexpr, FILL: tl.constexpr, ROUND: tl.constexpr,
                    LO: tl.constexpr, HI: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
     """One tile of one sample: dst[f, z, y, x, ch] = src sampled at M @ (p + .5, 1) - .5.
@@ -89,7 +89,7 @@ def _affine_kernel(src, dst, samples, params, tiles, starts, start_offs, NDIM: t
     sample = tl.load(tiles + 2 * tl.program_id(0))
     first = tl.load(tiles + 2 * tl.program_id(0) + 1)
     row = samples + sample * NCOL
-    prow = params + sample * NPAR
+    prow = ptable + sample * NPAR
     d = tl.load(row + D)
     h = tl.load(row + H)
     w = tl.load(row + W)
