@@ -134,7 +134,9 @@ class GpuRun:
                 converted[i] = view
         if LAUNCH_LOG is not None:
             _log_launch(kernel, converted, meta)
-        kernel[grid](*converted, **meta)
+        # No fused multiply-add: results then round as the CPU kernels' (NumPy) arithmetic does,
+        # which decides near-ties of sampling positions, LUT bins and integer rounding.
+        kernel[grid](*converted, enable_fp_fusion=False, **meta)
         self.launches += 1
         if self.record is not None:
             self.record.gpu_launches += 1
