@@ -9,6 +9,7 @@ import zlib
 
 import numpy as np
 import pytest
+import torch
 from _check import assert_close, samples_of
 from _decoder_data import (
     ANY,
@@ -160,13 +161,13 @@ def test_file_read_errors(tmp_path):
 
 # ---- the nvImageCodec path, with a stand-in codec (no CUDA here) -----------------------------
 class _FakeNvImgCodec:
-    """Stands in for `nvidia.nvimgcodec`: decodes with Pillow into HWC arrays."""
+    """Stands in for `nvidia.nvimgcodec` (>= 0.6 names): decodes with Pillow into HWC tensors."""
 
     calls = 0
     fail = False
 
     class ColorSpec:
-        RGB, UNCHANGED = "rgb", "unchanged"
+        SRGB, GRAY, UNCHANGED = "rgb", "gray", "unchanged"
 
     class DecodeParams:
         def __init__(self, color_spec, apply_exif_orientation):
@@ -181,8 +182,10 @@ class _FakeNvImgCodec:
             _FakeNvImgCodec.calls += 1
             if _FakeNvImgCodec.fail:
                 raise RuntimeError("nvImageCodec failure")
-            kind = RGB if params.color_spec == "rgb" else ANY
-            return [ref_decode(s.data, kind, adjust_orientation=params.orient) for s in streams]
+            kind = {"rgb": RGB, "gray": GRAY}.get(params.color_spec, ANY)
+            return [torch.from_numpy(np.array(ref_decode(s.data, kind,
+                                                         adjust_orientation=params.orient)))
+                    for s in streams]  # fmt: skip
 
 
 @pytest.fixture
@@ -192,6 +195,7 @@ def fake_device_codec(monkeypatch):
     codec = (_FakeNvImgCodec, _FakeNvImgCodec.Decoder())
     monkeypatch.setattr(gpu_decoders, "_device_codec_wanted", lambda out: True)
     monkeypatch.setattr(gpu_decoders, "_nvimgcodec", lambda: codec)
+    monkeypatch.setattr(gpu_decoders, "_warned", False)
     _FakeNvImgCodec.calls, _FakeNvImgCodec.fail = 0, False
     return _FakeNvImgCodec
 
@@ -216,9 +220,29 @@ def test_device_codec_path_matches_cpu(files, fake_device_codec, op, args):
 
 def test_device_codec_failure_falls_back_to_host_decode(files, fake_device_codec):
     fake_device_codec.fail = True
-    out = ndd.decoders.image(ndd.as_batch([files["png"], files["jpeg420"]]), device="gpu")
+    with pytest.warns(RuntimeWarning, match="nvImageCodec failed .*decoding on the host"):
+        out = ndd.decoders.image(ndd.as_batch([files["png"], files["jpeg420"]]), device="gpu")
+        out.evaluate()
     for got, data in zip(samples_of(out), [files["png"], files["jpeg420"]], strict=True):
         assert_close(got, ref_decode(data), where="fallback")
+    assert fake_device_codec.calls == 1
+
+
+def test_device_codec_jpeg_grey_and_truncated_files(files, fake_device_codec):
+    """JPEG grey asks the codec for its own luma (libjpeg's grey on the CPU); a truncated JPEG
+    never reaches the codec (nvJPEG would decode it silently) and fails naming the sample."""
+    mixed = ndd.as_batch([files["png"], files["jpeg420"]])
+    grey = ndd.decoders.image(mixed, device="gpu", output_type=GRAY)
+    for got, want in zip(samples_of(grey), samples_of(ndd.decoders.image(mixed, output_type=GRAY)),
+                         strict=True):  # fmt: skip
+        assert_close(got, want, where="grey")
+    assert fake_device_codec.calls == 2  # JPEGs as the codec's grey, the PNG as sRGB
+    fake_device_codec.calls = 1
+    jpeg = encode(_pixels(40, 56, 3, 20), "JPEG", quality=90)
+    cut = jpeg[: len(jpeg) * 2 // 3]  # the header is whole: fails while decoding pixels
+    with pytest.raises(RuntimeError, match="sample 1: cannot decode the JPEG image: OSError: "
+                                           "image file is truncated"):  # fmt: skip
+        ndd.decoders.image(ndd.as_batch([jpeg, cut]), device="gpu").evaluate()
     assert fake_device_codec.calls == 1
 
 

@@ -17,6 +17,7 @@ Both paths decode the same window that inference fixed, so shapes always match t
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import torch
@@ -82,30 +83,78 @@ def _convert_on_device(rgb: torch.Tensor, output_type: int) -> torch.Tensor:
 def _store_on_device(dst: torch.Tensor, pixels: torch.Tensor) -> None:
     if dst.dtype == torch.uint8:
         dst.copy_(pixels)
-    elif dst.dtype.is_floating_point:
-        dst.copy_(pixels.to(torch.float32) / 255)
+    elif dst.dtype.is_floating_point:  # true division, as the CPU (a Python-scalar divisor
+        # would be a multiplication by 1/255 on CUDA: off by an ulp)
+        dst.copy_(pixels.to(torch.float32) / torch.tensor(255.0, device=pixels.device))
     elif dst.dtype == torch.uint16:
         dst.copy_(pixels.to(torch.int32) * 257)
     else:
         dst.copy_(torch.floor(pixels.to(torch.float64) * (32767 / 255) + 0.5))
 
 
+_warned = False
+
+
+def _warn_fallback(error: Exception) -> None:
+    global _warned
+    if not _warned:
+        _warned = True
+        warnings.warn(f"decoders (device='gpu'): nvImageCodec failed ({type(error).__name__}: "
+                      f"{error}); decoding on the host instead", RuntimeWarning, stacklevel=2)
+
+
+def _complete(data: bytes) -> bool:
+    """False for a JPEG with no end-of-image marker after its scan or a PNG with no IEND chunk:
+    nvJPEG decodes truncated files without complaint, so they take the host path, whose
+    decoder names the file and the problem (the CPU backend's error)."""
+    if data[:2] == b"\xff\xd8":
+        scan = data.find(b"\xff\xda")  # 0xFFD9 cannot occur inside entropy-coded data
+        return scan >= 0 and data.rfind(b"\xff\xd9") > scan
+    if data[:8] == b"\x89PNG\r\n\x1a\n":
+        return data.rfind(b"IEND") > 8
+    return True
+
+
+def _to_torch(image: Any, device: torch.device) -> torch.Tensor:
+    """An nvImageCodec Image as a torch tensor on `device` (zero-copy when already there)."""
+    if hasattr(image, "__dlpack__"):
+        return torch.from_dlpack(image).to(device)
+    return torch.as_tensor(image, device=device)
+
+
 def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
     """Decode with nvImageCodec into `out`; False (nothing written) when it cannot."""
     module, decoder = codec
     output_type = int(call.output_type)
-    spec = module.ColorSpec.UNCHANGED if output_type == 4 else module.ColorSpec.RGB
-    params = module.DecodeParams(color_spec=spec,
-                                 apply_exif_orientation=bool(call.adjust_orientation))
+    data = [bytes(e) for e in call.encoded]
+    if not all(_complete(d) for d in data):
+        return False
     try:
-        streams = [module.CodeStream(bytes(e)) for e in call.encoded]
+        # nvImageCodec >= 0.6 names sRGB `SRGB`; earlier releases `RGB`
+        rgb = getattr(module.ColorSpec, "SRGB", None) or module.ColorSpec.RGB
+        plain = module.ColorSpec.UNCHANGED if output_type == 4 else rgb
+        # JPEG grey: the codec's own luma output (libjpeg's, as the CPU path); else convert
+        specs = [module.ColorSpec.GRAY if output_type == 2 and d[:2] == b"\xff\xd8" else plain
+                 for d in data]  # fmt: skip
         device = out.data.device
         stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
-        images = decoder.decode(streams, params=params, cuda_stream=stream)
-        decoded = [torch.as_tensor(im, device=out.data.device) for im in images]
-    except Exception:  # any codec problem: decode on the host instead
+        images: list[Any] = [None] * len(data)
+        for spec in dict.fromkeys(specs):  # one batched call per colour spec (at most two)
+            which = [i for i, s in enumerate(specs) if s == spec]
+            params = module.DecodeParams(color_spec=spec,
+                                         apply_exif_orientation=bool(call.adjust_orientation))
+            got = decoder.decode([module.CodeStream(data[i]) for i in which], params=params,
+                                 cuda_stream=stream)  # fmt: skip
+            for i, image in zip(which, got, strict=True):
+                images[i] = image
+        if any(im is None for im in images):  # not decodable there: the host decoder says why
+            return False
+        decoded = [_to_torch(im, device) for im in images]
+    except Exception as e:  # an API or codec problem: decode on the host instead, say so once
+        _warn_fallback(e)
         return False
-    if any(t is None or t.ndim != 3 for t in decoded):
+    decoded = [t[..., None] if t.ndim == 2 else t for t in decoded]
+    if any(t.ndim != 3 or t.dtype != torch.uint8 for t in decoded):
         return False
     windows = call.values.get("window")
     results = []
@@ -113,7 +162,8 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
         if windows is not None:
             y0, x0, h, w = (int(v) for v in windows[i])
             pixels = pixels[y0:y0 + h, x0:x0 + w]
-        pixels = _convert_on_device(pixels, output_type) if output_type != 4 else pixels
+        if output_type not in (4, 2) or (output_type == 2 and pixels.shape[-1] != 1):
+            pixels = _convert_on_device(pixels, output_type)
         if tuple(pixels.shape) != tuple(int(v) for v in out.shapes[i]):
             return False
         results.append(pixels)
