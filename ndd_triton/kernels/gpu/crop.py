@@ -36,37 +36,43 @@ TILE = 1024
 def _window_kernel(src, dst, samples, floats, tiles, AFFINE: tl.constexpr,
                    CONVERT: tl.constexpr, CLAMP: tl.constexpr, ROUND: tl.constexpr,
                    LO: tl.constexpr, HI: tl.constexpr, CMAX: tl.constexpr,
-                   BLOCK: tl.constexpr):  # fmt: skip
-    """Copy (and normalise) one output tile of one sample from its crop window."""
+                   NDIM: tl.constexpr, IDX: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
+    """Copy (and normalise) one output tile of one sample from its crop window.
+
+    Only the last NDIM of the 5 padded axes are unravelled (the others have extent 1), in
+    IDX-bit integers (int32 when every sample's input and output fit: GPU division is the
+    cost of this kernel, and 64-bit division is several times slower)."""
     sample = tl.load(tiles + 2 * tl.program_id(0))
     first = tl.load(tiles + 2 * tl.program_id(0) + 1)
     row = samples + sample * NCOL
     frow = floats + sample * (3 * CMAX)
-    cpos = tl.load(row + CPOS)
+    ity = tl.int32 if IDX == 32 else tl.int64
+    cpos = tl.load(row + CPOS).to(ity)
     idx = first + tl.arange(0, BLOCK).to(tl.int64)
-    rem = idx
+    rem = idx.to(ity)
     total = 1
-    src_idx = tl.zeros([BLOCK], dtype=tl.int64)
+    src_idx = tl.zeros([BLOCK], dtype=ity)
     inside = idx >= 0
-    chan = tl.zeros([BLOCK], dtype=tl.int64)
-    for d in tl.static_range(5):
+    chan = tl.zeros([BLOCK], dtype=ity)
+    for d in tl.static_range(NDIM):
         p = 4 - d
-        ext = tl.load(row + OUT_EXT + p)
-        n_in = tl.load(row + IN_EXT + p)
+        ext = tl.load(row + OUT_EXT + p).to(ity)
+        n_in = tl.load(row + IN_EXT + p).to(ity)
         coord = rem % ext
         rem = rem // ext
         total = total * ext
         chan = tl.where(cpos == p, coord, chan)
         coord = tl.where(tl.load(row + FLIP + p) != 0, ext - 1 - coord, coord)
-        coord = coord + tl.load(row + START + p)
+        coord = coord + tl.load(row + START + p).to(ity)
         if CLAMP:
             clamped = tl.minimum(tl.maximum(coord, 0), n_in - 1)
             coord = tl.where(cpos == p, coord, clamped)
         inside = inside & (coord >= 0) & (coord < n_in)
-        src_idx += coord * tl.load(row + IN_STRIDE + p)
+        src_idx += coord * tl.load(row + IN_STRIDE + p).to(ity)
     mask = idx < total
     chan = tl.minimum(chan, CMAX - 1)
-    v = tl.load(src + tl.load(row + IN_OFF) + src_idx, mask=mask & inside, other=0)
+    v = tl.load(src + tl.load(row + IN_OFF) + src_idx.to(tl.int64), mask=mask & inside,
+                other=0)
     fill = tl.load(frow + 2 * CMAX + chan, mask=mask, other=0.0)
     if CONVERT:
         v = v.to(tl.float32)
@@ -117,12 +123,15 @@ def window_launch(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call, out_lay
     is_int = convert and not out.dtype.is_float
     info = np.iinfo(out.dtype.numpy_dtype) if is_int else None
     tiles = tile_table(out.sizes, TILE)
+    # |window coordinates| stay below in + out extents; int32 holds the index math when
+    # every sample's input and output (and so any offset within them) stay below 2**30
+    small = max(int(inp.sizes.max(initial=0)), int(out.sizes.max(initial=0))) < 2**30
     run.launch(_window_kernel, (len(tiles),), inp.data, out.data, table,
                np.ascontiguousarray(floats, dtype=np.float32), tiles, AFFINE=affine,
                CONVERT=convert, CLAMP=call.out_of_bounds_policy in ("edge", "clamp"),
                ROUND=is_int, LO=float(info.min) if info is not None else 0.0,
                HI=float(info.max) if info is not None else 0.0, CMAX=floats.shape[2],
-               BLOCK=TILE)  # fmt: skip
+               NDIM=len(out_layout), IDX=32 if small else 64, BLOCK=TILE)  # fmt: skip
 
 
 @register(crop.schema, "gpu")

@@ -35,33 +35,40 @@ TILE = 1024
 @triton.jit
 def _resample_axis_kernel(src, dst, samples, tiles, index, weight, TAPS: tl.constexpr,
                           ROUND: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
-                          BLOCK: tl.constexpr):  # fmt: skip
-    """One tile of one sample: out[o, j, i] = sum_k weight[j, k] * src[o, index[j, k], i]."""
+                          IDX: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
+    """One tile of one sample: out[o, j, i] = sum_k weight[j, k] * src[o, index[j, k], i].
+
+    Index math in IDX-bit integers: int32 when every sample's input and output of the pass
+    fit (the divisions dominate this kernel's cost on the GPU; int64 ones are much slower)."""
+    ity = tl.int32 if IDX == 32 else tl.int64
     sample = tl.load(tiles + 2 * tl.program_id(0))
     first = tl.load(tiles + 2 * tl.program_id(0) + 1)
     row = samples + sample * NCOL
-    outer = tl.load(row + OUTER)
-    l_in = tl.load(row + L_IN)
-    l_out = tl.load(row + L_OUT)
-    inner = tl.load(row + INNER)
+    outer = tl.load(row + OUTER).to(ity)
+    l_in = tl.load(row + L_IN).to(ity)
+    l_out = tl.load(row + L_OUT).to(ity)
+    inner = tl.load(row + INNER).to(ity)
     tab = tl.load(row + TAB)
     src_base = src + tl.load(row + IN_OFF)
-    idx = first + tl.arange(0, BLOCK).to(tl.int64)
+    idx = (first + tl.arange(0, BLOCK).to(tl.int64)).to(ity)
     mask = idx < outer * l_out * inner
     i = idx % inner
-    j = (idx // inner) % l_out
-    o = idx // (inner * l_out)
+    oj = idx // inner
+    j = oj % l_out
+    o = oj // l_out
     acc = tl.zeros([BLOCK], dtype=tl.float32)
     for k in range(TAPS):
         t = (tab + j) * TAPS + k
-        s = tl.load(index + t, mask=mask, other=0).to(tl.int64)
+        s = tl.load(index + t, mask=mask, other=0).to(ity)
         w = tl.load(weight + t, mask=mask, other=0.0)
-        v = tl.load(src_base + (o * l_in + s) * inner + i, mask=mask, other=0).to(tl.float32)
+        v = tl.load(src_base + ((o * l_in + s) * inner + i).to(tl.int64), mask=mask,
+                    other=0).to(tl.float32)  # fmt: skip
         acc += w * v
     if ROUND:  # integer output: saturate, then round half away from zero
         acc = tl.minimum(tl.maximum(acc, LO), HI)
         acc = tl.where(acc < 0, tl.ceil(acc - 0.5), tl.floor(acc + 0.5))
-    tl.store(dst + tl.load(row + OUT_OFF) + idx, acc.to(dst.dtype.element_ty), mask=mask)
+    tl.store(dst + tl.load(row + OUT_OFF) + idx.to(tl.int64), acc.to(dst.dtype.element_ty),
+             mask=mask)
 
 
 def _tables(plans: list[AxisPlan]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
@@ -113,10 +120,14 @@ def resample_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
                            axis=1).astype(np.int64)  # fmt: skip
         is_int = last and not out.dtype.is_float
         info = np.iinfo(out.dtype.numpy_dtype) if is_int else None
-        run.launch(_resample_axis_kernel, (len(tile_table(sizes, TILE)),), src, dst, samples,
-                   tile_table(sizes, TILE), index, weight, TAPS=taps, ROUND=is_int,
+        small = max(int(np.prod(shapes, axis=1).max(initial=0)),
+                    int(sizes.max(initial=0))) < 2**30  # fmt: skip
+        tiles = tile_table(sizes, TILE)
+        run.launch(_resample_axis_kernel, (len(tiles),), src, dst, samples, tiles, index,
+                   weight, TAPS=taps, ROUND=is_int,
                    LO=float(info.min) if info is not None else 0.0,
-                   HI=float(info.max) if info is not None else 0.0, BLOCK=TILE)  # fmt: skip
+                   HI=float(info.max) if info is not None else 0.0,
+                   IDX=32 if small else 64, BLOCK=TILE)  # fmt: skip
         shapes, src, src_off = new, dst, dst_off
 
 
