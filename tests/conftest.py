@@ -1,10 +1,19 @@
-"""Test set-up: the emulated gpu and the Triton interpreter, enabled before anything imports triton."""
+"""Test set-up: the emulated gpu and the Triton interpreter, enabled before anything imports triton.
+
+`NDD_TRITON_TEST_DEVICE=cuda` runs the same tests on a real CUDA device instead (compiled Triton
+kernels, torch.cuda streams, nvImageCodec when installed): the check for machines with a GPU.
+"""
 
 import os
 import sys
 
-os.environ["NDD_TRITON_EMULATE_GPU"] = "1"
-os.environ["TRITON_INTERPRET"] = "1"
+REAL_CUDA = os.environ.get("NDD_TRITON_TEST_DEVICE") == "cuda"
+if REAL_CUDA:
+    os.environ.pop("NDD_TRITON_EMULATE_GPU", None)
+    os.environ.pop("TRITON_INTERPRET", None)
+else:
+    os.environ["NDD_TRITON_EMULATE_GPU"] = "1"
+    os.environ["TRITON_INTERPRET"] = "1"
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 HERE = os.path.dirname(os.path.abspath(__file__))

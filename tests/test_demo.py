@@ -30,7 +30,8 @@ def test_pipeline_cpu_and_emulated_gpu_agree(tiny_dataset, tmp_path):
     assert cpu["images"] == gpu["images"] == 6  # 3 batches of 2 (the last one wraps around)
     assert cpu["shape"] == (2, 3, 8, 8) and cpu["dtype"] == "torch.float32"
     assert cpu["labels"] == gpu["labels"]
-    np.testing.assert_allclose(gpu["last_batch"].numpy(), cpu["last_batch"].numpy(), atol=0.05)
+    np.testing.assert_allclose(gpu["last_batch"].cpu().numpy(), cpu["last_batch"].cpu().numpy(),
+                               atol=0.05)
     assert (tmp_path / "cpu" / "contact_sheet.png").exists()
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import ndd_triton as ndd
+from ndd_triton import _device as ndd_device
 
 
 def test_default_and_current_contexts():
@@ -184,6 +185,7 @@ def test_no_cuda_without_emulation_gives_clear_error():
     assert lines[2] == "None"
 
 
+@pytest.mark.skipif(ndd_device.gpu_count() < 2, reason="needs two gpu devices")
 def test_device_pinning_on_a_second_emulated_gpu():
     x = ndd.batch([np.arange(6, dtype=np.uint8).reshape(1, 2, 3)])
     with ndd.Device("gpu", device_id=1):

@@ -10,6 +10,7 @@ import triton.language as tl
 from reference.philox_ref import draw, philox4x32_10
 
 import ndd_triton as ndd
+from ndd_triton import _device as ndd_device
 from ndd_triton.kernels.gpu._philox import (
     _helper_mulhi64,
     _helper_philox_draw,
@@ -19,6 +20,9 @@ from ndd_triton.kernels.gpu._philox import (
 from ndd_triton.random import RNG, RNGState
 from ndd_triton.random._philox import bounded_index, draws_u32, philox4x32, to_unit_float64
 from ndd_triton.random._philox import mulhi64 as mulhi64_np
+
+# where kernels launched directly by these tests run: the emulated gpu is CPU storage
+DEV = "cpu" if ndd_device.is_emulated() else "cuda"
 
 KAT = [  # Random123 known-answer vectors for philox4x32_10
     ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
@@ -48,12 +52,12 @@ def test_rng_call_returns_reference_draws():
 
 
 @triton.jit
-def _draw_kernel(out, out2, out64, params, n, BLOCK: tl.constexpr):
+def _draw_kernel(out, out2, out64, ptable, n, BLOCK: tl.constexpr):
     idx = tl.arange(0, BLOCK)
     mask = idx < n
-    k0 = tl.load(params).to(tl.uint32)
-    k1 = tl.load(params + 1).to(tl.uint32)
-    base = tl.load(params + 2).to(tl.uint64, bitcast=True)
+    k0 = tl.load(ptable).to(tl.uint32)
+    k1 = tl.load(ptable + 1).to(tl.uint32)
+    base = tl.load(ptable + 2).to(tl.uint64, bitcast=True)
     e = idx.to(tl.uint64)
     tl.store(out + idx, _helper_philox_draw(k0, k1, base + e).to(tl.int64), mask=mask)
     a, b = _helper_philox_draw2(k0, k1, base + 2 * e)
@@ -66,11 +70,13 @@ def _draw_kernel(out, out2, out64, params, n, BLOCK: tl.constexpr):
 def test_triton_philox_is_bit_exact(base):
     key = 0xFEDCBA9876543210
     params = torch.tensor(np.array([key & 0xFFFFFFFF, key >> 32, np.uint64(base).view(np.int64)],
-                                   dtype=np.int64))  # fmt: skip
+                                   dtype=np.int64), device=DEV)  # fmt: skip
     n = 21
-    out, out2 = torch.zeros(n, dtype=torch.int64), torch.zeros(2 * n, dtype=torch.int64)
-    out64 = torch.zeros(n, dtype=torch.float64)
+    out = torch.zeros(n, dtype=torch.int64, device=DEV)
+    out2 = torch.zeros(2 * n, dtype=torch.int64, device=DEV)
+    out64 = torch.zeros(n, dtype=torch.float64, device=DEV)
     _draw_kernel[(1,)](out, out2, out64, params, n, BLOCK=32)
+    out, out2, out64 = out.cpu(), out2.cpu(), out64.cpu()
     assert out.tolist() == [draw(key, (base + i) % (1 << 64)) for i in range(n)]
     pairs = draws_u32(key, base, 2 * n)
     assert out2.tolist() == [int(v) for v in pairs]
@@ -93,9 +99,10 @@ def test_mulhi64_numpy_and_triton_match_python():
     a[0], b[0] = (1 << 64) - 1, (1 << 64) - 1
     expected = [(int(x) * int(y)) >> 64 for x, y in zip(a, b, strict=True)]
     assert [int(v) for v in mulhi64_np(a, b)] == expected
-    out = torch.zeros(16, dtype=torch.int64)
-    _mulhi_kernel[(1,)](torch.from_numpy(a.view(np.int64)), torch.from_numpy(b.view(np.int64)),
-                        out, 16, BLOCK=16)  # fmt: skip
+    out = torch.zeros(16, dtype=torch.int64, device=DEV)
+    _mulhi_kernel[(1,)](torch.from_numpy(a.view(np.int64)).to(DEV),
+                        torch.from_numpy(b.view(np.int64)).to(DEV), out, 16, BLOCK=16)
+    out = out.cpu()
     assert [int(v) for v in out.numpy().view(np.uint64)] == expected
     # bounded_index covers [0, span] and the full 64-bit range (span = 2**64 - 1)
     assert [int(v) for v in bounded_index(a, np.uint64((1 << 64) - 1))] == [int(v) for v in a]

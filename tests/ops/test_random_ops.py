@@ -190,7 +190,7 @@ def test_normal_statistics():
 def test_normal_64bit_integers_saturate():
     for dtype, low, high in ((ndd.uint64, 0, 2**64 - 1), (ndd.int64, -(2**63), 2**63 - 1)):
         results = run_both(R.normal, shape=200, stddev=1e20, dtype=dtype)
-        assert_same(results)
+        assert_same(results, atol=1)  # compiled CUDA log/cos may differ by a float32 ulp
         got = results[0][0]
         assert got.dtype == dtype.numpy_dtype
         assert {int(got.min()), int(got.max())} == {low, high}

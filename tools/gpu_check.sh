@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The real-CUDA check, for a machine with an NVIDIA GPU (CI has none): the test suite with
+# compiled Triton kernels (NDD_TRITON_TEST_DEVICE=cuda), the demo on device="gpu", and
+# perf/bench_gpu.py. Logs go to ${OUT:-gpu_check_out}/. Wheels missing there (nvImageCodec,
+# nvJPEG, simplejpeg) may be put in .whl/ beside the repo root; they are installed first.
+# Usage: bash tools/gpu_check.sh [pytest seconds] [bench seconds] [bench --only]
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-gpu_check_out}
+mkdir -p "$OUT"
+PY=${PY:-python3}
+if ls .whl/*.whl >/dev/null 2>&1; then
+    $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/ndd_site .whl/*.whl && export PYTHONPATH=/tmp/ndd_site
+fi
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+{
+    nvidia-smi -L
+    $PY -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__,
+torch.cuda.get_device_name())"
+    $PY -c "from nvidia import nvimgcodec; print('nvimgcodec', nvimgcodec.__version__)" 2>&1 | tail -1
+} > "$OUT/env.log" 2>&1
+cat "$OUT/env.log"
+echo "== demo (device=gpu)"
+timeout 90 $PY -m ndd_triton demo --device gpu --epochs 3 --out /tmp/ndd_demo > "$OUT/demo.log" 2>&1
+echo "demo rc=$?"; tail -3 "$OUT/demo.log"
+echo "== tests on real CUDA"
+xdist=""
+$PY -c "import xdist" 2>/dev/null && xdist="-n $(( $(nproc) > 14 ? 14 : $(nproc) ))"
+$PY -c "import pytest_timeout" 2>/dev/null && xdist="$xdist --timeout 120"
+NDD_TRITON_TEST_DEVICE=cuda timeout "${1:-280}" $PY -m pytest $xdist -v --tb=short -p no:cacheprovider \
+    -p no:benchmark \
+    tests --ignore=tests/test_kernels_compile.py --ignore=tests/test_dali_diff_tool.py \
+    > "$OUT/tests.log" 2>&1
+echo "tests rc=$?"
+grep -c " PASSED" "$OUT/tests.log"; grep -E " (FAILED|ERROR)" "$OUT/tests.log" | head -60
+tail -5 "$OUT/tests.log"
+echo "== perf/bench_gpu.py"
+timeout "${2:-170}" $PY perf/bench_gpu.py --only "${3:-rn50,kernels,profile}" > "$OUT/bench.log" 2>&1
+echo "bench rc=$?"; grep -B2 -A14 "^## " "$OUT/bench.log"
