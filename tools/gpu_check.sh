@@ -37,4 +37,4 @@ grep -c " PASSED" "$OUT/tests.log"; grep -E " (FAILED|ERROR)" "$OUT/tests.log" |
 tail -5 "$OUT/tests.log"
 echo "== perf/bench_gpu.py"
 timeout "${2:-170}" $PY perf/bench_gpu.py --only "${3:-rn50,kernels,profile}" > "$OUT/bench.log" 2>&1
-echo "bench rc=$?"; grep -B2 -A14 "^## " "$OUT/bench.log"
+echo "bench rc=$?"; grep -B2 -A16 "^## " "$OUT/bench.log"; grep -E "^(### torch.profiler|wall)" "$OUT/bench.log"

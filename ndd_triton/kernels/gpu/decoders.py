@@ -20,6 +20,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import numpy as np
 import torch
 
 from ndd_triton.kernels import register
@@ -162,12 +163,16 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
         if windows is not None:
             y0, x0, h, w = (int(v) for v in windows[i])
             pixels = pixels[y0:y0 + h, x0:x0 + w]
-        if output_type not in (4, 2) or (output_type == 2 and pixels.shape[-1] != 1):
+        if output_type in (1, 3) or (output_type == 2 and pixels.shape[-1] != 1):
             pixels = _convert_on_device(pixels, output_type)
         if tuple(pixels.shape) != tuple(int(v) for v in out.shapes[i]):
             return False
         results.append(pixels)
     sizes = out.sizes
+    packed = np.array_equal(out.offsets, np.cumsum(sizes) - sizes)
+    if out.data.dtype == torch.uint8 and packed and results:  # one copy kernel for the batch
+        torch.cat([p.reshape(-1) for p in results], out=out.data[:int(sizes.sum())])
+        return True
     for i, pixels in enumerate(results):
         start = int(out.offsets[i])
         dst = out.data[start:start + int(sizes[i])].view(pixels.shape)
