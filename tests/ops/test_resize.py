@@ -447,3 +447,46 @@ def test_resize_u8_linear_outside_counts_match_the_per_output_rule():
             got_head, got_tail = _outside(n_out, step, length, antialias)
             assert np.array_equal(got_head, head)
             assert np.array_equal(got_tail, np.maximum(tail, head))
+
+
+def test_resize_u8_linear_fast_path_writes_out_only_in_the_source_format(monkeypatch):
+    """torch's `out=` resamplers write in the input's memory format: a CHW source with an HWC
+    buffer wrote past the buffer's end (a GC-time crash in tools/dali_diff.py resize_nd).
+    Every direct write must pair an interleaved source with a contiguous HWC buffer, and the
+    CHW border path (upscaled W with a ROI: border columns) must match the float path."""
+    from ndd_triton.kernels.cpu import _resize_linear_u8 as fast
+    from ndd_triton.kernels.cpu import resize as resize_kernel
+
+    pairs = []
+    for name in ("_AA", "_PLAIN"):
+        original = getattr(fast, name)
+
+        def spy(x, size, align, sh, sw, out=None, original=original):
+            if out is not None:
+                pairs.append((x.stride(), out.stride(), x.shape[1]))
+            return original(x, size, align, sh, sw) if out is None else \
+                original(x, size, align, sh, sw, out=out)  # fmt: skip
+
+        monkeypatch.setattr(fast, name, spy)
+    rng = np.random.default_rng(5)
+    for layout in ("CHW", "HWC", "FCHW", "FHWC"):
+        for _ in range(6):
+            h, w, c = int(rng.integers(3, 20)), int(rng.integers(3, 30)), int(rng.integers(1, 5))
+            shape = {"CHW": (c, h, w), "HWC": (h, w, c), "FCHW": (2, c, h, w),
+                     "FHWC": (2, h, w, c)}[layout]  # fmt: skip
+            x = ndd.batch([rng.integers(0, 256, shape, dtype=np.uint8)], layout=layout)
+            up = [int(h * 2.5), w + int(rng.integers(1, 12))]
+            for args in ({"size": up, "antialias": False},  # upscaled: border columns
+                         {"size": [h, up[1]]},  # H kept: the W pass alone
+                         {"size": up, "roi_start": [0.0, 0.4], "roi_end": [float(h), w - 0.7],
+                          "roi_relative": False}):  # fmt: skip
+                got = np.asarray(ndd.resize(x, **args).select(0))
+                monkeypatch.setattr(resize_kernel, "FIXED_POINT_LINEAR_U8", False)
+                exact = np.asarray(ndd.resize(x, **args).select(0))
+                monkeypatch.setattr(resize_kernel, "FIXED_POINT_LINEAR_U8", True)
+                assert_close(got, exact, atol=1, where=f"{layout} {shape} {args}")
+    assert pairs, "the direct out= path was not exercised"
+    for x_stride, out_stride, channels in pairs:
+        if channels > 1:  # NCHW views: the channel stride is 1 for interleaved (HWC) data
+            assert x_stride[1] == 1, (x_stride, out_stride)
+            assert out_stride[1] == 1, (x_stride, out_stride)

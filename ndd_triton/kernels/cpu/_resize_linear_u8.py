@@ -272,21 +272,29 @@ def _nchw(hwc: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(hwc.transpose(2, 0, 1)[None])
 
 
+def _interleaved(hwc: np.ndarray) -> bool:
+    """True when the HWC array's channels are adjacent in memory (torch's channels_last)."""
+    return hwc.shape[2] == 1 or hwc.strides[2] == hwc.itemsize
+
+
 def _resample(hwc: np.ndarray, size: list[int], antialias: bool, out: np.ndarray | None
               ) -> np.ndarray:  # fmt: skip
     """torch's uint8 resampler of the HWC array `hwc` to `size`: into the HWC array `out`
-    (no copy) or, with `out` None, into a new HWC array."""
-    if _HAS_OUT:
-        if out is not None:
-            (_AA if antialias else _PLAIN)(_nchw(hwc), size, False, None, None, out=_nchw(out))
-            return out
-        y = (_AA if antialias else _PLAIN)(_nchw(hwc), size, False, None, None)
+    (straight into it when both are interleaved and `out` is contiguous; torch's `out=`
+    writes in the input's memory format) or, with `out` None, into a new HWC array."""
+    fn = (_AA if antialias else _PLAIN) if _HAS_OUT else None
+    if fn is not None and out is not None and _interleaved(hwc) and out.flags.c_contiguous:
+        fn(_nchw(hwc), size, False, None, None, out=_nchw(out))
+        return out
+    if fn is not None:
+        y = fn(_nchw(hwc), size, False, None, None)
     else:  # pragma: no cover - other torch builds
         y = F.interpolate(_nchw(hwc), size=size, mode="bilinear", antialias=antialias)
-        if out is not None:
-            np.copyto(out, y[0].permute(1, 2, 0).numpy())
-            return out
-    return y[0].permute(1, 2, 0).numpy()  # type: ignore[no-any-return]
+    result = y[0].permute(1, 2, 0).numpy()
+    if out is not None:
+        np.copyto(out, result)
+        return out
+    return result  # type: ignore[no-any-return]
 
 
 def linear_u8_fast(out: np.ndarray, inp: np.ndarray, layout: str, letters: str,
@@ -320,9 +328,11 @@ def linear_u8_fast(out: np.ndarray, inp: np.ndarray, layout: str, letters: str,
     # The `out=` overloads write straight into the output (1.5x faster than a new tensor and
     # a transposing copy). Negative strides cannot be a torch `out=`; with a unit extent
     # torch's `out=` form misreads the strides of some channel counts (measured: 5 channels,
-    # W = 1); it was checked on contiguous HWC and CHW outputs only.
+    # W = 1); it was checked on contiguous HWC and CHW outputs only. The source must be
+    # interleaved too: torch writes `out=` in the input's memory format, so a CHW source with
+    # an HWC buffer (the border path's `mid`) wrote past the buffer's end (valgrind, torch 2.13).
     direct = (_HAS_OUT and not flip_h and not flip_w and min(nh, nw, oh, ow) > 1
-              and out.flags.c_contiguous)  # fmt: skip
+              and out.flags.c_contiguous and _interleaved(src))  # fmt: skip
     a, b, c, d = recipe.bounds
     if a == 0 and b == oh and c == 0 and d == ow:  # no border output: one call
         y = _resample(src[h0:h0 + nh, w0:w0 + nw], size, antialias, view if direct else None)
