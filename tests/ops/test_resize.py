@@ -490,3 +490,20 @@ def test_resize_u8_linear_fast_path_writes_out_only_in_the_source_format(monkeyp
         if channels > 1:  # NCHW views: the channel stride is 1 for interleaved (HWC) data
             assert x_stride[1] == 1, (x_stride, out_stride)
             assert out_stride[1] == 1, (x_stride, out_stride)
+
+
+@pytest.mark.parametrize("shape", [(3, 21, 21), (3, 2, 2), (3, 5, 1), (5, 3, 3)])
+def test_resize_u8_planar_to_one_pixel(shape, monkeypatch):
+    """CHW uint8 to 1x1 hit an internal assert of torch's uint8 kernel (planar 3 channels);
+    found by tools/dali_diff.py resize_nd (seed 11), where DALI returns the pixel."""
+    from ndd_triton.kernels.cpu import resize as resize_kernel
+
+    x = ndd.batch([np.random.default_rng(1).integers(0, 256, shape, dtype=np.uint8)],
+                  layout="CHW")  # fmt: skip
+    args = {"size": [1.34, 1.3], "min_filter": types.INTERP_TRIANGULAR,
+            "mag_filter": types.INTERP_LINEAR, "antialias": False, "subpixel_scale": False}
+    got = np.asarray(ndd.resize(x, **args).select(0))
+    monkeypatch.setattr(resize_kernel, "FIXED_POINT_LINEAR_U8", False)
+    exact = np.asarray(ndd.resize(x, **args).select(0))
+    assert got.shape == (shape[0], 1, 1)
+    assert_close(got, exact, atol=1, where=str(shape))

@@ -282,8 +282,12 @@ def _resample(hwc: np.ndarray, size: list[int], antialias: bool, out: np.ndarray
     """torch's uint8 resampler of the HWC array `hwc` to `size`: into the HWC array `out`
     (straight into it when both are interleaved and `out` is contiguous; torch's `out=`
     writes in the input's memory format) or, with `out` None, into a new HWC array."""
+    if not _interleaved(hwc):
+        # planar (CHW) sources: torch's uint8 kernels mishandle some (an internal assert for
+        # 3 channels to 1x1), so they get the interleaved copy its fast kernels are made for
+        hwc = np.ascontiguousarray(hwc)
     fn = (_AA if antialias else _PLAIN) if _HAS_OUT else None
-    if fn is not None and out is not None and _interleaved(hwc) and out.flags.c_contiguous:
+    if fn is not None and out is not None and out.flags.c_contiguous:
         fn(_nchw(hwc), size, False, None, None, out=_nchw(out))
         return out
     if fn is not None:
