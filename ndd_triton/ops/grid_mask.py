@@ -1,9 +1,11 @@
 """grid_mask: zero square cells on a rotated, shifted grid (DALI `grid_mask`).
 
-For integer pixel coordinates `(x, y)`: `qx = cos(a) x - sin(a) y - shift_x`,
-`qy = sin(a) x + cos(a) y - shift_y`; the pixel (all channels) becomes 0 iff
-`qx mod tile < ratio * tile` and `qy mod tile < ratio * tile` (floor modulo). The layout is
-ignored: samples are HW or HWC by ndim, as in DALI. float32 math on both backends.
+For integer pixel coordinates `(x, y)`, in grid units: `u = (cos a / tile) x - (sin a / tile) y
+- shift_x / tile`, `v = (sin a / tile) x + (cos a / tile) y - shift_y / tile`; the pixel (all
+channels) becomes 0 iff `frac(u) < ratio` and `frac(v) < ratio`. float32 arithmetic with the
+coefficients rounded from double, as DALI 2.4 (its masks at integer shifts are not periodic:
+(27 - 2) / 25 lands just below 1). The layout is ignored: samples are HW or HWC by ndim, as in
+DALI.
 """
 
 from __future__ import annotations
@@ -26,18 +28,20 @@ def _infer(call: Call) -> OutputSpec:
             RuntimeError,
         )
     angle = np.asarray(call.angle, np.float64).reshape(-1)
+    # DALI's float32 map to grid units, recorded (600 random cases): a = cos/tile, b = sin/tile
+    # and the shifts / tile rounded from double; u = a x - b y - sx/tile in float32
     params = np.stack(
         [
-            np.cos(angle),
-            np.sin(angle),
-            np.asarray(call.shift_x).reshape(-1),
-            np.asarray(call.shift_y).reshape(-1),
-            tile,
-            np.asarray(call.ratio).reshape(-1) * tile,
+            np.cos(angle) / tile,
+            np.sin(angle) / tile,
+            np.asarray(call.shift_x, np.float64).reshape(-1) / tile,
+            np.asarray(call.shift_y, np.float64).reshape(-1) / tile,
+            np.asarray(call.ratio, np.float32).reshape(-1),
+            np.zeros(len(tile)),
         ],
         axis=1,
     ).astype(np.float32)
-    call.derive("grid_params", params, per_sample=True)  # cos sin sx sy tile black
+    call.derive("grid_params", params, per_sample=True)  # a b tx ty ratio -
     return same_as_input(call)
 
 

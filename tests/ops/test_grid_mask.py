@@ -73,3 +73,43 @@ def test_grid_mask_one_launch_and_errors():
         r"dimensions\); got 4",
     ):
         ndd.grid_mask(np.zeros((2, 3, 3, 3), np.uint8))
+
+
+# Masked row / column runs recorded from DALI 2.4 (CPU) on a 130x130 image, angle 0: with
+# integer shifts its float32 map to grid units is not periodic ((27 - 2) / 25 lands just below
+# 1), and ratio 0.1 of tile 100 masks 11 columns. (tile, ratio, shift_x, shift_y): run starts
+# of masked rows, masked row count, run starts of masked columns, masked column count.
+RECORDED_RUNS = {
+    (25, 0.2, 0.0, 2.0): ([2, 28, 53, 77, 102, 127], 28, [0, 25, 50, 75, 100, 125], 34),
+    (25, 0.2, 2.0, 0.0): ([0, 25, 50, 75, 100, 125], 34, [2, 28, 53, 77, 102, 127], 28),
+    (10, 0.2, 0.0, 2.0): ([2, 12, 22, 32, 42, 52, 62, 72, 82, 92, 102, 112, 122], 27,
+                          [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120], 31),
+    (25, 0.2, 0.0, 2.5): ([3, 28, 53, 78, 103, 128], 27, [0, 25, 50, 75, 100, 125], 34),
+    (25, 0.2, 0.0, -2.0): ([0, 24, 48, 74, 99, 123], 30, [0, 25, 50, 75, 100, 125], 34),
+}
+
+
+def _runs(flags):
+    flags = [bool(v) for v in flags]
+    return [i for i, v in enumerate(flags) if v and (i == 0 or not flags[i - 1])], sum(flags)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+@pytest.mark.parametrize("key", list(RECORDED_RUNS))
+def test_grid_mask_matches_dali_float32_grid(key, backend):
+    tile, ratio, sx, sy = key
+    img = ndd.batch([np.ones((130, 130, 1), np.uint8)], layout="HWC")
+    img = img.gpu() if backend == "gpu" else img
+    out = ndd.grid_mask(img, tile=tile, ratio=ratio, shift_x=sx, shift_y=sy)
+    masked = np.asarray(out.cpu().select(0))[..., 0] == 0
+    rows, nrows = _runs(masked.any(axis=1))
+    cols, ncols = _runs(masked.any(axis=0))
+    assert (rows, nrows, cols, ncols) == RECORDED_RUNS[key]
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+def test_grid_mask_ratio_tenth_of_100_masks_eleven_columns(backend):
+    img = ndd.batch([np.full((5, 38, 3), 7, np.int16)], layout="HWC")
+    img = img.gpu() if backend == "gpu" else img
+    masked = np.asarray(ndd.grid_mask(img, ratio=0.1).cpu().select(0))[..., 0] == 0
+    assert masked[0].tolist() == [True] * 11 + [False] * 27  # recorded from DALI 2.4

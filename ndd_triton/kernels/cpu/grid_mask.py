@@ -11,14 +11,12 @@ from ndd_triton.schema import SampleArgs
 
 def cell_mask(h: int, w: int, params: np.ndarray) -> np.ndarray:
     """`[H, W]` bool: True where the pixel lies in a zeroed square (float32 math)."""
-    cos, sin, sx, sy, tile, black = (np.float32(v) for v in params)
+    a, b, tx, ty, ratio = (np.float32(v) for v in params[:5])
     x = np.arange(w, dtype=np.float32)[None, :]
     y = np.arange(h, dtype=np.float32)[:, None]
-    qx = cos * x - sin * y - sx
-    qy = sin * x + cos * y - sy
-    mx = qx - np.floor(qx / tile) * tile
-    my = qy - np.floor(qy / tile) * tile
-    return (mx < black) & (my < black)  # type: ignore[no-any-return]
+    u = a * x - b * y - tx
+    v = b * x + a * y - ty
+    return ((u - np.floor(u)) < ratio) & ((v - np.floor(v)) < ratio)  # type: ignore[no-any-return]
 
 
 @register(grid_mask.schema, "cpu")

@@ -17,7 +17,7 @@ H: tl.constexpr = tl.constexpr(2)
 W: tl.constexpr = tl.constexpr(3)
 C: tl.constexpr = tl.constexpr(4)
 NCOL: tl.constexpr = tl.constexpr(5)
-NPAR: tl.constexpr = tl.constexpr(6)  # cos sin shift_x shift_y tile black
+NPAR: tl.constexpr = tl.constexpr(6)  # cos/tile sin/tile shift_x/tile shift_y/tile ratio -
 TILE = 1024
 
 
@@ -34,15 +34,12 @@ def _grid_mask_kernel(src, dst, samples, ptable, tiles, BLOCK: tl.constexpr):
     mask = idx < tl.load(row + H) * w * c
     x = ((idx // c) % w).to(tl.float32)
     y = (idx // (c * w)).to(tl.float32)
-    cos = tl.load(prow + 0)
-    sin = tl.load(prow + 1)
-    tile = tl.load(prow + 4)
-    black = tl.load(prow + 5)
-    qx = cos * x - sin * y - tl.load(prow + 2)
-    qy = sin * x + cos * y - tl.load(prow + 3)
-    mx = qx - tl.floor(qx / tile) * tile
-    my = qy - tl.floor(qy / tile) * tile
-    hit = (mx < black) & (my < black)
+    a = tl.load(prow + 0)
+    b = tl.load(prow + 1)
+    ratio = tl.load(prow + 4)
+    u = a * x - b * y - tl.load(prow + 2)
+    v = b * x + a * y - tl.load(prow + 3)
+    hit = ((u - tl.floor(u)) < ratio) & ((v - tl.floor(v)) < ratio)
     val = tl.load(src + tl.load(row + IN_OFF) + idx, mask=mask & ~hit, other=0)
     tl.store(dst + tl.load(row + OUT_OFF) + idx, val, mask=mask)
 
