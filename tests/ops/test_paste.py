@@ -79,3 +79,24 @@ def test_paste_one_launch_and_errors():
         ndd.paste(img.astype(np.float32), ratio=2, fill_value=[0, 0, 0])
     with pytest.raises(TypeError, match="ratio"):
         ndd.paste(img, fill_value=[0, 0, 0])
+
+
+# (H, W, ratio, paste_x, paste_y): output (H, W) and anchor recorded from DALI 2.4 (CPU); the
+# canvas is the float32 product (float64 gives 22 rows for 10 x 2.3 and 97 for 35 x 2.8)
+RECORDED_CANVAS = {
+    (10, 23, 2.3, 0.282, 0.794): ((23, 52), (10, 8)),
+    (35, 11, 2.8, 0.943, 0.666): ((98, 30), (41, 17)),
+    (51, 50, 2.8, 0.732, 0.54): ((142, 140), (49, 65)),
+}
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+@pytest.mark.parametrize("key", list(RECORDED_CANVAS))
+def test_paste_canvas_is_the_float32_product(key, backend):
+    h, w, ratio, px, py = key
+    img = ndd.batch([np.full((h, w, 1), 9, np.uint8)], layout="HWC")
+    img = img.gpu() if backend == "gpu" else img
+    out = np.asarray(ndd.paste(img, ratio=ratio, fill_value=[0], n_channels=1, paste_x=px,
+                               paste_y=py).cpu().select(0))[..., 0]  # fmt: skip
+    ys, xs = np.nonzero(out == 9)
+    assert (out.shape, (int(ys.min()), int(xs.min()))) == RECORDED_CANVAS[key]
