@@ -4,7 +4,8 @@ Coordinates come either from keywords (`start`/`rel_start` with `end`/`shape`/`r
 `rel_shape`) or from the positional `anchor` and `shape_input` inputs (read on the host in
 prepare, as DALI reads argument inputs on the CPU). Without `axes`/`axis_names` they refer to
 the axes "WH" (x first), also for the positional inputs. Relative coordinates are rounded half
-up *after* adding: start = round(rel_start * E), end = round((rel_start + rel_shape) * E).
+up *after* adding: start = round(rel_start * E), end = round((rel_start + rel_shape) * E)
+(precision as DALI's: see `_window`).
 """
 
 from __future__ import annotations
@@ -132,15 +133,20 @@ def _window(call: Call, i: int, extents: np.ndarray, positional: bool
             if call.values.get(name) is not None:
                 end_v, end_rel = _coordinate(call, name, i, count, name.startswith("rel"))
                 end_kind = name.removeprefix("rel_")
-    # Relative coordinates are scaled in float32, as DALI does (0.35 * 10 -> 3.5 -> 4).
+    # Relative coordinates, as recorded from DALI 2.4 at exact .5 ties (700 cases): keyword
+    # starts and ends scale in float32 (0.35 * 10 -> 3.5 -> 4); a relative start + shape ends
+    # at (start + shape) * extent in double; positional anchors scale in double too.
     start_v, start_rel = start
     ext32 = extents.astype(np.float32)
     f32 = np.float32
-    start_f = (start_v.astype(f32) * ext32).astype(np.float64) if start_rel else start_v
+    if start_rel and positional:
+        start_f = start_v.astype(f32).astype(np.float64) * extents
+    else:
+        start_f = (start_v.astype(f32) * ext32).astype(np.float64) if start_rel else start_v
     if end_kind == "end":
         end_f = (end_v.astype(f32) * ext32).astype(np.float64) if end_rel else end_v
     elif end_rel and start_rel:
-        end_f = ((start_v.astype(f32) + end_v.astype(f32)) * ext32).astype(np.float64)
+        end_f = (start_v.astype(f32).astype(np.float64) + end_v.astype(f32)) * extents
     else:
         end_f = start_f + ((end_v.astype(f32) * ext32).astype(np.float64) if end_rel else end_v)
     return _round(start_f), _round(end_f)

@@ -317,3 +317,29 @@ def test_fill_values_are_truncated_and_wrapped_like_dali():
                                        dtype=ndd.uint8, device=dev).cpu().select(0))[0, 0, 0]
                   for f in fills]  # fmt: skip
             assert [int(v) for v in u8] == [114, 114, 251, 44, 2, 254, 112]
+
+
+# Relative windows at exact .5 ties, recorded from DALI 2.4 (CPU): (extent, start, shape) ->
+# (output length, first index), for the positional inputs and for rel_start/rel_shape keywords.
+# Keyword starts scale in float32, positional ones in double; both ends are the double
+# (start + shape) * extent (0.48 + 0.34 of 25 is 20.5 exactly in decimal, below in binary).
+RECORDED_TIES = [
+    (25, 0.48, 0.34, (8, 12), (8, 12)),
+    (25, 0.17, 0.21, (5, 4), (5, 4)),
+    (50, 0.129, 0.241, (12, 6), (12, 6)),
+    (60, 0.181, 0.344, (21, 11), (21, 11)),
+    (60, 0.475, 0.098, (6, 28), (5, 29)),
+]
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+@pytest.mark.parametrize(("extent", "start", "shape", "positional", "keyword"), RECORDED_TIES)
+def test_slice_relative_ties_as_dali(extent, start, shape, positional, keyword, backend):
+    img = ndd.batch([np.arange(extent, dtype=np.int32).reshape(1, extent, 1)], layout="HWC")
+    img = img.gpu() if backend == "gpu" else img
+    by_input = ndd.slice(img, ndd.batch([np.array([start], np.float32)]),
+                         ndd.batch([np.array([shape], np.float32)]), axis_names="W")
+    by_keyword = ndd.slice(img, rel_start=[start], rel_shape=[shape], axis_names="W")
+    for out, want in ((by_input, positional), (by_keyword, keyword)):
+        row = np.asarray(out.cpu().select(0))[0, :, 0]
+        assert (len(row), int(row[0])) == want
