@@ -85,9 +85,12 @@ def tile_table(sizes: np.ndarray, tile: int) -> np.ndarray:
     """`[T, 2]` int64 rows `(sample, first_element)` covering every sample in `tile` chunks."""
     counts = (np.asarray(sizes, dtype=np.int64) + tile - 1) // tile
     samples = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-    starts = np.concatenate([np.arange(c, dtype=np.int64) for c in counts]) * tile \
-        if len(counts) else np.zeros(0, np.int64)  # fmt: skip
-    return np.stack([samples, starts], axis=1) if len(samples) else np.zeros((0, 2), np.int64)
+    if not len(samples):
+        return np.zeros((0, 2), np.int64)
+    # tile index within its sample: running index minus the sample's first tile (no loop)
+    first = np.cumsum(counts) - counts
+    starts = (np.arange(len(samples), dtype=np.int64) - np.repeat(first, counts)) * tile
+    return np.stack([samples, starts], axis=1)
 
 
 class _PinnedRing:
