@@ -1,7 +1,8 @@
 """paste: put each image on a larger constant-colour canvas (DALI `paste`).
 
 Canvas extents are `trunc(ratio * extent)` (float32 product), raised to at least
-`min_canvas_size`; the image's top-left corner lands at `trunc(paste_pos * (canvas - extent))` (checked against tests/golden).
+`min_canvas_size`; the image's top-left corner lands at `trunc(paste_pos * (canvas - extent))`
+(checked against tests/golden).
 """
 
 from __future__ import annotations
