@@ -2,9 +2,10 @@
 
 At 60 or 90 degrees with an explicit `size`, many output pixels map exactly (or within float32
 noise) onto a pixel boundary; which neighbour DALI picks follows its float32 rotation matrix:
-radians in float32, cos / sin rounded to float32, the translation summed in float32. The grids
-below were recorded from DALI 2.4 dynamic mode (CPU) on a counting image (value = 1 + row * W +
-col, fill 0); each of these went wrong with the previous (float64 translation) matrix.
+radians in float32, cos / sin rounded to float32, the translation summed in float32, and each
+output row's start summed as (m0 * .5 + m2) + m1 * (y + .5). The grids below were recorded from
+DALI 2.4 dynamic mode (CPU) on a counting image (value = 1 + row * W + col, fill 0); each of
+these went wrong with the previous (float64 translation, or other row-start order) arithmetic.
 """
 
 import numpy as np
@@ -141,3 +142,112 @@ def test_rotate_nn_ties_match_dali(case, device):
                      interp_type=types.DALIInterpType.INTERP_NN)
     got = np.asarray(out.cpu().select(0))[..., 0].astype(int)
     np.testing.assert_array_equal(got, np.asarray(RECORDED[case]))
+
+
+# keep_size=True without fill_value (border clamp), recorded the same way: at 90 degrees the
+# float32 cosine (-4.4e-8) decides ties along whole rows; the row start must be summed as
+# (m0 * .5 + m2) + m1 * (y + .5) (37x6 at 90 degrees: 42 of 222 pixels differed before).
+RECORDED_KEEP_SIZE = {
+    (37, 6, 90.0): [
+        [102, 108, 114, 120, 126, 132],
+        [102, 108, 114, 120, 126, 132],
+        [102, 108, 114, 120, 126, 132],
+        [102, 108, 114, 120, 126, 132],
+        [102, 108, 114, 120, 126, 132],
+        [102, 108, 114, 120, 126, 132],
+        [102, 108, 114, 120, 126, 132],
+        [102, 108, 114, 120, 126, 132],
+        [102, 108, 114, 120, 126, 132],
+        [102, 108, 114, 120, 126, 132],
+        [102, 108, 114, 120, 126, 132],
+        [96, 108, 114, 120, 126, 132],
+        [96, 108, 114, 120, 126, 132],
+        [96, 108, 114, 120, 126, 132],
+        [96, 108, 114, 120, 126, 132],
+        [96, 108, 114, 120, 126, 132],
+        [96, 108, 114, 120, 126, 132],
+        [95, 107, 113, 119, 125, 131],
+        [94, 106, 112, 118, 124, 130],
+        [93, 105, 111, 117, 123, 129],
+        [92, 103, 109, 115, 121, 127],
+        [91, 103, 109, 115, 121, 127],
+        [91, 103, 109, 115, 121, 127],
+        [91, 103, 109, 115, 121, 127],
+        [91, 103, 109, 115, 121, 127],
+        [91, 103, 109, 115, 121, 127],
+        [91, 103, 109, 115, 121, 127],
+        [91, 103, 109, 115, 121, 127],
+        [91, 103, 109, 115, 121, 127],
+        [91, 103, 109, 115, 121, 127],
+        [91, 103, 109, 115, 121, 127],
+        [91, 103, 109, 115, 121, 127],
+        [91, 103, 109, 115, 121, 127],
+        [91, 97, 103, 109, 115, 121],
+        [91, 97, 103, 109, 115, 121],
+        [91, 97, 103, 109, 115, 121],
+        [91, 97, 103, 109, 115, 121],
+    ],
+    (37, 6, 450.0): [
+        [96, 102, 108, 114, 120, 126],
+        [96, 102, 108, 114, 120, 126],
+        [96, 102, 108, 114, 120, 126],
+        [96, 102, 108, 114, 120, 126],
+        [96, 102, 108, 114, 120, 126],
+        [96, 102, 108, 114, 120, 126],
+        [96, 102, 108, 114, 120, 126],
+        [96, 102, 108, 114, 120, 126],
+        [96, 102, 108, 114, 120, 126],
+        [96, 102, 108, 114, 120, 126],
+        [96, 108, 114, 120, 126, 132],
+        [96, 108, 114, 120, 126, 132],
+        [96, 108, 114, 120, 126, 132],
+        [96, 108, 114, 120, 126, 132],
+        [96, 108, 114, 120, 126, 132],
+        [96, 108, 114, 120, 126, 132],
+        [96, 108, 114, 120, 126, 132],
+        [101, 107, 113, 119, 125, 131],
+        [100, 106, 112, 118, 124, 130],
+        [99, 105, 111, 117, 123, 129],
+        [98, 104, 110, 116, 122, 128],
+        [97, 103, 109, 115, 121, 127],
+        [97, 103, 109, 115, 121, 127],
+        [97, 103, 109, 115, 121, 127],
+        [97, 103, 109, 115, 121, 127],
+        [97, 103, 109, 115, 121, 127],
+        [97, 103, 109, 115, 121, 127],
+        [97, 103, 109, 115, 121, 127],
+        [97, 103, 109, 115, 121, 127],
+        [97, 103, 109, 115, 121, 127],
+        [97, 103, 109, 115, 121, 127],
+        [97, 103, 109, 115, 121, 127],
+        [97, 103, 109, 115, 121, 127],
+        [97, 103, 109, 115, 121, 127],
+        [97, 103, 109, 115, 121, 127],
+        [97, 103, 109, 115, 121, 127],
+        [97, 103, 109, 115, 121, 127],
+    ],
+    (9, 12, 90.0): [
+        [11, 11, 23, 35, 47, 59, 71, 83, 95, 107, 107, 107],
+        [10, 10, 10, 22, 46, 58, 70, 82, 94, 106, 106, 106],
+        [9, 9, 9, 21, 45, 57, 69, 81, 93, 105, 105, 105],
+        [8, 8, 8, 20, 44, 56, 68, 80, 92, 104, 104, 104],
+        [7, 7, 7, 19, 31, 43, 67, 79, 91, 103, 103, 103],
+        [6, 6, 6, 18, 30, 42, 66, 78, 90, 102, 102, 102],
+        [5, 5, 5, 17, 29, 41, 65, 77, 89, 101, 101, 101],
+        [4, 4, 4, 16, 28, 40, 52, 64, 76, 88, 100, 100],
+        [3, 3, 3, 15, 27, 39, 51, 63, 75, 87, 99, 99],
+    ],
+}
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("case", sorted(RECORDED_KEEP_SIZE), ids=str)
+def test_rotate_nn_keep_size_ties_match_dali(case, device):
+    h, w, angle = case
+    x = (np.arange(h * w, dtype=np.int16) + 1).reshape(h, w, 1)
+    batch = ndd.as_batch([x], layout="HWC")
+    batch = batch.gpu() if device == "gpu" else batch
+    out = ndd.rotate(batch, angle=angle, keep_size=True,
+                     interp_type=types.DALIInterpType.INTERP_NN)
+    got = np.asarray(out.cpu().select(0))[..., 0].astype(int)
+    np.testing.assert_array_equal(got, np.asarray(RECORDED_KEEP_SIZE[case]))

@@ -85,15 +85,17 @@ def _linear(src: torch.Tensor, m: np.ndarray, out_h: int, out_w: int, fill: floa
 
 def _dali_nn_coords(m: np.ndarray, out_h: int, out_w: int) -> tuple[np.ndarray, np.ndarray]:
     """float32 source coordinates `M @ [x + .5, y + .5, 1]` computed the way DALI 2.4's CPU
-    warp does: each row starts at `m0 * .5 + m1 * (y + .5) + m2` and then *accumulates* `m0`
-    pixel by pixel in float32 (np.add.accumulate is sequential). The accumulated rounding
-    decides NN ties: it reproduces every NN pixel of 19 recorded DALI rotations but one."""
+    warp does: each row starts at `(m0 * .5 + m2) + m1 * (y + .5)` (that order: at 90 degrees
+    the tiny float32 cosine term then moves the start off a tie from the right row on) and
+    then *accumulates* `m0` pixel by pixel in float32 (np.add.accumulate is sequential). The
+    accumulated rounding decides NN ties (recorded DALI rotations in
+    tests/ops/test_rotate_ties_dali.py)."""
     m32 = m.astype(np.float32)
     ys = np.arange(out_h, dtype=np.float32) + np.float32(0.5)
     coords = []
     for r in range(2):
         steps = np.empty((out_h, out_w), np.float32)
-        steps[:, 0] = (m32[r, 0] * np.float32(0.5) + m32[r, 1] * ys) + m32[r, 2]
+        steps[:, 0] = (m32[r, 0] * np.float32(0.5) + m32[r, 2]) + m32[r, 1] * ys
         steps[:, 1:] = m32[r, 0]
         coords.append(np.add.accumulate(steps, axis=1, dtype=np.float32))
     return coords[0], coords[1]

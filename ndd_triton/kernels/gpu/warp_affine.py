@@ -160,7 +160,7 @@ def _affine_kernel(src, dst, samples, ptable, tiles, starts, start_offs, NDIM: t
 
 def _nn_row_starts(params: np.ndarray, out_h: np.ndarray, needed: bool
                    ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """float32 `m0 * .5 + m1 * (y + .5) + m2` per output row (x then y rows of each sample),
+    """float32 `(m0 * .5 + m2) + m1 * (y + .5)` per output row (x then y rows of each sample),
     rounded step by step as DALI's CPU warp does (NumPy float32: no fused multiply-add)."""
     if not needed:
         return np.zeros(1, np.float32), np.zeros(len(out_h), np.int64)
@@ -169,7 +169,7 @@ def _nn_row_starts(params: np.ndarray, out_h: np.ndarray, needed: bool
         ys = np.arange(int(rows), dtype=np.float32) + np.float32(0.5)
         m = params[i]
         for r in (0, 4):  # x row, y row of the 3x4 table
-            parts.append((m[r] * np.float32(0.5) + m[r + 1] * ys) + m[r + 3])
+            parts.append((m[r] * np.float32(0.5) + m[r + 3]) + m[r + 1] * ys)
         offs[i] = at
         at += 2 * int(rows)
     return (np.concatenate(parts) if parts else np.zeros(1, np.float32)), offs
