@@ -3,11 +3,13 @@
 This "GPU kernel" is deliberately not Triton: entropy decoding (Huffman, zlib) is serial
 within an image, so a hand-written kernel would not beat the CPU, let alone nvJPEG. Two paths:
 
-* **nvImageCodec** (`pip install ndd_triton[cuda]`, real CUDA only): the batch is decoded by
+* **nvImageCodec** (`pip install ndd_triton[cuda]`, `[cuda13]` for CUDA 13; real CUDA only;
+  checked with nvImageCodec 0.9 on an H200, perf/gpu.md): the batch is decoded by
   `nvidia.nvimgcodec` (nvJPEG, hardware decoder where present) on the op's stream; each image
   is then windowed, colour-converted and rescaled into its slot of the packed output with torch.
   nvJPEG output can differ from libjpeg-turbo by a few levels (4:2:0 chroma), as DALI's GPU
-  decoder does. Any failure there (missing codec, unsupported format) falls back to:
+  decoder does (within the golden tolerance). Truncated JPEG/PNG files, which nvJPEG decodes
+  silently, and any codec failure (missing codec, unsupported format) fall back to:
 * **host decode + upload**: every sample is decoded with Pillow on the CPU thread pool straight
   into one staging buffer laid out like the output (pinned memory with real CUDA, the output
   itself on the emulated device), then copied to the GPU in one transfer.
