@@ -34,7 +34,9 @@ def _infer(call: Call) -> OutputSpec:
     shapes = inp.shapes
     layout = inp.layout
     legacy = call.axis is None
-    if legacy and inp.ndim == 1 and len(shapes) and (shapes == 1).all():  # legacy scalar rule
+    # DALI's legacy rule: without `axis`, samples that all hold one element (any rank, e.g.
+    # (1,) or (1, 1)) count as scalars
+    if legacy and inp.ndim >= 1 and len(shapes) and (shapes.prod(axis=1) == 1).all():
         shapes = shapes[:, :0]
         layout = None
     ndim = shapes.shape[1]
@@ -61,7 +63,7 @@ schema = OpSchema(
     args=(
         Arg("num_classes", "int", default=0, doc="Length of the new axis (0: empty output)."),
         Arg("axis", "int", doc="Position of the new axis (-1 or absent: appended; absent also "
-            "applies DALI's legacy rule: samples of shape (1,) count as scalars)."),
+            "applies DALI's legacy rule: samples that all hold one element count as scalars)."),
         Arg("axis_name", "layout", doc="Layout letter of the new axis."),
         Arg("dtype", "dtype", default=float32, doc="Output data type."),
         Arg("on_value", "float", default=1.0, doc="Value at the class index (cast to dtype)."),

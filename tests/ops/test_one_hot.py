@@ -63,6 +63,26 @@ def test_one_hot_scalars_and_legacy_single_element():
     assert ndd.one_hot(np.array([1, 2]), num_classes=0).shape == (2, 0)
 
 
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+def test_one_hot_legacy_rule_covers_any_single_element_shape(backend):
+    """DALI 2.4 (recorded with tools/dali_diff.py, seeds 22/23): samples that all hold one
+    element count as scalars whatever their rank; layouts are dropped, axis_name names the
+    new axis; one sample of two elements turns the rule off for the batch."""
+    def run(shapes, layout=None, **kw):
+        b = ndd.batch([np.full(s, 1, np.int32) for s in shapes], layout=layout)
+        return ndd.one_hot(b.gpu() if backend == "gpu" else b, num_classes=3, **kw)
+
+    out = run([(1, 1), (1, 1)])
+    assert out.shape == [(3,), (3,)]
+    assert np.asarray(out.cpu().select(0)).tolist() == [0, 1, 0]
+    assert run([(1, 1, 1)]).shape == [(3,)]
+    assert run([(1, 1)], "HW").layout is None
+    assert run([(1, 1)], "HW", axis_name="C").layout == "C"
+    assert run([(1, 1), (2, 1)]).shape == [(1, 1, 3), (2, 1, 3)]
+    assert run([(1, 1)], axis=-1).shape == [(1, 1, 3)]
+    assert run([(1, 1)], axis=1).shape == [(1, 3, 1)]
+
+
 def test_one_hot_layout():
     x = ndd.as_tensor(np.array([0, 2], np.int32), layout="W")
     assert ndd.one_hot(x, num_classes=3, axis_name="C").layout == "WC"
