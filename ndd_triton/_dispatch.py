@@ -186,6 +186,9 @@ def run_dense_now(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None
 
 def _sample_arrays(storage: BatchStorage, what: str) -> list[np.ndarray]:
     """Per-sample NumPy views of CPU storage (sliced in NumPy: cheaper than torch views)."""
+    views = storage.host_views()
+    if views is not None:
+        return views
     arr = storage._dense_np
     if arr is None and storage._dense_t is not None:
         arr = to_numpy(storage._dense_t, what)

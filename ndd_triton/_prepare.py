@@ -19,7 +19,13 @@ from ndd_triton._args import constant_value, per_sample_value, validate
 from ndd_triton._batch import Batch
 from ndd_triton._construct import as_tensor, move_storage
 from ndd_triton._device import Device
-from ndd_triton._dispatch import _DENSE_MAX_BYTES, _uniform_value, make_run, run_dense_now
+from ndd_triton._dispatch import (
+    _DENSE_MAX_BYTES,
+    _sample_arrays,
+    _uniform_value,
+    make_run,
+    run_dense_now,
+)
 from ndd_triton._eval_context import EvalContext
 from ndd_triton._eval_mode import EvalMode
 from ndd_triton._executor import Invocation, execute, user_callsite
@@ -105,7 +111,12 @@ def _host_values(x: Tensor | Batch, n: int) -> list[np.ndarray]:
     """Per-sample host copies of an argument-like input (waits for it, like DALI's CPU args)."""
     if isinstance(x, Tensor):
         return [np.asarray(x.cpu())] * n
-    return [np.asarray(t) for t in x.cpu()]
+    host = x.cpu()
+    if host.dtype.torch_dtype is not None and host.dtype.torch_dtype in NUMPY_DTYPES:
+        # NumPy views straight from the storage: ~8x cheaper than a Tensor object per sample
+        # (decoders read 64 encoded files per batch here, before any decoding can start)
+        return _sample_arrays(host._storage_or_raise(), "input")
+    return [np.asarray(t) for t in host]
 
 
 def _tensor_batch(x: Tensor, n: int, dev: Device) -> Batch:

@@ -74,7 +74,8 @@ _pack_lock = threading.Lock()  # packing scattered samples is rare: one lock for
 class BatchStorage:
     """Samples of one batch as torch tensors, optionally views into one packed buffer."""
 
-    __slots__ = ("_buffer", "_dense_np", "_dense_t", "_offsets", "_samples", "device", "event")
+    __slots__ = ("_buffer", "_dense_np", "_dense_t", "_offsets", "_samples", "_shape_rows",
+                 "device", "event")
 
     def __init__(self, samples: list[torch.Tensor], device: Device,
                  buffer: torch.Tensor | None = None,
@@ -87,6 +88,9 @@ class BatchStorage:
         # (small outputs are allocated as NumPy arrays; the torch view is made on first use).
         self._dense_t: torch.Tensor | None = None
         self._dense_np: np.ndarray | None = None
+        # A ragged batch from `allocate` keeps its shapes; its per-sample views into `buffer`
+        # are made on first use (CPU kernels slice the buffer in NumPy instead: cheaper).
+        self._shape_rows: list[list[int]] | None = None
         self.event: object | None = None  # CUDA event marking when the producing kernels end
 
     @staticmethod
@@ -161,26 +165,50 @@ class BatchStorage:
         if n > 1:
             np.cumsum(sizes[:-1], out=offsets[1:])
         total = int(sizes.sum())
-        buffer = _empty(total, dtype, device)
-        samples = [buffer[o:o + k].view(row) for o, k, row in zip(offsets.tolist(),
-                                                                 sizes.tolist(), shape_rows,
-                                                                 strict=True)]
-        return BatchStorage(samples, device, buffer, offsets)
+        storage = BatchStorage(None, device, _empty(total, dtype, device), offsets)  # type: ignore[arg-type]
+        storage._shape_rows = shape_rows
+        return storage
 
     @property
     def samples(self) -> list[torch.Tensor]:
         """Per-sample tensors (views into the packed buffer when there is one)."""
         samples = self._samples
         if samples is None:
-            dense = self._dense_view()
-            assert dense is not None
-            samples = self._samples = list(dense.unbind(0))
+            rows = self._shape_rows
+            if rows is not None:
+                buffer, offsets = self._buffer, self._offsets
+                assert buffer is not None
+                assert offsets is not None
+                samples = [buffer[o:o + math.prod(row)].view(row)
+                           for o, row in zip(offsets.tolist(), rows, strict=True)]  # fmt: skip
+            else:
+                dense = self._dense_view()
+                assert dense is not None
+                samples = list(dense.unbind(0))
+            self._samples = samples
         return samples
 
     @property
     def shapes(self) -> list[tuple[int, ...]]:
         """Per-sample shapes."""
+        if self._samples is None and self._shape_rows is not None:
+            return [tuple(row) for row in self._shape_rows]
         return [tuple(s.shape) for s in self.samples]
+
+    def host_views(self) -> list[np.ndarray] | None:
+        """Per-sample NumPy views of a ragged host batch from `allocate` whose tensor views
+        were never made (sliced from one NumPy view of the buffer), else None."""
+        rows = self._shape_rows
+        if rows is None or self._samples is not None or self.device.device_type != "cpu":
+            return None
+        buffer, offsets = self._buffer, self._offsets
+        assert buffer is not None
+        assert offsets is not None
+        if buffer.dtype not in NUMPY_DTYPES:
+            return None
+        flat = buffer.numpy()
+        return [flat[o:o + math.prod(row)].reshape(row)
+                for o, row in zip(offsets.tolist(), rows, strict=True)]  # fmt: skip
 
     def packed(self) -> tuple[torch.Tensor, np.ndarray]:
         """The flat buffer and per-sample element offsets, packing (one copy) if needed."""

@@ -90,21 +90,20 @@ def encoded_samples(call: Call, meta: InputMeta, what: str = "input 0") -> list[
 
 
 def read_headers(call: Call) -> np.ndarray:
-    """Parse every sample's header; derive `encoded`/`info`/`source` (the reader's file name
-    or None, for messages); returns `[N, 3]` decoded shapes."""
+    """Parse every sample's header; derive `encoded`/`info`; returns `[N, 3]` decoded shapes.
+    A sample's source (the reader's file name, for messages) is looked up only on an error."""
     pil = _pillow()
     from ndd_triton.decoders import _sources
 
     samples = encoded_samples(call, call.inputs[0])
-    sources = _sources.sample_sources(samples)
     infos = []
     for i, data in enumerate(samples):
         try:
             infos.append(pil.read_info(data))
         except pil.ImageError as e:
-            raise call.error(f"{_sources.describe(i, sources[i])}: {e}", RuntimeError) from None
+            source = _sources.sample_sources([data])[0]
+            raise call.error(f"{_sources.describe(i, source)}: {e}", RuntimeError) from None
     call.derive("encoded", samples, per_sample=True)
-    call.derive("source", sources, per_sample=True)
     call.derive("info", infos, per_sample=True)
     output_type = int(call.values.get("output_type", call.values.get("image_type", 0)))
     shapes = [info.shape(output_type, bool(call.adjust_orientation)) for info in infos]

@@ -38,7 +38,8 @@ def decode_sample(out: np.ndarray, arg: SampleArgs, op: str) -> None:
                                      f"{out.shape}")  # fmt: skip
         _pillow.store(out, pixels)
     except _pillow.ImageError as e:
-        raise RuntimeError(f"{op}: {_sources.describe(arg.index, arg.source)}: {e}") from e
+        source = _sources.sample_sources([arg.encoded])[0]  # looked up only for the message
+        raise RuntimeError(f"{op}: {_sources.describe(arg.index, source)}: {e}") from e
 
 
 def _make(op: str):  # type: ignore[no-untyped-def]
