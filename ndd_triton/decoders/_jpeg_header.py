@@ -88,16 +88,29 @@ def segments(b: bytes) -> Iterator[tuple[int, int, int] | None]:
         at = end
 
 
+_NO_CONTENT_CHECK = frozenset(m for m in _SKIPPED if m != 0xDB and not 0xE0 <= m <= 0xEF)
+
+
 def read_jpeg_header(data: np.ndarray, max_pixels: int) -> tuple[str, int, int, int] | None:
-    """(mode, height, width, channels) of a plain JPEG, or None (ask Pillow)."""
+    """(mode, height, width, channels) of a plain JPEG, or None (ask Pillow).
+
+    The walk of `segments`, inlined over a memoryview (no copy of the file, bytes made only
+    for the segments whose content is checked): ~4.6 vs 7.5 us per ImageNet-like JPEG."""
     if data.size < 4 or data[0] != 0xFF or data[1] != 0xD8 or data[2] != 0xFF:
         return None
-    b = data[:_HEADER_BYTES].tobytes()  # a longer header (big ICC profile) goes to Pillow
-    frame = None
-    for seg in segments(b):
-        if seg is None:
+    # a longer header (big ICC profile) goes to Pillow
+    b = memoryview(np.ascontiguousarray(data).reshape(-1))[:_HEADER_BYTES]
+    at, n, frame = 2, len(b), None
+    while at + 4 <= n:
+        if b[at] != 0xFF:
             return None
-        marker, at, end = seg
+        marker = b[at + 1]
+        if marker == 0xFF:  # fill byte
+            at += 1
+            continue
+        end = at + 2 + (b[at + 2] << 8 | b[at + 3])
+        if end < at + 4 or end > n:
+            return None
         if marker == 0xDA:
             if frame is None:
                 return None
@@ -107,12 +120,12 @@ def read_jpeg_header(data: np.ndarray, max_pixels: int) -> tuple[str, int, int, 
                     height * width > max_pixels:  # fmt: skip
                 return None
             return mode, height, width, components
-        segment = b[at + 4:end]
         if marker in (0xC0, 0xC1, 0xC2):
-            if frame is not None or len(segment) < 6 or (len(segment) - 6) % 3:
+            size, s = end - at - 4, at + 4
+            if frame is not None or size < 6 or (size - 6) % 3:
                 return None
-            frame = (segment[0], segment[1] << 8 | segment[2], segment[3] << 8 | segment[4],
-                     segment[5])  # fmt: skip
-        elif not _plain_segment(marker, segment):
+            frame = (b[s], b[s + 1] << 8 | b[s + 2], b[s + 3] << 8 | b[s + 4], b[s + 5])
+        elif marker not in _NO_CONTENT_CHECK and not _plain_segment(marker, bytes(b[at + 4:end])):
             return None
+        at = end
     return None
