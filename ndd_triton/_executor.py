@@ -151,13 +151,15 @@ def surface_error(inv: Invocation) -> BaseException:
     return wrapped
 
 
-def execute(inv: Invocation, force_sync: bool = False,
-            inline: Callable[[], bool] | None = None) -> None:  # fmt: skip
+def execute(inv: Invocation, force_sync: bool = False, inline: Callable[[], bool] | None = None,
+            independent: bool = False) -> None:
     """Schedule `inv` according to the current EvalMode (sync when inputs are external).
 
     `inline` (eager mode only) says whether the run costs less than a hop to the worker thread
-    (tiny CPU work on ready inputs). Such a run happens here, but only while the worker is idle,
-    so call order is kept; its errors still surface where the result is read, as in eager.
+    (tiny CPU work on ready inputs). Such a run happens here while the worker is idle, so call
+    order is kept; or at once when `independent` (every input was computed before this call, so
+    nothing queued can be needed: e.g. `random.coin_flip` while the worker resizes, whose values
+    the next op's prepare reads). Its errors still surface where the result is read, as in eager.
     """
     mode = EvalMode.current()
     if force_sync and mode is EvalMode.eager:
@@ -165,7 +167,7 @@ def execute(inv: Invocation, force_sync: bool = False,
     inv.mode = mode
     if mode is EvalMode.eager:
         worker = inv.ctx._worker
-        if inline is not None and worker.idle and inline():
+        if inline is not None and (worker.idle or independent) and inline():
             inv.run()
         else:
             inv._submit_to(worker)

@@ -450,8 +450,11 @@ def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
     if inv.record is not None:
         inv.record.prepare_s = time.perf_counter() - start
     inline = None
+    independent = False
     if dev.device_type == "cpu" and kernel.inline:
         def inline() -> bool:
             return _is_tiny(batches, metas, specs)
-    execute(inv, force_sync=external, inline=inline)
+
+        independent = all(b is None or b._storage is not None for b in batches)
+    execute(inv, force_sync=external, inline=inline, independent=independent)
     return results[0] if len(results) == 1 else tuple(results)
