@@ -18,6 +18,7 @@ from _decoder_data import (
     RGB,
     YCBCR,
     _pixels,
+    encode,
     encoded_files,
     ref_crop,
     ref_decode,
@@ -321,3 +322,17 @@ def test_crop_decoders_with_top_rows_match_full_decode(monkeypatch, margin):
         assert any(shortened)
     else:
         assert not all(shortened)
+
+
+@pytest.mark.parametrize(("fmt", "rounded"), [("BMP", True), ("TIFF", True), ("PPM", True),
+                                              ("PNG", False)])  # fmt: skip
+def test_image_gray_from_rgb_rounds_as_dali(fmt, rounded):
+    """DALI 2.4 decodes BMP/PPM/TIFF(/WebP) through OpenCV, whose RGB -> grey rounds the
+    14-bit fixed-point luma (recorded: every pixel of two photos equal); PNG truncates
+    (libpng; the closest formula, 6-21 of ~10k pixels off by one). Truncating everywhere
+    was off by one on ~46% of the BMP/TIFF/PPM pixels."""
+    rgb = np.random.default_rng(3).integers(0, 256, (23, 31, 3), dtype=np.uint8)
+    data = encode(rgb, fmt)
+    acc = rgb.astype(np.int32) @ np.array([4899, 9617, 1868], np.int32)
+    want = ((acc + (1 << 13 if rounded else 0)) >> 14).astype(np.uint8)[:, :, None]
+    assert_close(np.asarray(ndd.decoders.image(data, output_type=GRAY)), want, where=fmt)

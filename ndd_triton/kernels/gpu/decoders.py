@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ndd_triton.decoders._pillow import ROUNDED_GRAY_FORMATS
 from ndd_triton.kernels import register
 from ndd_triton.kernels.cpu.decoders import _DECODERS, _SCHEMAS, decode_sample
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
@@ -66,14 +67,16 @@ def _nvimgcodec() -> Any:
     return _nvimgcodec_decoder or None
 
 
-def _convert_on_device(rgb: torch.Tensor, output_type: int) -> torch.Tensor:
-    """RGB uint8 HWC -> the output colour space, same formulas as the CPU path."""
+def _convert_on_device(rgb: torch.Tensor, output_type: int, rounded: bool = False
+                       ) -> torch.Tensor:  # fmt: skip
+    """RGB uint8 HWC -> the output colour space, same formulas as the CPU path (`rounded`:
+    grey rounded as for the formats in `_pillow.ROUNDED_GRAY_FORMATS`)."""
     if output_type == 1:
         return rgb.flip(-1)
     wide = rgb.to(torch.int32)
     if output_type == 2:
-        return ((wide[..., 0] * 4899 + wide[..., 1] * 9617 + wide[..., 2] * 1868) >> 14
-                ).to(torch.uint8)[..., None]  # fmt: skip
+        acc = wide[..., 0] * 4899 + wide[..., 1] * 9617 + wide[..., 2] * 1868
+        return ((acc + (1 << 13 if rounded else 0)) >> 14).to(torch.uint8)[..., None]
     if output_type == 3:
         m = torch.tensor([[65.481, 128.553, 24.966], [-37.797, -74.203, 112.0],
                           [112.0, -93.786, -18.214]], dtype=torch.float64, device=rgb.device)
@@ -160,13 +163,15 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
     if any(t.ndim != 3 or t.dtype != torch.uint8 for t in decoded):
         return False
     windows = call.values.get("window")
+    infos = call.values.get("info")
     results = []
     for i, pixels in enumerate(decoded):
         if windows is not None:
             y0, x0, h, w = (int(v) for v in windows[i])
             pixels = pixels[y0:y0 + h, x0:x0 + w]
         if output_type in (1, 3) or (output_type == 2 and pixels.shape[-1] != 1):
-            pixels = _convert_on_device(pixels, output_type)
+            rounded = infos is not None and infos[i].format in ROUNDED_GRAY_FORMATS
+            pixels = _convert_on_device(pixels, output_type, rounded)
         if tuple(pixels.shape) != tuple(int(v) for v in out.shapes[i]):
             return False
         results.append(pixels)
