@@ -67,7 +67,7 @@ def _plain_segment(marker: int, segment: bytes) -> bool:
     return not 0xE0 <= marker <= 0xEF or _plain_app(marker, segment)
 
 
-def segments(b: bytes) -> Iterator[tuple[int, int, int] | None]:
+def segments(b: bytes | memoryview) -> Iterator[tuple[int, int, int] | None]:
     """(marker, start, end) of each marker segment after SOI, in order (SOS included; the
     caller stops there). Yields None and stops at junk between segments or a segment that
     runs past the data; fill bytes (0xFF 0xFF) are skipped."""
@@ -94,23 +94,17 @@ _NO_CONTENT_CHECK = frozenset(m for m in _SKIPPED if m != 0xDB and not 0xE0 <= m
 def read_jpeg_header(data: np.ndarray, max_pixels: int) -> tuple[str, int, int, int] | None:
     """(mode, height, width, channels) of a plain JPEG, or None (ask Pillow).
 
-    The walk of `segments`, inlined over a memoryview (no copy of the file, bytes made only
-    for the segments whose content is checked): ~4.6 vs 7.5 us per ImageNet-like JPEG."""
+    Walks a memoryview (no copy of the file; bytes made only for the segments whose content
+    is checked): ~5 vs 7.5 us per ImageNet-like JPEG with a copy of the header."""
     if data.size < 4 or data[0] != 0xFF or data[1] != 0xD8 or data[2] != 0xFF:
         return None
     # a longer header (big ICC profile) goes to Pillow
     b = memoryview(np.ascontiguousarray(data).reshape(-1))[:_HEADER_BYTES]
-    at, n, frame = 2, len(b), None
-    while at + 4 <= n:
-        if b[at] != 0xFF:
+    frame = None
+    for seg in segments(b):
+        if seg is None:
             return None
-        marker = b[at + 1]
-        if marker == 0xFF:  # fill byte
-            at += 1
-            continue
-        end = at + 2 + (b[at + 2] << 8 | b[at + 3])
-        if end < at + 4 or end > n:
-            return None
+        marker, at, end = seg
         if marker == 0xDA:
             if frame is None:
                 return None
@@ -127,5 +121,4 @@ def read_jpeg_header(data: np.ndarray, max_pixels: int) -> tuple[str, int, int, 
             frame = (b[s], b[s + 1] << 8 | b[s + 2], b[s + 3] << 8 | b[s + 4], b[s + 5])
         elif marker not in _NO_CONTENT_CHECK and not _plain_segment(marker, bytes(b[at + 4:end])):
             return None
-        at = end
     return None
