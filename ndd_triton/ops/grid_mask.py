@@ -37,11 +37,10 @@ def _infer(call: Call) -> OutputSpec:
             np.asarray(call.shift_x, np.float64).reshape(-1) / tile,
             np.asarray(call.shift_y, np.float64).reshape(-1) / tile,
             np.asarray(call.ratio, np.float32).reshape(-1),
-            np.zeros(len(tile)),
         ],
         axis=1,
     ).astype(np.float32)
-    call.derive("grid_params", params, per_sample=True)  # a b tx ty ratio -
+    call.derive("grid_params", params, per_sample=True)  # a b tx ty ratio
     return same_as_input(call)
 
 

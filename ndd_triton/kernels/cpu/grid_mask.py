@@ -11,7 +11,7 @@ from ndd_triton.schema import SampleArgs
 
 def cell_mask(h: int, w: int, params: np.ndarray) -> np.ndarray:
     """`[H, W]` bool: True where the pixel lies in a zeroed square (float32 math)."""
-    a, b, tx, ty, ratio = (np.float32(v) for v in params[:5])
+    a, b, tx, ty, ratio = (np.float32(v) for v in params)
     x = np.arange(w, dtype=np.float32)[None, :]
     y = np.arange(h, dtype=np.float32)[:, None]
     u = a * x - b * y - tx

@@ -101,11 +101,12 @@ def _store_on_device(dst: torch.Tensor, pixels: torch.Tensor) -> None:
 _warned = False
 
 
-def _warn_fallback(error: Exception) -> None:
+def _warn_fallback(op: str, error: Exception) -> None:
+    """Say once per process that nvImageCodec could not be used (later failures are silent)."""
     global _warned
     if not _warned:
         _warned = True
-        warnings.warn(f"decoders (device='gpu'): nvImageCodec failed ({type(error).__name__}: "
+        warnings.warn(f"{op} (device='gpu'): nvImageCodec failed ({type(error).__name__}: "
                       f"{error}); decoding on the host instead", RuntimeWarning, stacklevel=2)
 
 
@@ -157,7 +158,7 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
             return False
         decoded = [_to_torch(im, device) for im in images]
     except Exception as e:  # an API or codec problem: decode on the host instead, say so once
-        _warn_fallback(e)
+        _warn_fallback(call.schema.name, e)
         return False
     decoded = [t[..., None] if t.ndim == 2 else t for t in decoded]
     if any(t.ndim != 3 or t.dtype != torch.uint8 for t in decoded):

@@ -17,7 +17,7 @@ H: tl.constexpr = tl.constexpr(2)
 W: tl.constexpr = tl.constexpr(3)
 C: tl.constexpr = tl.constexpr(4)
 NCOL: tl.constexpr = tl.constexpr(5)
-NPAR: tl.constexpr = tl.constexpr(6)  # cos/tile sin/tile shift_x/tile shift_y/tile ratio -
+NPAR: tl.constexpr = tl.constexpr(5)  # cos/tile sin/tile shift_x/tile shift_y/tile ratio
 TILE = 1024
 
 
