@@ -11,6 +11,7 @@ import numbers
 from typing import Any
 
 import numpy as np
+import torch
 
 from ndd_triton._batch import Batch
 from ndd_triton._dtype import to_dtype_arg
@@ -18,6 +19,8 @@ from ndd_triton._tensor import Tensor
 from ndd_triton.schema import Arg
 
 _NP_KIND = {"int": np.int64, "float": np.float64, "bool": np.bool_, "enum": np.int64}
+_TORCH_NUMERIC = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+                  torch.float16, torch.float32, torch.float64)
 
 
 def _type_error(op: str, arg: Arg, value: Any, expected: str) -> TypeError:
@@ -116,6 +119,49 @@ def _broadcast_constant(op: str, arg: Arg, value: Any, batch_size: int) -> np.nd
     return hit
 
 
+def _dense_host_array(value: Batch) -> np.ndarray | None:
+    """`(N, ...)` NumPy view of a uniform host Batch (e.g. `random.coin_flip`'s output), or
+    None: the per-sample path would convert N small arrays one by one."""
+    if value.device.device_type != "cpu" or value.batch_size == 0:
+        return None
+    storage = value._storage_or_raise()
+    arr = storage._dense_np
+    if arr is None:
+        dense = storage.dense()
+        if dense is None or dense.dtype not in _TORCH_NUMERIC:
+            return None
+        arr = dense.numpy()
+    return arr if arr.dtype.kind in "biuf" else None
+
+
+def _dense_sample_values(op: str, arg: Arg, arr: np.ndarray) -> np.ndarray:
+    """`per_sample_value` of a uniform batch in one vectorised step (same rules and errors as
+    `_sample_array` per sample; every sample has the shape of sample 0)."""
+    n, sample_shape = arr.shape[0], arr.shape[1:]
+    size = int(np.prod(sample_shape, dtype=np.int64))
+    if not arg.vector and size != 1:
+        raise ValueError(f"{op}: argument '{arg.name}' sample 0 expects a scalar per sample; "
+                         f"got shape {sample_shape}")  # fmt: skip
+    if arg.kind in ("int", "enum"):
+        arr = np.trunc(arr).astype(np.int64) if arr.dtype.kind == "f" else arr.astype(np.int64)
+    elif arg.kind == "float":
+        arr = arr.astype(np.float64)
+    elif arg.kind == "bool":
+        arr = arr.astype(np.bool_)
+    else:
+        arr = arr.copy()  # not a view of the batch: kernels may run after it is reused
+    if not arg.vector:
+        return arr.reshape(n)
+    if arg.length is None:
+        return arr
+    if size == 1:
+        return np.broadcast_to(arr.reshape(n, 1), (n, arg.length))
+    if size != arg.length:
+        raise ValueError(f"{op}: argument '{arg.name}' sample 0: expected {arg.length} values; "
+                         f"got {size}")
+    return arr.reshape(n, arg.length)
+
+
 def per_sample_value(op: str, arg: Arg, value: Any, batch_size: int) -> Any:
     """`[N, ...]` array (or list of arrays when vector lengths differ) for a per-sample arg.
 
@@ -127,6 +173,9 @@ def per_sample_value(op: str, arg: Arg, value: Any, batch_size: int) -> Any:
         if value.batch_size != batch_size:
             raise ValueError(f"{op}: Inconsistent batch size: argument '{arg.name}' has "
                              f"{value.batch_size} samples, expected {batch_size}")
+        dense = _dense_host_array(value)
+        if dense is not None:
+            return _dense_sample_values(op, arg, dense)
         samples = [_sample_array(op, arg, s, i) for i, s in enumerate(value)]
     elif isinstance(value, Tensor):
         samples = [_sample_array(op, arg, value, None)] * batch_size

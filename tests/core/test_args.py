@@ -1,0 +1,68 @@
+"""Per-sample argument conversion: the vectorised path for uniform host batches matches the
+per-sample path (values, dtypes and errors)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ndd_triton as ndd
+from ndd_triton import _args
+from ndd_triton.schema import Arg
+
+CASES = [
+    (Arg("x", "float", per_sample=True), np.array([[1.5], [2.0], [-3.25]], np.float32)),
+    (Arg("x", "int", per_sample=True), np.array([1.9, -2.7, 3.0], np.float64)),
+    (Arg("x", "bool", per_sample=True), np.array([1, 0, 1], np.int32)),
+    (Arg("x", "enum", per_sample=True), np.array([[0], [1], [2]], np.uint8)),
+    (Arg("x", "float", vector=True, per_sample=True), np.arange(6, dtype=np.int16).reshape(3, 2)),
+    (Arg("x", "float", vector=True, length=3, per_sample=True), np.arange(3.0).reshape(3, 1)),
+    (Arg("x", "int", vector=True, length=2, per_sample=True), np.arange(6).reshape(3, 2)),
+    (Arg("x", "float", vector=True, length=2, per_sample=True), np.arange(6.0).reshape(3, 1, 2)),
+]
+
+
+def _both(monkeypatch: pytest.MonkeyPatch, arg: Arg, data: np.ndarray):  # type: ignore[no-untyped-def]
+    batch = ndd.as_batch(data)  # one (N, ...) array: the dense path
+    assert _args._dense_host_array(batch) is not None
+    fast = _args.per_sample_value("op", arg, batch, len(data))
+    with monkeypatch.context() as m:
+        m.setattr(_args, "_dense_host_array", lambda value: None)
+        slow = _args.per_sample_value("op", arg, batch, len(data))
+    return fast, slow
+
+
+@pytest.mark.parametrize("arg,data", CASES, ids=[f"{a.kind}-{a.vector}-{a.length}" for a, _ in CASES])
+def test_dense_batch_argument_matches_per_sample_conversion(monkeypatch, arg, data):
+    fast, slow = _both(monkeypatch, arg, data)
+    assert isinstance(slow, np.ndarray)
+    assert fast.dtype == slow.dtype and fast.shape == slow.shape
+    np.testing.assert_array_equal(fast, slow)
+    data[...] = 0  # the converted values do not alias the batch
+    np.testing.assert_array_equal(fast, slow)
+
+
+@pytest.mark.parametrize("arg,data,message", [
+    (Arg("x", "float", per_sample=True), np.zeros((3, 2), np.float32),
+     r"argument 'x' sample 0 expects a scalar per sample; got shape \(2,\)"),
+    (Arg("x", "float", vector=True, length=3, per_sample=True), np.zeros((3, 2), np.float32),
+     "argument 'x' sample 0: expected 3 values; got 2"),
+])
+def test_dense_batch_argument_errors_match(monkeypatch, arg, data, message):
+    batch = ndd.as_batch(data)
+    with pytest.raises(ValueError, match=message):
+        _args.per_sample_value("op", arg, batch, len(data))
+    monkeypatch.setattr(_args, "_dense_host_array", lambda value: None)
+    with pytest.raises(ValueError, match=message):
+        _args.per_sample_value("op", arg, batch, len(data))
+
+
+def test_flip_with_a_coin_flip_batch_flips_the_chosen_samples():
+    images = np.arange(8 * 2 * 4 * 1, dtype=np.uint8).reshape(8, 2, 4, 1)
+    flips = ndd.random.coin_flip(batch_size=8, rng=ndd.random.RNG(seed=3))
+    chosen = [bool(np.asarray(flips.select(i))) for i in range(8)]
+    assert 0 < sum(chosen) < 8
+    out = ndd.flip(ndd.as_batch(images, layout="HWC"), horizontal=flips)
+    for i, flipped in enumerate(chosen):
+        expected = images[i, :, ::-1] if flipped else images[i]
+        np.testing.assert_array_equal(np.asarray(out.select(i)), expected)
