@@ -27,17 +27,33 @@ def _range(call: Call, name: str, positive: bool) -> tuple[float, float]:
     return float(v[0]), float(v[1])
 
 
-def _window(h: int, w: int, u: np.ndarray, area: tuple[float, float],
-            ratio: tuple[float, float]) -> tuple[int, int, int, int]:  # fmt: skip
-    """(y, x, height, width) of one sample from its uniforms `u` `[attempts, 4]`."""
+def _windows(extents: np.ndarray, u: np.ndarray, area: tuple[float, float],
+             ratio: tuple[float, float]) -> np.ndarray:  # fmt: skip
+    """`[N, 4]` int64 (y, x, height, width) from `[N, 2]` (H, W) extents and uniforms `u`
+    `[N, attempts, 4]`: the first attempt that fits, else the largest centred window whose
+    aspect ratio is in range. Vectorised over samples and attempts (float64 throughout, the
+    same operations in the same order as one attempt at a time)."""
+    h = extents[:, 0:1].astype(np.float64)
+    w = extents[:, 1:2].astype(np.float64)
     log_lo, log_hi = np.log(ratio[0]), np.log(ratio[1])
-    for a, r, py, px in u:
-        frac = area[0] + a * (area[1] - area[0])
-        aspect = float(np.exp(log_lo + r * (log_hi - log_lo)))
-        cw = int(np.floor(np.sqrt(frac * h * w * aspect) + 0.5))
-        ch = int(np.floor(np.sqrt(frac * h * w / aspect) + 0.5))
-        if 0 < cw <= w and 0 < ch <= h:
-            return int(py * (h - ch + 1)), int(px * (w - cw + 1)), ch, cw
+    a, r, py, px = u[..., 0], u[..., 1], u[..., 2], u[..., 3]
+    frac = area[0] + a * (area[1] - area[0])
+    aspect = np.exp(log_lo + r * (log_hi - log_lo))
+    cw = np.floor(np.sqrt(frac * h * w * aspect) + 0.5)
+    ch = np.floor(np.sqrt(frac * h * w / aspect) + 0.5)
+    fits = (cw > 0) & (cw <= w) & (ch > 0) & (ch <= h)
+    first = fits.argmax(axis=1)
+    rows = np.arange(len(u))
+    cw, ch = cw[rows, first], ch[rows, first]
+    y = np.trunc(py[rows, first] * (h[:, 0] - ch + 1))
+    x = np.trunc(px[rows, first] * (w[:, 0] - cw + 1))
+    out = np.stack([y, x, ch, cw], axis=1).astype(np.int64)
+    for i in np.flatnonzero(~fits.any(axis=1)):  # rare: no attempt fits
+        out[i] = _fallback(int(extents[i, 0]), int(extents[i, 1]), ratio)
+    return out
+
+
+def _fallback(h: int, w: int, ratio: tuple[float, float]) -> tuple[int, int, int, int]:
     in_ratio = w / h if h else 1.0
     cw, ch = w, h
     if in_ratio < ratio[0]:
@@ -45,6 +61,13 @@ def _window(h: int, w: int, u: np.ndarray, area: tuple[float, float],
     elif in_ratio > ratio[1]:
         cw = max(1, int(np.floor(h * ratio[1] + 0.5)))
     return (h - ch) // 2, (w - cw) // 2, ch, cw
+
+
+def _window(h: int, w: int, u: np.ndarray, area: tuple[float, float],
+            ratio: tuple[float, float]) -> tuple[int, int, int, int]:  # fmt: skip
+    """(y, x, height, width) of one sample from its uniforms `u` `[attempts, 4]`."""
+    y, x, ch, cw = _windows(np.array([[h, w]]), np.asarray(u)[None], area, ratio)[0]
+    return int(y), int(x), int(ch), int(cw)
 
 
 def _infer(call: Call) -> OutputSpec:
@@ -64,11 +87,10 @@ def _infer(call: Call) -> OutputSpec:
     rng = call.rng or get_default_rng()
     draws = rng.take_uniform(n * call.num_attempts * 4, np.float64)
     draws = draws.reshape(n, call.num_attempts, 4)
-    lo, hi = np.zeros((n, 2)), np.zeros((n, 2))
-    for i in range(n):
-        y, x, ch, cw = _window(int(extents[i, 0]), int(extents[i, 1]), draws[i], area, ratio)
-        lo[i], hi[i] = (y, x), (y + ch, x + cw)
-    call.derive("window", np.concatenate([lo, hi - lo], axis=1).astype(np.int64), per_sample=True)
+    win = _windows(np.asarray(extents[:, :2]), draws, area, ratio)
+    lo = win[:, :2].astype(np.float64)
+    hi = lo + win[:, 2:]
+    call.derive("window", win, per_sample=True)
     out, origin, step = rp.mapping(lo, hi, np.broadcast_to(size, (n, 2)).copy(), True)
     rp.derive_plan(call, layout, extents, out, origin, step)
     shapes = call.inputs[0].shapes.copy()
