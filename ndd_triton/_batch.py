@@ -50,7 +50,7 @@ class Batch(ArithmeticMixin):
         obj._dtype = dtype
         obj._layout = layout
         obj._device = storage.device
-        obj._batch_size = len(storage.samples)
+        obj._batch_size = storage.num_samples
         obj._shapes = None
         return obj
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -75,7 +76,7 @@ class BatchStorage:
     """Samples of one batch as torch tensors, optionally views into one packed buffer."""
 
     __slots__ = ("_buffer", "_dense_np", "_dense_t", "_offsets", "_samples", "_shape_rows",
-                 "device", "event")
+                 "device", "event", "hints")
 
     def __init__(self, samples: list[torch.Tensor], device: Device,
                  buffer: torch.Tensor | None = None,
@@ -92,6 +93,10 @@ class BatchStorage:
         # are made on first use (CPU kernels slice the buffer in NumPy instead: cheaper).
         self._shape_rows: list[list[int]] | None = None
         self.event: object | None = None  # CUDA event marking when the producing kernels end
+        # Per-sample facts its producer computed about the data (e.g. a reader's parsed JPEG
+        # headers, "jpeg_header"), read by ops that would otherwise recompute them. Only the
+        # storage object that was annotated carries them: selections and op outputs do not.
+        self.hints: dict[str, list[Any]] | None = None
 
     @staticmethod
     def from_numpy_dense(array: np.ndarray, device: Device) -> BatchStorage:
@@ -187,6 +192,28 @@ class BatchStorage:
                 samples = list(dense.unbind(0))
             self._samples = samples
         return samples
+
+    @property
+    def num_samples(self) -> int:
+        """Number of samples (without making the per-sample views)."""
+        if self._samples is not None:
+            return len(self._samples)
+        if self._shape_rows is not None:
+            return len(self._shape_rows)
+        dense = self._dense_np if self._dense_np is not None else self._dense_t
+        assert dense is not None
+        return int(dense.shape[0])
+
+    @property
+    def dtype(self) -> torch.dtype:
+        """The samples' torch dtype (without making the per-sample views)."""
+        if self._dense_t is not None:
+            return self._dense_t.dtype
+        if self._dense_np is not None:
+            return torch.from_numpy(self._dense_np[:0]).dtype
+        if self._buffer is not None:
+            return self._buffer.dtype
+        return self.samples[0].dtype
 
     @property
     def shapes(self) -> list[tuple[int, ...]]:

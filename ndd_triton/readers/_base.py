@@ -250,7 +250,7 @@ class Reader:
     def _wrap(self, item: Item, as_batch: bool) -> tuple[Any, ...]:
         out: list[Any] = []
         for storage, layout in zip(item.outputs, self._source.layouts, strict=True):
-            dtype = DType.from_fw_type(storage.samples[0].dtype)
+            dtype = DType.from_fw_type(storage.dtype)
             if self._device != Device.CPU:
                 from ndd_triton._construct import move_storage
 
