@@ -107,16 +107,18 @@ def _resolve_device(schema: OpSchema, device: Any, data: list[Any]) -> Device:
     return dev
 
 
-def _host_values(x: Tensor | Batch, n: int) -> list[np.ndarray]:
-    """Per-sample host copies of an argument-like input (waits for it, like DALI's CPU args)."""
+def _host_values(x: Tensor | Batch, n: int) -> tuple[list[np.ndarray], dict[str, Any] | None]:
+    """Per-sample host copies of an argument-like input (waits for it, like DALI's CPU args),
+    and its storage's producer hints when the values are that storage's own samples."""
     if isinstance(x, Tensor):
-        return [np.asarray(x.cpu())] * n
+        return [np.asarray(x.cpu())] * n, None
     host = x.cpu()
     if host.dtype.torch_dtype is not None and host.dtype.torch_dtype in NUMPY_DTYPES:
         # NumPy views straight from the storage: ~8x cheaper than a Tensor object per sample
         # (decoders read 64 encoded files per batch here, before any decoding can start)
-        return _sample_arrays(host._storage_or_raise(), "input")
-    return [np.asarray(t) for t in host]
+        storage = host._storage_or_raise()
+        return _sample_arrays(storage, "input"), storage.hints
+    return [np.asarray(t) for t in host], None
 
 
 def _tensor_batch(x: Tensor, n: int, dev: Device) -> Batch:
@@ -228,8 +230,9 @@ def _input_batches(schema: OpSchema, data: list[Any], n: int, dev: Device
             raise TypeError(f"{op}: input {k} has dtype {b.dtype}; expected one of "
                             f"{', '.join(str(d) for d in spec.dtypes)}")
         batches.append(b)
-        host = _host_values(x, n) if spec is not None and spec.host_values else None
-        metas.append(InputMeta(b.dtype, layout, shapes, host))
+        host, hints = _host_values(x, n) if spec is not None and spec.host_values else \
+            (None, None)  # fmt: skip
+        metas.append(InputMeta(b.dtype, layout, shapes, host, hints))
     return batches, metas
 
 

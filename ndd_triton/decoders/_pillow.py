@@ -99,11 +99,18 @@ def read_info(data: np.ndarray) -> ImageInfo:
     """Parse the header of one encoded image (no pixel data is decoded)."""
     if data.size == 0:
         raise ImageError("the encoded data is empty (0 bytes)")
+    info = plain_jpeg_info(data)
+    return info if info is not None else _read_info_pillow(data)
+
+
+def plain_jpeg_info(data: np.ndarray) -> ImageInfo | None:
+    """`read_info` of a plain JPEG (the Python header walk, no Pillow), else None: cheap for
+    any data, so a reader's prefetch thread may call it on every file (`_header_hints`)."""
     plain = read_jpeg_header(data, MAX_PIXELS)
-    if plain is not None:
-        mode, height, width, channels = plain
-        return ImageInfo("JPEG", mode, height, width, channels, 1)
-    return _read_info_pillow(data)
+    if plain is None:
+        return None
+    mode, height, width, channels = plain
+    return ImageInfo("JPEG", mode, height, width, channels, 1)
 
 
 def _read_info_pillow(data: np.ndarray) -> ImageInfo:

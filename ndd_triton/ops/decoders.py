@@ -28,6 +28,7 @@ from types import ModuleType
 import numpy as np
 
 from ndd_triton._dtype import DType, float32, int16, int64, uint8, uint16
+from ndd_triton.decoders._header_hints import HINT
 from ndd_triton.ops import _decoder_windows as windows
 from ndd_triton.schema import Arg, Call, Input, InputMeta, OpSchema, OutputSpec
 
@@ -95,9 +96,15 @@ def read_headers(call: Call) -> np.ndarray:
     pil = _pillow()
     from ndd_triton.decoders import _sources
 
-    samples = encoded_samples(call, call.inputs[0])
+    meta = call.inputs[0]
+    samples = encoded_samples(call, meta)
+    hinted = meta.hints.get(HINT) if meta.hints else None  # parsed ahead by a reader
     infos = []
     for i, data in enumerate(samples):
+        info = hinted[i] if hinted is not None else None
+        if info is not None:
+            infos.append(info)
+            continue
         try:
             infos.append(pil.read_info(data))
         except pil.ImageError as e:

@@ -4,6 +4,13 @@ The sample order is a pure function of the stream configuration and position (`_
 the thread simply walks the stream from its start position, epoch after epoch, and keeps up to
 `prefetch_queue_depth` loaded batches in a queue. It holds no reference to the `Reader`, so a
 dropped reader is collected and its finalizer stops the thread.
+
+Loading holds the GIL for part of its time (the Python around each file read). Right after the
+consumer takes a batch it runs its own serial Python (wrapping the batch, preparing the next
+decode) while the worker pool is idle, so a load started then delays the whole pipeline. When
+the thread is ahead (a loaded batch is still queued), it therefore waits a little after each
+take (a fraction of the consumer's period between takes, at most `_MAX_YIELD_S`) before
+loading: that batch is not needed before the queued one has been consumed.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from __future__ import annotations
 import atexit
 import queue
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,11 +27,14 @@ from typing import Any
 import numpy as np
 
 from ndd_triton._storage import BatchStorage
+from ndd_triton.decoders._header_hints import annotate
 from ndd_triton.readers._sharding import StreamConfig, epoch_indices
 
 Position = tuple[int, int, int]  # (epoch, ring start of the epoch, samples consumed in the epoch)
 _live: weakref.WeakSet[Prefetcher] = weakref.WeakSet()
 Loader = Callable[[np.ndarray], tuple[list[BatchStorage], list[str]]]
+_MAX_YIELD_S = 0.005
+_YIELD_FRACTION = 0.15  # of the consumer's period between takes
 
 
 @dataclass(slots=True)
@@ -44,6 +55,8 @@ class Prefetcher:
         self._queue: queue.Queue[Item | BaseException] = queue.Queue(maxsize=depth)
         self._stop = threading.Event()
         self._failed: BaseException | None = None
+        self._last_take = 0.0
+        self._period = 0.0  # the consumer's recent time between takes (0: unknown)
         args = (cfg, load, batch_size, start)
         self._thread = threading.Thread(target=self._run, args=args, daemon=True,
                                         name=f"ndd-reader-{name}")  # fmt: skip
@@ -66,7 +79,10 @@ class Prefetcher:
                 order, next_start = epoch_indices(cfg, epoch, ring_start, batch_size)
                 for first in range(offset, len(order), batch_size):
                     chosen = order[first:first + batch_size]
+                    self._yield_to_consumer()
                     outputs, sources = load(chosen)
+                    for storage in outputs:
+                        annotate(storage)  # parse image headers here, not in the decoder
                     last = first + batch_size >= len(order)
                     after = (epoch + 1, next_start, 0) if last else \
                         (epoch, ring_start, first + batch_size)  # fmt: skip
@@ -75,6 +91,15 @@ class Prefetcher:
                 epoch, ring_start, offset = epoch + 1, next_start, 0
         except Exception as e:  # delivered to the consumer, which re-raises it at its call
             self._put(e)
+
+    def _yield_to_consumer(self) -> None:
+        """Wait a short while after a take when a loaded batch is still queued (module doc)."""
+        if self._queue.empty() or self._period <= 0.0:
+            return
+        delay = self._last_take + min(_MAX_YIELD_S, _YIELD_FRACTION * self._period) - \
+            time.perf_counter()  # fmt: skip
+        if delay > 0.0:
+            self._stop.wait(delay)
 
     def take(self) -> Item:
         """The next batch, in stream order; re-raises a loading error (and every later take)."""
@@ -89,6 +114,11 @@ class Prefetcher:
                     self._failed = RuntimeError("The reader's prefetch thread has stopped; "
                                                 "create a new reader")
                     raise self._failed from None
+        now = time.perf_counter()
+        if self._last_take:
+            gap = now - self._last_take
+            self._period = gap if not self._period else 0.7 * self._period + 0.3 * gap
+        self._last_take = now
         if isinstance(item, BaseException):
             self._failed = item
             self.stop()

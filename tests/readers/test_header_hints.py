@@ -1,0 +1,72 @@
+"""Readers parse JPEG headers on their prefetch thread; the decoders use them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ops"))
+from _decoder_data import encoded_files, ref_decode, with_orientation  # noqa: E402
+
+import ndd_triton as ndd  # noqa: E402
+from ndd_triton.decoders import _header_hints, _pillow  # noqa: E402
+
+NAMES = ["jpeg420", "jpeg444", "jpeg_gray", "png", "bmp"]
+
+
+@pytest.fixture
+def image_tree(tmp_path: Path) -> Path:
+    files = encoded_files()
+    files["jpeg_exif"] = with_orientation(files["jpeg420"], 6)
+    for i, name in enumerate([*NAMES, "jpeg_exif"]):
+        (tmp_path / "c").mkdir(exist_ok=True)
+        (tmp_path / "c" / f"{i}_{name}.img").write_bytes(files[name].tobytes())
+    return tmp_path
+
+
+def _reader_batch(root: Path):  # type: ignore[no-untyped-def]
+    reader = ndd.readers.File(file_root=str(root), file_filters=["*.img"])
+    (batch, _), = list(reader.next_epoch(batch_size=6))
+    return batch
+
+
+def test_reader_attaches_the_headers_of_plain_jpegs(image_tree):
+    batch = _reader_batch(image_tree)
+    infos = batch._storage_or_raise().hints[_header_hints.HINT]
+    for sample, info in zip(batch, infos, strict=True):
+        data = np.asarray(sample)
+        plain = _pillow.read_jpeg_header(data, _pillow.MAX_PIXELS)
+        if plain is None:  # PNG, BMP, the EXIF JPEG: the decoder parses those itself
+            assert info is None
+        else:
+            assert info == _pillow.read_info(data)
+    assert sum(info is not None for info in infos) == 3
+
+
+def test_decoders_use_the_hints_and_parse_the_rest(image_tree, monkeypatch):
+    batch = _reader_batch(image_tree)
+    expected = [ref_decode(np.asarray(s)) for s in batch]
+    parsed = []
+    real = _pillow.read_info
+    monkeypatch.setattr(_pillow, "read_info", lambda data: parsed.append(data.size) or real(data))
+    out = ndd.decoders.image(batch)
+    for got, ref in zip(out, expected, strict=True):
+        np.testing.assert_array_equal(np.asarray(got), ref)
+    assert len(parsed) == 3  # PNG, BMP and the EXIF JPEG
+    parsed.clear()
+    ndd.decoders.image(batch.select(list(range(6)))).evaluate()  # a new storage: no hints
+    assert len(parsed) == 6
+
+
+def test_non_image_reader_outputs_get_no_hints(tmp_path):
+    (tmp_path / "a").mkdir()
+    for i in range(3):
+        (tmp_path / "a" / f"{i}.bin").write_bytes(bytes([0xFF, 0xD9, i, i]))
+    reader = ndd.readers.File(file_root=str(tmp_path), file_filters=["*.bin"])
+    (batch, labels), = list(reader.next_epoch(batch_size=3))
+    assert batch._storage_or_raise().hints is None
+    assert labels._storage_or_raise().hints is None
+
