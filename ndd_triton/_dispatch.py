@@ -16,7 +16,9 @@ import torch
 
 from ndd_triton._batch import Batch
 from ndd_triton._device import Device, is_emulated
+from ndd_triton._executor import ChainOutputs, Stage
 from ndd_triton._storage import NUMPY_DTYPES, BatchStorage
+from ndd_triton._thread_pool import POOL_MIN_BYTES
 from ndd_triton.kernels import KernelEntry
 from ndd_triton.schema import Call, OutputSpec, SampleArgs
 
@@ -42,6 +44,61 @@ def make_run(call: Call, kernel: KernelEntry, batches: list[Batch], specs: list[
             ins = [b._storage_or_raise() if b is not None else None for b in batches]
             return _run_gpu(call, kernel, ins, specs, device, ctx, inv.record)
     return run
+
+
+def make_stage(call: Call, kernel: KernelEntry, batches: list[Batch | None],
+               specs: list[OutputSpec], device: Device,
+               ctx: Any) -> Callable[[ChainOutputs], Stage | None]:  # fmt: skip
+    """The stage function of a CPU invocation (see `_executor._Chain`): its run as one kernel
+    call per sample into outputs allocated now, when it is one (per-sample kernel, output shapes
+    known, enough work for the pool); inputs may be outputs of earlier stages of the chain."""
+    def stage(chain_outputs: ChainOutputs) -> Stage | None:
+        n = call.batch_size
+        if kernel.batched or not kernel.inline or n <= 1 or ctx.thread_pool.num_threads <= 1 or \
+                any(spec.shapes is None for spec in specs):  # fmt: skip
+            return None
+        ins: list[BatchStorage | None] = []
+        deps: list[int] = []
+        for b in batches:
+            if b is None or b._storage is not None:
+                ins.append(b._storage if b is not None else None)
+                continue
+            producer = getattr(b._producer, "inv", None)
+            found = chain_outputs(producer) if producer is not None else None
+            if found is not None:
+                deps.append(found[0])
+                ins.append(found[1][b._producer.index])
+            elif producer is not None and producer.done:
+                ins.append(b._storage_or_raise())
+            else:
+                return None  # pending outside the chain
+        outs = [BatchStorage.allocate(spec.shapes, spec.dtype.torch_dtype, device)  # type: ignore[arg-type]
+                for spec in specs]  # fmt: skip
+        work = _nbytes(ins, outs)
+        if work < POOL_MIN_BYTES or (kernel.dense and work < _DENSE_MAX_BYTES):
+            return None  # run inline or as one dense call: the normal run does that
+        return Stage(n, _per_sample(call, kernel, ins, outs), outs, tuple(sorted(set(deps))))
+
+    return stage
+
+
+def _per_sample(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
+                outs: list[BatchStorage]) -> Callable[[int], None]:  # fmt: skip
+    """`one(i)`: the kernel on sample i of known-shape outputs."""
+    op = call.schema.name
+    n = call.batch_size
+    first = call.inputs[0] if call.inputs else None
+    layout = first.layout if first is not None else None
+    in_np = [_sample_arrays(storage, op) if storage is not None else [None] * n
+             for storage in ins]  # fmt: skip
+    out_np = [_sample_arrays(storage, op) for storage in outs]
+    single = len(outs) == 1
+
+    def one(i: int) -> None:
+        dst = out_np[0][i] if single else tuple(o[i] for o in out_np)
+        kernel.fn(dst, *[inp[i] for inp in in_np], SampleArgs(call, i, layout))
+
+    return one
 
 
 def _run_cpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: list[OutputSpec],

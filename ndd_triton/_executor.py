@@ -4,7 +4,8 @@ An `Invocation` is one op call after prepare: a run closure plus the caller's lo
 eval mode decides when `run` happens: deferred (on first read), eager (on this context's single
 worker thread, in call order), sync_cpu (before the call returns), sync_full (and the stream is
 synchronised). A failure is stored on the invocation and re-raised where its result is read,
-with the original exception as `__cause__`; the worker itself never dies.
+with the original exception as `__cause__`; the worker itself never dies. In eager mode the
+worker pipelines consecutive per-sample CPU invocations sample by sample (`_Chain`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 import threading
 import time
 import weakref
+from collections import deque
 from collections.abc import Callable
 from queue import SimpleQueue
 from typing import Any
@@ -51,12 +53,16 @@ class Invocation:
     """One op call between prepare and run; produces one storage per output."""
 
     __slots__ = ("__weakref__", "_done", "_error", "_lock", "_results", "_state", "callsite",
-                 "ctx", "mode", "name", "record", "run_fn", "sync_stream")  # fmt: skip
+                 "ctx", "mode", "name", "record", "run_fn", "stage_fn", "sync_stream")  # fmt: skip
 
     def __init__(self, name: str, run_fn: Callable[[Invocation], list[Any]], ctx: Any,
-                 callsite: tuple[str, int] | None) -> None:  # fmt: skip
+                 callsite: tuple[str, int] | None,
+                 stage_fn: Callable[[ChainOutputs], Stage | None] | None = None,
+                 ) -> None:  # fmt: skip
         self.name = name
         self.run_fn = run_fn
+        # The run as one pool call per sample, for pipelining with the next ops (`_Chain`)
+        self.stage_fn = stage_fn
         self.ctx = ctx
         self.callsite = callsite
         self.mode = EvalMode.eager
@@ -75,23 +81,41 @@ class Invocation:
                 return
             self._state = _RUNNING
         start = time.perf_counter() if self.record is not None else 0.0
+        results: list[Any] | None = None
+        error: BaseException | None = None
         try:
             results = self.run_fn(self)
             if self.sync_stream is not None:
                 self.sync_stream.synchronize()
+        except BaseException as e:
+            error = e
+        self._complete(results, error, start)
+
+    def _claim(self) -> bool:
+        """Mark a pending invocation as running (False when it already started)."""
+        with self._lock:
+            if self._state != _PENDING:
+                return False
+            self._state = _RUNNING
+            return True
+
+    def _complete(self, results: list[Any] | None, error: BaseException | None,
+                  start: float, thread: str | None = None) -> None:  # fmt: skip
+        """Store the outcome of the run and wake the readers."""
+        if error is None:
             self._results = results
             self._state = _DONE
-        except BaseException as e:
-            self._error = e
+        else:
+            self._error = error
             self._state = _FAILED
-        finally:
-            self.run_fn = _finished  # drop references to inputs and arguments
-            if self.record is not None:
-                self.record.run_s = time.perf_counter() - start
-                self.record.run_thread = threading.current_thread().name
-            done = self._done
-            if done is not None:
-                done.release()
+        self.run_fn = _finished  # drop references to inputs and arguments
+        self.stage_fn = None
+        if self.record is not None:
+            self.record.run_s = time.perf_counter() - start
+            self.record.run_thread = thread or threading.current_thread().name
+        done = self._done
+        if done is not None:
+            done.release()
 
     def _submit_to(self, worker: Worker) -> None:
         done = threading.Lock()
@@ -242,13 +266,175 @@ def _stop_all_workers() -> None:
 
 
 def _loop(worker: Worker) -> None:
+    """Run the queue in order. Consecutive per-sample CPU invocations are pipelined (`_Chain`):
+    while a chain runs, the next invocations join it if they can, and anything else waits
+    (`held`) until the chain has finished, so completion order is still call order."""
     queue = worker._queue
+    held: deque[Any] = deque()
+    chain: _Chain | None = None
     while True:
-        item = queue.get()
+        if chain is None and held:
+            item = held.popleft()
+        else:
+            item = queue.get()
+            if isinstance(item, _ChainEnd):
+                if item.chain is chain and chain.finished():
+                    worker.finished += chain.size
+                    chain.close()
+                    chain = None
+                continue
+            if chain is not None or held:
+                if chain is not None and not held and isinstance(item, Invocation) and \
+                        chain.add(item):  # fmt: skip
+                    continue
+                held.append(item)
+                continue
         if item is None:
             return
         if isinstance(item, Invocation):
-            item.run()
-            worker.finished += 1
+            chain = _Chain.begin(worker, item)
+            if chain is None:
+                item.run()
+                worker.finished += 1
+            else:
+                while held and isinstance(held[0], Invocation) and chain.add(held[0]):
+                    held.popleft()
         else:
             item.release()  # a drain marker
+
+
+# What a stage function gets to find its inputs among the outputs of the chain's invocations:
+# the chain stage and output storages of an invocation in the chain, or None.
+ChainOutputs = Callable[[Invocation], tuple[int, list[Any]] | None]
+
+
+class Stage:
+    """An invocation's run as one call per sample into preallocated outputs (`stage_fn`)."""
+
+    __slots__ = ("deps", "n", "one", "outs")
+
+    def __init__(self, n: int, one: Callable[[int], None], outs: list[Any],
+                 deps: tuple[int, ...]) -> None:  # fmt: skip
+        self.n, self.one, self.outs, self.deps = n, one, outs, deps
+
+
+class _ChainEnd:
+    """Queue message: every stage of `chain` had completed when it was sent."""
+
+    __slots__ = ("chain",)
+
+    def __init__(self, chain: _Chain) -> None:
+        self.chain = chain
+
+
+class _Chain:
+    """Consecutive invocations run as stages of one `StagedJob`: sample i of an op starts as
+    soon as sample i of the ops it reads is done, so the pool does not idle between ops. Each
+    invocation completes (in call order) as soon as all its samples are through; an op reading
+    a failed op fails with that op's error, as it would reading it unpipelined."""
+
+    def __init__(self, worker: Worker, ctx: Any, n: int) -> None:
+        from ndd_triton._thread_pool import StagedJob
+
+        self._worker = worker
+        self._ctx = ctx
+        self._lock = threading.Lock()
+        self._invs: list[Invocation] = []
+        self._stages: list[Stage] = []
+        self._index: dict[int, int] = {}  # id(invocation) -> stage
+        self._complete: set[int] = set()
+        self._finalized = 0
+        self._start = time.perf_counter()
+        self._job = StagedJob(ctx.thread_pool, n, self._stage_complete)
+
+    @staticmethod
+    def begin(worker: Worker, inv: Invocation) -> _Chain | None:
+        """A chain whose first stage is `inv`, or None when `inv` cannot be a stage."""
+        stage = _stage_of(inv, lambda other: None)
+        if stage is None:
+            return None
+        chain = _Chain(worker, inv.ctx, stage.n)
+        chain._append(inv, stage)
+        return chain
+
+    @property
+    def size(self) -> int:
+        """Number of invocations in the chain."""
+        return len(self._invs)
+
+    def add(self, inv: Invocation) -> bool:
+        """Append `inv` as the next stage; False when it cannot join (it then runs later)."""
+        if inv.ctx is not self._ctx:
+            return False
+        stage = _stage_of(inv, self._outputs)
+        if stage is None or stage.n != self._job.n:
+            return False
+        self._append(inv, stage)
+        return True
+
+    def finished(self) -> bool:
+        """True when every invocation of the chain has completed."""
+        with self._lock:
+            return self._finalized == len(self._invs)
+
+    def close(self) -> None:
+        """Drop the job and the stages (the job's callback refers back to this chain: without
+        this the cycle would keep the batches' buffers from being recycled until a GC pass)."""
+        self._job = None  # type: ignore[assignment]
+        self._invs.clear()
+        self._stages.clear()
+        self._index.clear()
+
+    def _outputs(self, other: Invocation) -> tuple[int, list[Any]] | None:
+        stage = self._index.get(id(other))
+        return None if stage is None else (stage, self._stages[stage].outs)
+
+    def _append(self, inv: Invocation, stage: Stage) -> None:
+        if not inv._claim():
+            raise RuntimeError(f"{inv.name}: invocation already ran")
+        with self._lock:
+            self._index[id(inv)] = len(self._invs)
+            self._invs.append(inv)
+            self._stages.append(stage)
+        self._job.add(stage.one, stage.deps)
+
+    def _stage_complete(self, stage: int) -> None:
+        # Completion in call order: a stage's dependencies complete first (their errors are
+        # needed), and readers see ops finish in the order they were called.
+        with self._lock:
+            self._complete.add(stage)
+            ready = []
+            while self._finalized in self._complete:
+                ready.append(self._finalized)
+                self._finalized += 1
+            all_done = self._finalized == len(self._invs)
+        for s in ready:
+            self._finalize(s)
+        if all_done and ready:
+            self._worker._queue.put(_ChainEnd(self))
+
+    def _finalize(self, s: int) -> None:
+        inv, stage, job = self._invs[s], self._stages[s], self._job
+        error: BaseException | None = None
+        failed_dep = next((d for d in stage.deps if self._invs[d].failed), None)
+        if failed_dep is not None:
+            error = surface_error(self._invs[failed_dep])
+        elif job.errors[s]:
+            error = min(job.errors[s], key=lambda pair: pair[0])[1]
+        stage.one = _no_sample  # its views of the inputs go with it
+        inv._complete(stage.outs if error is None else None, error, self._start, "ndd-executor")
+
+
+def _no_sample(i: int) -> None:
+    raise RuntimeError("internal error: a completed stage ran again")
+
+
+def _stage_of(inv: Invocation, outputs: ChainOutputs) -> Stage | None:
+    """`inv` as a chain stage, or None (not a per-sample CPU run, or an input not ready)."""
+    stage_fn = inv.stage_fn
+    if stage_fn is None or inv.mode is not EvalMode.eager or inv.sync_stream is not None:
+        return None
+    try:
+        return stage_fn(outputs)
+    except Exception:  # e.g. an input that failed: the normal run reports it
+        return None

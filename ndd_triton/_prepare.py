@@ -24,6 +24,7 @@ from ndd_triton._dispatch import (
     _sample_arrays,
     _uniform_value,
     make_run,
+    make_stage,
     run_dense_now,
 )
 from ndd_triton._eval_context import EvalContext
@@ -442,8 +443,10 @@ def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
         done = _run_now(call, kernel, batches, metas, specs, dev, ctx, plan.uniform)
         if done is not None:
             return done if is_batch else _as_tensors(done)
+    stage = make_stage(call, kernel, batches, list(specs), dev, ctx) \
+        if dev.device_type == "cpu" else None  # fmt: skip
     inv = Invocation(schema.name, make_run(call, kernel, batches, list(specs), dev, ctx), ctx,
-                     user_callsite())  # fmt: skip
+                     user_callsite(), stage)  # fmt: skip
     if _profiling.ACTIVE:
         inv.record = _profiling.new_record(schema.name, str(dev), EvalMode.current().name, n)
     results = []

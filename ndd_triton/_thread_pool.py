@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import heapq
 import os
 import threading
 from collections.abc import Callable
@@ -11,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 _lock = threading.Lock()
 _explicit_threads: int | None = None
 _default_pool: ThreadPool | None = None
+POOL_MIN_BYTES = 1 << 16  # smaller jobs run on the calling thread (a hop costs more)
 
 
 def _affinity_count() -> int:
@@ -125,18 +127,11 @@ class ThreadPool:
         ones run on the pool's threads only (the caller waits), so `num_threads` is the number
         of samples processed at once.
         """
-        if count <= 1 or self.num_threads <= 1 or work_bytes < (1 << 16):
+        if count <= 1 or self.num_threads <= 1 or work_bytes < POOL_MIN_BYTES:
             for i in range(count):
                 fn(i)
             return
-        executor = self._executor
-        if executor is None:
-            with self._lock:
-                if self._executor is None:
-                    self._executor = ThreadPoolExecutor(
-                        self.num_threads, thread_name_prefix="ndd-cpu",
-                        initializer=_torch_single_threaded)  # fmt: skip
-                executor = self._executor
+        executor = self._threads()
         # One task per thread, each pulling sample indices from a shared counter: a task per
         # sample costs a future and a wake-up each (tens of us), and pulling balances uneven
         # samples. The error of the lowest failing sample is raised (deterministic).
@@ -161,8 +156,117 @@ class ThreadPool:
         if errors:
             raise min(errors, key=lambda pair: pair[0])[1]
 
+    def _threads(self) -> ThreadPoolExecutor:
+        """The worker threads (started on first use)."""
+        executor = self._executor
+        if executor is None:
+            with self._lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(
+                        self.num_threads, thread_name_prefix="ndd-cpu",
+                        initializer=_torch_single_threaded)  # fmt: skip
+                executor = self._executor
+        return executor
+
     def shutdown(self) -> None:
         """Stop the worker threads (pending work finishes first)."""
         if self._executor is not None:
             self._executor.shutdown(wait=False)
             self._executor = None
+
+
+class StagedJob:
+    """Per-sample stages of consecutive ops on a pool, pipelined sample by sample.
+
+    Sample i of stage s may run once sample i is through the stages before it, so the pool
+    does not wait for a whole op to end before starting the next: no op has a tail of its own
+    and no thread idles between ops. Threads take the earliest stage with work first (stage 0's
+    samples in order, then finished samples into the next stage), which keeps ops in call
+    order as far as the data allows; measured, running a sample through every stage at once
+    instead was no faster (the later ops' Python then competes for the GIL with the caller's
+    prepare of those ops). Stages may be added while earlier ones run. A sample that fails in a
+    stage is skipped by the later stages that read that stage. `on_complete(stage)` is called
+    once per stage, from the thread that finished its last sample.
+    """
+
+    def __init__(self, pool: ThreadPool, n: int, on_complete: Callable[[int], None]) -> None:
+        self.n = n
+        self._pool = pool
+        self._on_complete = on_complete
+        self._lock = threading.Lock()
+        self._fns: list[Callable[[int], None]] = []
+        self._deps: list[tuple[int, ...]] = []
+        self._remaining: list[int] = []
+        self.errors: list[list[tuple[int, BaseException]]] = []
+        self.skipped: list[bool] = []
+        self._bad = [0] * n  # per sample: bit s set when stage s failed or skipped it
+        self._next_fresh = 0  # next sample to start at stage 0
+        self._ready: list[tuple[int, int]] = []  # heap of (stage, sample) that may run now
+        self._waiting: list[int] = []  # samples through every stage added so far
+        self._drains = 0
+
+    def add(self, fn: Callable[[int], None], deps: tuple[int, ...]) -> int:
+        """Append a stage (`deps`: earlier stages it reads); returns its index."""
+        with self._lock:
+            stage = len(self._fns)
+            self._fns.append(fn)
+            self._deps.append(deps)
+            self._remaining.append(self.n)
+            self.errors.append([])
+            self.skipped.append(False)
+            for i in self._waiting:
+                heapq.heappush(self._ready, (stage, i))
+            self._waiting.clear()
+            claimable = len(self._ready) + (self.n - self._next_fresh)
+            spawn = max(min(claimable, self._pool.num_threads - self._drains), 0)
+            self._drains += spawn
+        executor = self._pool._threads()
+        for _ in range(spawn):
+            executor.submit(self._drain)
+        return stage
+
+    def _claim(self) -> tuple[int, int] | None:
+        if self._next_fresh < self.n and self._fns:
+            i = self._next_fresh
+            self._next_fresh += 1
+            return 0, i
+        if self._ready:
+            return heapq.heappop(self._ready)
+        return None
+
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                item = self._claim()
+                if item is None:
+                    self._drains -= 1
+                    return
+            stage, i = item
+            self._run_one(stage, i)
+            with self._lock:
+                self._remaining[stage] -= 1
+                complete = self._remaining[stage] == 0
+                if complete:  # drop the stage's views of its buffers (recycled when free)
+                    self._fns[stage] = _spent
+                if stage + 1 < len(self._fns):
+                    heapq.heappush(self._ready, (stage + 1, i))
+                else:
+                    self._waiting.append(i)
+            if complete:
+                self._on_complete(stage)
+
+    def _run_one(self, stage: int, i: int) -> None:
+        bad = self._bad[i]
+        if bad and any(bad >> d & 1 for d in self._deps[stage]):
+            self._bad[i] = bad | 1 << stage
+            self.skipped[stage] = True
+            return
+        try:
+            self._fns[stage](i)
+        except BaseException as e:  # reported by the stage's completion
+            self.errors[stage].append((i, e))
+            self._bad[i] |= 1 << stage
+
+
+def _spent(i: int) -> None:
+    raise RuntimeError("internal error: a finished stage ran again")

@@ -1,0 +1,173 @@
+"""Eager mode pipelines consecutive per-sample CPU ops sample by sample (`_executor._Chain`,
+`_thread_pool.StagedJob`): same results and errors as running them one after the other."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+from _gated_op import GATE, gated
+from _staged_op import HOLD, LOG, staged
+
+import ndd_triton as ndd
+from ndd_triton import _thread_pool
+from ndd_triton._thread_pool import StagedJob, ThreadPool
+
+N = 6
+ELEMS = 6000  # 24 KB per float32 sample: the batches are worth the pool (>= 64 KB)
+
+
+@pytest.fixture(autouse=True)
+def _clean():
+    HOLD.set()
+    GATE.set()
+    LOG.clear()
+    yield
+    HOLD.set()
+    GATE.set()
+
+
+def _batch(seed: int = 0):
+    rs = np.random.default_rng(seed)
+    return ndd.as_batch([rs.standard_normal(ELEMS + 7 * i).astype(np.float32) for i in range(N)])
+
+
+def _arrays(b):
+    return [np.asarray(b.select(i)) for i in range(b.batch_size)]
+
+
+def _chain(x, fail=(0,) * N, hold=(0,) * N):
+    a = staged(x, add=1.0, fail=ndd.as_batch(np.array(fail, np.int32)), hold=ndd.as_batch(
+        np.array(hold, np.int32)))  # fmt: skip
+    b = staged(a, add=2.0)
+    c = staged(x, add=3.0)  # independent of a and b
+    d = staged(b, add=4.0)
+    return a, b, c, d
+
+
+def test_pipelined_results_equal_one_op_at_a_time():
+    x = _batch()
+    with ndd.EvalMode.sync_cpu, ndd.EvalContext(num_threads=2):
+        expected = [_arrays(r) for r in _chain(x)]
+    with ndd.EvalMode.eager, ndd.EvalContext(num_threads=2):
+        got = [_arrays(r) for r in _chain(x)]
+    for g, e in zip(got, expected, strict=True):
+        for gs, es in zip(g, e, strict=True):
+            np.testing.assert_array_equal(gs, es)
+
+
+def _wait_for(entry: tuple[float, int]) -> None:
+    deadline = time.monotonic() + 20
+    while entry not in LOG and time.monotonic() < deadline:
+        time.sleep(0.002)
+    assert entry in LOG, f"{entry} never ran"
+
+
+def test_a_later_op_starts_before_the_earlier_one_has_finished():
+    x = _batch()
+    HOLD.clear()
+    with ndd.EvalMode.eager, ndd.EvalContext(num_threads=2):
+        a, b, c, d = _chain(x, hold=(0, 0, 0, 0, 0, 1))  # sample 5 of `a` waits
+        _wait_for((2.0, 0))  # b's first sample, while a is still running
+        assert (1.0, 5) not in LOG
+        HOLD.set()
+        np.testing.assert_array_equal(_arrays(d)[5], _arrays(x)[5] + np.float32(1) + 2 + 4)
+
+
+def _errors(mode_threads: int):
+    x = _batch()
+    HOLD.clear()  # a waits on sample 5 until all four ops are queued: one pipeline
+    with ndd.EvalMode.eager, ndd.EvalContext(num_threads=mode_threads):
+        a, b, c, d = _chain(x, fail=(0, 0, 1, 0, 1, 0), hold=(0, 0, 0, 0, 0, 1))
+        if mode_threads > 1:  # d's first sample ran: all four ops joined the pipeline
+            _wait_for((4.0, 0))
+        HOLD.set()
+        outcome = []
+        for r in (a, b, c, d):
+            try:
+                r.evaluate()
+                outcome.append(None)
+            except Exception as e:  # noqa: BLE001 - compared below
+                outcome.append((type(e), str(e), type(e.__cause__), str(e.__cause__)))
+        after = _arrays(staged(x, add=5.0))  # later calls are unaffected
+    return outcome, c, after, x
+
+
+def test_failures_match_one_op_at_a_time_and_do_not_leak(monkeypatch):
+    stages: list[int] = []
+    add = StagedJob.add
+    monkeypatch.setattr(StagedJob, "add", lambda self, fn, deps: stages.append(len(deps)) or
+                        add(self, fn, deps))  # fmt: skip
+    pipelined, c, after, x = _errors(2)
+    assert stages[:4] == [0, 1, 0, 1]  # a, b (reads a), c, d (reads b): one pipeline
+    stages.clear()
+    serial, _, _, _ = _errors(1)  # one thread: not pipelined
+    assert stages == []
+    assert pipelined == serial
+    a_err, b_err, c_err, d_err = pipelined
+    assert "sample 2 failed on purpose" in a_err[1]  # the lowest failing sample
+    assert "during asynchronous execution of '_test_staged'" in b_err[1]
+    assert "sample 2 failed on purpose" in b_err[3]
+    assert c_err is None  # independent of the failed op
+    np.testing.assert_array_equal(_arrays(c)[4], _arrays(x)[4] + np.float32(3))
+    assert d_err is not None
+    np.testing.assert_array_equal(after[2], _arrays(x)[2] + np.float32(5))
+
+
+def test_other_work_waits_for_the_pipeline_and_keeps_call_order():
+    x = _batch()
+    with ndd.EvalMode.eager, ndd.EvalContext(num_threads=2) as ctx:
+        a = staged(x, add=1.0)
+        g = gated(a)  # blocks on I/O-like waits: never pipelined, runs after a
+        b = staged(g, add=2.0)
+        ctx._worker.drain()
+        assert ctx._worker.idle
+        np.testing.assert_array_equal(_arrays(b)[3], _arrays(x)[3] + np.float32(1) + np.float32(2))
+
+
+def test_staged_job_runs_stages_added_late_and_skips_failed_samples():
+    done: list[int] = []
+    finished = threading.Event()
+    pool = ThreadPool(2)
+    seen: list[tuple[int, int]] = []
+    lock = threading.Lock()
+
+    def stage(tag: int, fail_at: int | None = None):
+        def one(i: int) -> None:
+            with lock:
+                seen.append((tag, i))
+            if i == fail_at:
+                raise ValueError(f"{tag}/{i}")
+        return one
+
+    def complete(s: int) -> None:
+        done.append(s)
+        if len(done) == 3:
+            finished.set()
+
+    job = StagedJob(pool, 4, complete)
+    job.add(stage(0, fail_at=1), ())
+    deadline = time.monotonic() + 20
+    while done != [0] and time.monotonic() < deadline:  # stage 0 complete: samples wait
+        time.sleep(0.005)
+    job.add(stage(1), (0,))
+    job.add(stage(2), ())
+    assert finished.wait(20)
+    assert sorted(done) == [0, 1, 2]
+    assert [str(e) for _, e in job.errors[0]] == ["0/1"]
+    assert job.skipped == [False, True, False]
+    assert (1, 1) not in seen and (2, 1) in seen  # stage 1 reads stage 0; stage 2 does not
+    assert sorted(i for t, i in seen if t == 2) == [0, 1, 2, 3]
+    pool.shutdown()
+
+
+def test_stages_of_a_finished_job_release_their_buffers():
+    pool = ThreadPool(2)
+    finished = threading.Event()
+    job = StagedJob(pool, 3, lambda s: finished.set())
+    job.add(lambda i: None, ())
+    assert finished.wait(20)
+    assert job._fns[0] is _thread_pool._spent
+    pool.shutdown()
