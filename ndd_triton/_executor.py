@@ -211,7 +211,7 @@ _workers: weakref.WeakSet[Worker] = weakref.WeakSet()
 class Worker:
     """A single thread that runs submitted invocations in order."""
 
-    __slots__ = ("__weakref__", "_lock", "_queue", "_thread", "finished", "submitted")
+    __slots__ = ("__weakref__", "_lock", "_queue", "_thread", "chained", "finished", "submitted")
 
     def __init__(self) -> None:
         self._queue: SimpleQueue[Any] = SimpleQueue()
@@ -220,12 +220,13 @@ class Worker:
         # One writer each (the context's owner thread / the worker), so no lock is needed.
         self.submitted = 0
         self.finished = 0
+        self.chained = 0  # invocations completed by pipelines (`_Chain`, from pool threads)
         _workers.add(self)
 
     @property
     def idle(self) -> bool:
         """True when everything submitted so far has run."""
-        return self.finished == self.submitted
+        return self.finished + self.chained == self.submitted
 
     def submit(self, inv: Invocation) -> None:
         """Queue an invocation, starting the thread on first use."""
@@ -277,17 +278,19 @@ def _loop(worker: Worker) -> None:
             item = held.popleft()
         else:
             item = queue.get()
+            if chain is not None and chain.finished():
+                chain.close()
+                chain = None
             if isinstance(item, _ChainEnd):
-                if item.chain is chain and chain.finished():
-                    worker.finished += chain.size
-                    chain.close()
-                    chain = None
                 continue
-            if chain is not None or held:
+            if chain is not None or held:  # keep call order behind the chain / held work
                 if chain is not None and not held and isinstance(item, Invocation) and \
                         chain.add(item):  # fmt: skip
                     continue
                 held.append(item)
+                if chain is not None and chain.wake_when_finished():  # no message will come
+                    chain.close()
+                    chain = None
                 continue
         if item is None:
             return
@@ -295,10 +298,13 @@ def _loop(worker: Worker) -> None:
             chain = _Chain.begin(worker, item)
             if chain is None:
                 item.run()
-                worker.finished += 1
+                worker.finished += 1  # (a chain counts its invocations in worker.chained)
             else:
                 while held and isinstance(held[0], Invocation) and chain.add(held[0]):
                     held.popleft()
+                if held and chain.wake_when_finished():  # held work waits for a message
+                    chain.close()
+                    chain = None
         else:
             item.release()  # a drain marker
 
@@ -319,7 +325,8 @@ class Stage:
 
 
 class _ChainEnd:
-    """Queue message: every stage of `chain` had completed when it was sent."""
+    """Queue message: `chain` has finished (sent only when the executor holds work behind it;
+    otherwise the executor notices at its next item)."""
 
     __slots__ = ("chain",)
 
@@ -344,6 +351,7 @@ class _Chain:
         self._index: dict[int, int] = {}  # id(invocation) -> stage
         self._complete: set[int] = set()
         self._finalized = 0
+        self._wake = False  # the executor waits for a _ChainEnd
         self._start = time.perf_counter()
         self._job = StagedJob(ctx.thread_pool, n, self._stage_complete)
 
@@ -377,6 +385,15 @@ class _Chain:
         with self._lock:
             return self._finalized == len(self._invs)
 
+    def wake_when_finished(self) -> bool:
+        """Ask for a `_ChainEnd` message when the chain finishes; True (no message) when it
+        already has."""
+        with self._lock:
+            if self._finalized == len(self._invs):
+                return True
+            self._wake = True
+            return False
+
     def close(self) -> None:
         """Drop the job and the stages (the job's callback refers back to this chain: without
         this the cycle would keep the batches' buffers from being recycled until a GC pass)."""
@@ -407,10 +424,14 @@ class _Chain:
             while self._finalized in self._complete:
                 ready.append(self._finalized)
                 self._finalized += 1
-            all_done = self._finalized == len(self._invs)
-        for s in ready:
-            self._finalize(s)
-        if all_done and ready:
+            for s in ready:
+                self._finalize(s)
+            # chains never overlap in time, and this lock orders their counts: one writer
+            self._worker.chained += len(ready)
+            wake = self._wake and self._finalized == len(self._invs)
+            if wake:
+                self._wake = False
+        if wake:
             self._worker._queue.put(_ChainEnd(self))
 
     def _finalize(self, s: int) -> None:

@@ -171,3 +171,53 @@ def test_stages_of_a_finished_job_release_their_buffers():
     assert finished.wait(20)
     assert job._fns[0] is _thread_pool._spent
     pool.shutdown()
+
+
+def _program(seed: int, threads: int) -> list[list[np.ndarray] | str]:
+    """A random mix of pipelinable ops, ops that cannot join (blocking, tiny, small batches)
+    and drains, reading earlier results at random; returns every result's samples."""
+    rs = np.random.default_rng(seed)
+    sources = [_batch(seed), _batch(seed + 1)]
+    small = ndd.as_batch([np.full((3,), i, np.float32) for i in range(N)])
+    results = []
+    with ndd.EvalMode.eager, ndd.EvalContext(num_threads=threads) as ctx:
+        pool = list(sources)
+        for _ in range(12):
+            kind = rs.integers(0, 5)
+            src = pool[rs.integers(0, len(pool))]
+            if kind <= 1:
+                fail = ndd.as_batch((rs.random(N) < 0.1).astype(np.int32))
+                out = staged(src, add=float(rs.integers(1, 5)), fail=fail)
+            elif kind == 2:
+                out = gated(src)
+            elif kind == 3:
+                out = staged(small, add=1.0)  # tiny work: runs inline or alone
+            else:
+                ctx._worker.drain()
+                continue
+            pool.append(out)
+            results.append(out)
+        outcome = []
+        for r in results:
+            try:
+                outcome.append(_arrays(r))
+            except Exception as e:  # noqa: BLE001 - compared with the unpipelined run
+                outcome.append(f"{type(e).__name__}: {e} <- {e.__cause__}")
+    return outcome
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_random_programs_give_the_same_results_and_errors_as_one_thread(seed):
+    got: list[list] = []
+    worker = threading.Thread(target=lambda: got.append(_program(seed, 2)), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert got, "the pipelined program did not finish (executor hang?)"
+    expected = _program(seed, 1)  # one thread: nothing is pipelined
+    assert len(got[0]) == len(expected)
+    for g, e in zip(got[0], expected, strict=True):
+        if isinstance(e, str) or isinstance(g, str):
+            assert g == e
+            continue
+        for gs, es in zip(g, e, strict=True):
+            np.testing.assert_array_equal(gs, es)
