@@ -284,3 +284,25 @@ def test_repr_shows_non_default_keywords(tmp_path):
     reader = ndd.readers.File(file_root=str(tmp_path), random_shuffle=True, seed=5)
     assert repr(reader) == (f"readers.File(file_root={str(tmp_path)!r}, random_shuffle=True, "
                             "seed=5)")
+
+
+def test_read_bytes_batch_reads_every_file_exactly(tmp_path, monkeypatch):
+    from ndd_triton.readers import _file
+
+    names = write_files(tmp_path, [f"f{i}.bin" for i in range(5)] + ["empty.bin"])
+    (tmp_path / "empty.bin").write_bytes(b"")
+    paths = [str(tmp_path / n) for n in names]
+    expected = [(tmp_path / n).read_bytes() for n in names]
+    fast = _file.read_bytes_batch(paths)
+    assert [bytes(s.numpy()) for s in fast.samples] == expected
+    monkeypatch.delattr(_file.os, "preadv")  # the portable path gives the same bytes
+    assert [bytes(s.numpy()) for s in _file.read_bytes_batch(paths).samples] == expected
+
+
+def test_a_file_that_shrank_since_it_was_sized_is_an_error(tmp_path, monkeypatch):
+    from ndd_triton.readers import _file
+
+    write_files(tmp_path, ["a.bin"])
+    monkeypatch.setattr(_file, "file_size", lambda path: 1000)  # larger than the file
+    with pytest.raises(RuntimeError, match=r"a\.bin' changed while reading: expected 1000"):
+        _file.read_bytes_batch([str(tmp_path / "a.bin")])
