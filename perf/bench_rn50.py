@@ -9,7 +9,8 @@ sub-folders) and measures, in one run and on the same files, images/s (median of
 epochs after one warm-up epoch) and CPU ms per image (all threads of the process) for:
 
 * decode only: full-size `ndd.decoders.image` on batches of encoded files vs a Pillow
-  `Image.open(...).convert("RGB")` loop on a `--threads` pool (and DALI's decoder);
+  `Image.open(...).convert("RGB")` loop on a `--threads` pool (and DALI's decoder); and the
+  decoder fed by `readers.File` (both libraries), the way a training loop decodes;
 * (a) ndd dynamic mode, the DALI ResNet-50 recipe written op by op: `readers.File(
   random_shuffle=True)` -> `decoders.image` -> `random_resized_crop(size=224)` ->
   `flip(horizontal=coin_flip)` -> `crop_mirror_normalize(mean, std)` -> `.torch()`;
@@ -103,6 +104,17 @@ def dynamic_rows(ndd: Any, root: str, paths: list[str], opts: argparse.Namespace
         return len(encoded)
 
     results["decode"] = timed(decode, opts.epochs)
+
+    def read_decode(reader: Any) -> int:
+        n = 0
+        for jpegs, labels in reader.next_epoch(batch_size=batch):
+            ndd.decoders.image(jpegs, device="cpu").evaluate()
+            finish(labels)
+            n += jpegs.batch_size
+        return n
+
+    reader = ndd.readers.File(file_root=root, random_shuffle=True, seed=1)
+    results["read_decode"] = timed(lambda: read_decode(reader), opts.epochs)
 
     def rn50(reader: Any) -> int:
         n = 0
@@ -331,6 +343,8 @@ def _rows(results: dict[str, Any]) -> Iterator[tuple[str, Any]]:
     yield f"  ndd decoders.image ({t} threads)", ndd_r["decode"]
     yield f"  Pillow open+convert ({t}-thread pool)", plain["decode"]
     yield f"  DALI decoders.image ({t} threads)", dali_r.get("decode", dali_note)
+    yield "  ndd readers.File -> decoders.image", ndd_r["read_decode"]
+    yield "  DALI readers.File -> decoders.image", dali_r.get("read_decode", dali_note)
     yield "RN50 training pipeline (224x224 f32 CHW, img/s)", None
     yield "  (a) ndd dynamic: image->rrc->flip->cmn", ndd_r["rn50"]
     yield "  (b) ndd best: image_random_crop->resize->cmn", ndd_r["best"]
@@ -393,7 +407,7 @@ def main() -> None:
         for _ in range(opts.rounds):  # rounds interleave the rows: load drifts hit all alike
             results: dict[str, Any] = {"threads": opts.threads}
             results["ndd"] = dynamic_rows(ndd, root, paths, opts, lambda b: b.torch()) \
-                if "ndd" in only else dict.fromkeys(("decode", "rn50", "best"), skipped)
+                if "ndd" in only else dict.fromkeys(("decode", "read_decode", "rn50", "best"), skipped)
             results["dali"] = dali_rows(root, opts) if "dali" in only else skipped
             results["plain"] = plain_rows(paths, opts) if "plain" in only else \
                 dict.fromkeys(("decode", "plain", "torchvision", "dataloader_plain"), skipped)
