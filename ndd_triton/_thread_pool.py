@@ -222,7 +222,10 @@ class StagedJob:
             self._drains += spawn
         executor = self._pool._threads()
         for _ in range(spawn):
-            executor.submit(self._drain)
+            try:
+                executor.submit(self._drain)
+            except RuntimeError:  # the pool was shut down meanwhile (set_num_threads): here
+                self._drain()
         return stage
 
     def _claim(self) -> tuple[int, int] | None:

@@ -221,3 +221,15 @@ def test_random_programs_give_the_same_results_and_errors_as_one_thread(seed):
             continue
         for gs, es in zip(g, e, strict=True):
             np.testing.assert_array_equal(gs, es)
+
+
+def test_a_pool_shut_down_under_a_job_still_finishes_it():
+    pool = ThreadPool(2)
+    finished = threading.Event()
+    ran: list[int] = []
+    job = StagedJob(pool, 4, lambda s: finished.set() if s == 1 else None)
+    job.add(ran.append, ())
+    pool._threads().shutdown(wait=True)  # what set_num_threads does to the old default pool
+    job.add(ran.append, (0,))  # cannot be scheduled there: runs on the calling thread
+    assert finished.wait(20)
+    assert sorted(ran) == [0, 0, 1, 1, 2, 2, 3, 3]
