@@ -7,6 +7,7 @@ CUDA live here, so kernels never see them.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -86,19 +87,46 @@ def _per_sample(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
                 outs: list[BatchStorage]) -> Callable[[int], None]:  # fmt: skip
     """`one(i)`: the kernel on sample i of known-shape outputs."""
     op = call.schema.name
-    n = call.batch_size
     first = call.inputs[0] if call.inputs else None
     layout = first.layout if first is not None else None
-    in_np = [_sample_arrays(storage, op) if storage is not None else [None] * n
-             for storage in ins]  # fmt: skip
-    out_np = [_sample_arrays(storage, op) for storage in outs]
+    # Views are made per sample on the pool threads: the setup before the first sample starts
+    # stays O(1) (a batch boundary waits for it).
+    in_get = [_sample_getter(storage, op) if storage is not None else _none for storage in ins]
+    out_get = [_sample_getter(storage, op) for storage in outs]
     single = len(outs) == 1
 
     def one(i: int) -> None:
-        dst = out_np[0][i] if single else tuple(o[i] for o in out_np)
-        kernel.fn(dst, *[inp[i] for inp in in_np], SampleArgs(call, i, layout))
+        dst = out_get[0](i) if single else tuple(get(i) for get in out_get)
+        kernel.fn(dst, *[get(i) for get in in_get], SampleArgs(call, i, layout))
 
     return one
+
+
+def _none(i: int) -> None:
+    return None
+
+
+def _sample_getter(storage: BatchStorage, what: str) -> Callable[[int], np.ndarray]:
+    """`get(i)`: the NumPy view of sample i that `_sample_arrays(storage)[i]` would be."""
+    rows = storage._shape_rows
+    if rows is not None and storage._samples is None and storage.device.device_type == "cpu" \
+            and storage.buffer is not None and storage.buffer.dtype in NUMPY_DTYPES:  # fmt: skip
+        flat = storage.buffer.numpy()
+        starts = storage.offsets.tolist()  # type: ignore[union-attr]
+
+        def ragged(i: int) -> np.ndarray:
+            row = rows[i]
+            return flat[starts[i]:starts[i] + math.prod(row)].reshape(row)
+
+        return ragged
+    arr = storage._dense_np
+    if arr is None and storage._dense_t is not None:
+        arr = to_numpy(storage._dense_t, what)
+    if arr is not None:
+        dense = arr
+        return dense.__getitem__ if dense.ndim > 1 else lambda i: dense[i, ...]
+    samples = storage.samples
+    return lambda i: to_numpy(samples[i], what)
 
 
 def _run_cpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: list[OutputSpec],
