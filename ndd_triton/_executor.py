@@ -362,8 +362,7 @@ class _Chain:
         if stage is None:
             return None
         chain = _Chain(worker, inv.ctx, stage.n)
-        chain._append(inv, stage)
-        return chain
+        return chain if chain._append(inv, stage) else None
 
     @property
     def size(self) -> int:
@@ -377,8 +376,7 @@ class _Chain:
         stage = _stage_of(inv, self._outputs)
         if stage is None or stage.n != self._job.n:
             return False
-        self._append(inv, stage)
-        return True
+        return self._append(inv, stage)
 
     def finished(self) -> bool:
         """True when every invocation of the chain has completed."""
@@ -406,14 +404,15 @@ class _Chain:
         stage = self._index.get(id(other))
         return None if stage is None else (stage, self._stages[stage].outs)
 
-    def _append(self, inv: Invocation, stage: Stage) -> None:
-        if not inv._claim():
-            raise RuntimeError(f"{inv.name}: invocation already ran")
+    def _append(self, inv: Invocation, stage: Stage) -> bool:
+        if not inv._claim():  # it ran already (not through this queue): the loop counts it
+            return False
         with self._lock:
             self._index[id(inv)] = len(self._invs)
             self._invs.append(inv)
             self._stages.append(stage)
         self._job.add(stage.one, stage.deps)
+        return True
 
     def _stage_complete(self, stage: int) -> None:
         # Completion in call order: a stage's dependencies complete first (their errors are
