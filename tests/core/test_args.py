@@ -32,7 +32,8 @@ def _both(monkeypatch: pytest.MonkeyPatch, arg: Arg, data: np.ndarray):  # type:
     return fast, slow
 
 
-@pytest.mark.parametrize("arg,data", CASES, ids=[f"{a.kind}-{a.vector}-{a.length}" for a, _ in CASES])
+@pytest.mark.parametrize(("arg", "data"), CASES,
+                         ids=[f"{a.kind}-{a.vector}-{a.length}" for a, _ in CASES])
 def test_dense_batch_argument_matches_per_sample_conversion(monkeypatch, arg, data):
     fast, slow = _both(monkeypatch, arg, data)
     assert isinstance(slow, np.ndarray)

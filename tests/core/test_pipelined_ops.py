@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import numpy as np
 import pytest
@@ -69,7 +70,7 @@ def test_a_later_op_starts_before_the_earlier_one_has_finished():
     x = _batch()
     HOLD.clear()
     with ndd.EvalMode.eager, ndd.EvalContext(num_threads=2):
-        a, b, c, d = _chain(x, hold=(0, 0, 0, 0, 0, 1))  # sample 5 of `a` waits
+        *_, d = _chain(x, hold=(0, 0, 0, 0, 0, 1))  # sample 5 of the first op waits
         _wait_for((2.0, 0))  # b's first sample, while a is still running
         assert (1.0, 5) not in LOG
         HOLD.set()
@@ -89,7 +90,7 @@ def _errors(mode_threads: int):
             try:
                 r.evaluate()
                 outcome.append(None)
-            except Exception as e:  # noqa: BLE001 - compared below
+            except Exception as e:
                 outcome.append((type(e), str(e), type(e.__cause__), str(e.__cause__)))
         after = _arrays(staged(x, add=5.0))  # later calls are unaffected
     return outcome, c, after, x
@@ -201,7 +202,7 @@ def _program(seed: int, threads: int) -> list[list[np.ndarray] | str]:
         for r in results:
             try:
                 outcome.append(_arrays(r))
-            except Exception as e:  # noqa: BLE001 - compared with the unpipelined run
+            except Exception as e:
                 outcome.append(f"{type(e).__name__}: {e} <- {e.__cause__}")
     return outcome
 
@@ -233,3 +234,68 @@ def test_a_pool_shut_down_under_a_job_still_finishes_it():
     job.add(ran.append, (0,))  # cannot be scheduled there: runs on the calling thread
     assert finished.wait(20)
     assert sorted(ran) == [0, 0, 1, 1, 2, 2, 3, 3]
+
+
+def _jpeg(seed: int, h: int, w: int) -> bytes:
+    import io
+
+    from PIL import Image
+
+    rs = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:h, 0:w]
+    pixels = np.stack([xx * 3 % 256, yy * 5 % 256, (xx + yy) % 256], -1)
+    pixels = pixels + rs.integers(0, 30, (h, w, 3))
+    buf = io.BytesIO()
+    Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8)).save(buf, "JPEG", quality=90)
+    return buf.getvalue()
+
+
+def _rn50(root: str, threads: int, mode: ndd.EvalMode) -> list[Any]:
+    """The RN50 training recipe on 3 batches; per batch the output, or the error message."""
+    outcome: list[Any] = []
+    rng = ndd.random.RNG(seed=3)
+    with mode, ndd.EvalContext(num_threads=threads):
+        reader = ndd.readers.File(file_root=root)
+        for jpegs, _ in reader.next_epoch(batch_size=8):
+            try:
+                images = ndd.decoders.image(jpegs)
+                images = ndd.random_resized_crop(images, size=48, rng=rng)
+                flips = ndd.random.coin_flip(batch_size=8, rng=rng)
+                images = ndd.flip(images, horizontal=flips)
+                out = ndd.crop_mirror_normalize(images, mean=[120.0] * 3, std=[60.0] * 3)
+                outcome.append(out.torch().numpy().copy())
+            except RuntimeError as e:
+                chain = []
+                cause: BaseException | None = e
+                while cause is not None:
+                    chain.append(str(cause))
+                    cause = cause.__cause__
+                outcome.append(" <- ".join(chain))
+    return outcome
+
+
+def test_rn50_recipe_pipelined_equals_sync_and_a_corrupt_file_fails_only_its_batch(
+        tmp_path, monkeypatch):  # fmt: skip
+    (tmp_path / "c").mkdir()
+    for i in range(24):
+        data = _jpeg(i, 64 + i % 5, 80 + i % 7)
+        if i == 11:
+            data = data[: len(data) // 2]  # header intact: fails while decoding
+        (tmp_path / "c" / f"{i:02d}.jpg").write_bytes(data)
+    stages: list[int] = []
+    add = StagedJob.add
+    monkeypatch.setattr(StagedJob, "add", lambda self, fn, deps: stages.append(len(deps)) or
+                        add(self, fn, deps))  # fmt: skip
+    pipelined = _rn50(str(tmp_path), 2, ndd.EvalMode.eager)
+    assert len(stages) >= 8  # decode, rrc, flip, cmn of two good batches (at least) pipelined
+    stages.clear()
+    serial = _rn50(str(tmp_path), 1, ndd.EvalMode.eager)  # one thread: nothing pipelined
+    synced = _rn50(str(tmp_path), 2, ndd.EvalMode.sync_cpu)
+    assert stages == []
+    assert isinstance(pipelined[1], str) and "11.jpg" in pipelined[1], pipelined[1]
+    assert pipelined[1] == serial[1]
+    assert "11.jpg" in synced[1]
+    for k in (0, 2):  # the batch after the failed one is unaffected
+        np.testing.assert_array_equal(pipelined[k], serial[k])
+    # (sync mode stops at the failed decode, so batch 2 draws other random numbers there)
+    np.testing.assert_array_equal(pipelined[0], synced[0])

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ops"))
-from _decoder_data import encoded_files, ref_decode, with_orientation  # noqa: E402
+from _decoder_data import encoded_files, ref_decode, with_orientation
 
-import ndd_triton as ndd  # noqa: E402
-from ndd_triton.decoders import _header_hints, _pillow  # noqa: E402
+import ndd_triton as ndd
+from ndd_triton.decoders import _header_hints, _pillow
 
 NAMES = ["jpeg420", "jpeg444", "jpeg_gray", "png", "bmp"]
 
