@@ -46,3 +46,30 @@ def test_stop_ends_the_wait():
     p._last_take = time.perf_counter() + 5.0
     p._stop.set()
     assert _waited(p) < 0.5
+
+
+def test_batches_the_consumer_moved_on_from_are_freed_on_the_prefetch_thread(tmp_path):
+    import weakref
+
+    import numpy as np
+
+    import ndd_triton as ndd
+
+    for i in range(12):
+        (tmp_path / "c").mkdir(exist_ok=True)
+        (tmp_path / "c" / f"{i}.jpg").write_bytes(bytes([i]) * (100 + i))
+    reader = ndd.readers.File(file_root=str(tmp_path))
+    epoch = reader.next_epoch(batch_size=4)
+    freed_on: list[str] = []
+    jpegs, labels = next(epoch)
+    first = bytes(np.asarray(jpegs.select(0)))
+    weakref.finalize(jpegs._storage_or_raise().samples[0], lambda: freed_on.append(
+        threading.current_thread().name))  # fmt: skip
+    del jpegs, labels
+    jpegs, labels = next(epoch)  # the consumer moves on; the first batch is not freed here
+    deadline = time.monotonic() + 10
+    while not freed_on and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert freed_on and freed_on[0].startswith("ndd-reader"), freed_on
+    assert first == bytes([0]) * 100
+    list(epoch)
