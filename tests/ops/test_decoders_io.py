@@ -462,3 +462,34 @@ def test_plain_jpeg_header_parser_defers_to_pillow():
         _pillow.read_info(bomb)
     assert _jpeg_header.read_jpeg_header(_header_variants()["exif"], _pillow.MAX_PIXELS) is None
     assert _pillow.read_info(_header_variants()["exif"]).orientation == 6
+
+
+def test_device_codec_completeness_check_reads_head_and_tail_like_the_whole_file():
+    """`_complete` (is the end marker there?) looks at the header and the tail first: the same
+    answers as searching the whole file, on cut, padded and marker-stuffed files."""
+    import ndd_triton.kernels.gpu.decoders as gpu_decoders
+
+    def whole(data: bytes) -> bool:
+        if data[:2] == b"\xff\xd8":
+            scan = data.find(b"\xff\xda")
+            return scan >= 0 and data.rfind(b"\xff\xd9") > scan
+        if data[:8] == b"\x89PNG\r\n\x1a\n":
+            return data.rfind(b"IEND") > 8
+        return True
+
+    rs = np.random.default_rng(1)
+    jpeg = encode(_pixels(200, 300, 3, 21), "JPEG", quality=95).tobytes()
+    png = encode(_pixels(60, 80, 3, 22), "PNG").tobytes()
+    app = b"\xff\xe2" + (40002).to_bytes(2, "big") + bytes(40000)
+    big_head = jpeg[:2] + app + app + jpeg[2:]  # the scan starts after the first 64 KiB
+    variants = [b"", jpeg[:1], jpeg, png, big_head, big_head[:70000], jpeg + bytes(5000),
+                jpeg + bytes(5000) + b"\xff", png + bytes(9000), jpeg[: len(jpeg) // 2],
+                png[:-20], b"\xff\xd8" + bytes(10)]
+    for base in (jpeg, png):
+        for _ in range(40):
+            cut = base[: rs.integers(0, len(base) + 1)]
+            pad = bytes(rs.integers(0, 256, rs.integers(0, 9000)).astype(np.uint8))
+            variants.append(cut + pad)
+    for data in variants:
+        arr = np.frombuffer(data, np.uint8)
+        assert gpu_decoders._complete(arr) == whole(data), (len(data), data[:4])
