@@ -436,11 +436,14 @@ class _Chain:
     def _finalize(self, s: int) -> None:
         inv, stage, job = self._invs[s], self._stages[s], self._job
         error: BaseException | None = None
-        failed_dep = next((d for d in stage.deps if self._invs[d].failed), None)
-        if failed_dep is not None:
-            error = surface_error(self._invs[failed_dep])
-        elif job.errors[s]:
-            error = min(job.errors[s], key=lambda pair: pair[0])[1]
+        try:
+            failed_dep = next((d for d in stage.deps if self._invs[d].failed), None)
+            if failed_dep is not None:
+                error = surface_error(self._invs[failed_dep])
+            elif job.errors[s]:
+                error = min(job.errors[s], key=lambda pair: pair[0])[1]
+        except BaseException as e:  # never leave a reader waiting on an incomplete invocation
+            error = e
         stage.one = _no_sample  # its views of the inputs go with it
         inv._complete(stage.outs if error is None else None, error, self._start, "ndd-executor")
 
