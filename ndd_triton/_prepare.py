@@ -338,13 +338,15 @@ class _Plan:
     `infer` still runs on every call (random ops draw their parameters there).
     """
 
-    __slots__ = ("dev", "given", "in_dev", "is_batch", "kernel", "layouts", "n", "per_sample",
-                 "schema", "uniform", "values")  # fmt: skip
+    __slots__ = ("dev", "given", "host_inputs", "in_dev", "is_batch", "kernel", "layouts", "n",
+                 "per_sample", "schema", "uniform", "values")  # fmt: skip
 
     def __init__(self, call: Call, dev: Device, in_dev: Device, is_batch: bool,
-                 kernel: KernelEntry, layouts: list[str | None]) -> None:  # fmt: skip
+                 kernel: KernelEntry, layouts: list[str | None],
+                 host_inputs: tuple[int, ...] = ()) -> None:  # fmt: skip
         self.dev, self.in_dev, self.is_batch, self.kernel = dev, in_dev, is_batch, kernel
         self.layouts = layouts
+        self.host_inputs = host_inputs  # argument-like inputs (host values read per call)
         self.schema = call.schema  # keys hold id(schema): a hit must be this very schema
         self.n = call.batch_size
         self.values = dict(call.values)
@@ -364,9 +366,10 @@ def _plan_key(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any]
               batch_size: Any, device: Any) -> tuple[Any, ...] | None:  # fmt: skip
     """The plan-cache key of a call, or None when the call cannot reuse a plan.
 
-    Not cacheable: external-data inputs, batches or tensors of unknown rank, argument-like
-    (`host_values`) inputs, Tensor/Batch or list argument values (unhashable), and an explicit
-    device other than cpu (a "gpu" string resolves against the thread's current device).
+    Not cacheable: external-data inputs, batches or tensors of unknown rank, Tensor/Batch or
+    list argument values (unhashable), and an explicit device other than cpu (a "gpu" string
+    resolves against the thread's current device). Argument-like (`host_values`) inputs are:
+    their values are read again on every call.
     """
     if device is not None and not (type(device) is str and device == "cpu"):
         return None
@@ -417,6 +420,10 @@ def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
         batches = [_tensor_batch(x, n, plan.in_dev) if type(x) is Tensor else x for x in inputs]
         metas = [InputMeta(b._dtype, layout, b._shapes) if b is not None else None
                  for b, layout in zip(batches, plan.layouts, strict=True)]  # fmt: skip
+        for k in plan.host_inputs:  # argument-like inputs: their values are new every call
+            meta = metas[k]
+            assert meta is not None
+            meta.values, meta.hints = _host_values(inputs[k], n)
         call = Call(schema, n, dev.device_type, metas, dict(plan.values), set(plan.per_sample),
                     plan.given)  # type: ignore[arg-type]  # read-only after conversion
     else:
@@ -428,13 +435,14 @@ def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
         _convert_args(call, arg_values)
         kernel = lookup(schema, dev.device_type)
         in_dev = Device.CPU if schema.cpu_inputs else dev
-        if key is not None and not any(m is not None and m.values is not None for m in metas) \
-                and all(b is x or (type(x) is Tensor and x._device == in_dev)
-                        for b, x in zip(batches, inputs, strict=True)):  # fmt: skip
+        if key is not None and all(b is x or (type(x) is Tensor and x._device == in_dev)
+                                   for b, x in zip(batches, inputs, strict=True)):  # fmt: skip
             if len(_PLANS) >= _PLAN_LIMIT:
                 _PLANS.clear()
             _PLANS[key] = _Plan(call, dev, in_dev, is_batch, kernel,
-                                [m.layout if m is not None else None for m in metas])
+                                [m.layout if m is not None else None for m in metas],
+                                tuple(k for k, m in enumerate(metas)
+                                      if m is not None and m.values is not None))  # fmt: skip
     specs = schema.infer(call)
     if isinstance(specs, OutputSpec):
         specs = [specs]
