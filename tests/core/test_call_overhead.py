@@ -190,3 +190,37 @@ def test_tensor_inputs_use_plans_and_stay_exact(mode):
             mixed = b + t  # a Tensor broadcast against a Batch
             for got, s in zip(_arrays(mixed), b, strict=True):
                 np.testing.assert_array_equal(got, np.asarray(s) + src)
+
+
+def test_plan_cache_reads_argument_like_inputs_on_every_call():
+    """Decoders take their encoded input as host values: a cached plan must not reuse them."""
+    import io
+
+    from PIL import Image
+
+    def jpeg(seed: int, h: int, w: int) -> np.ndarray:
+        rs = np.random.default_rng(seed)
+        buf = io.BytesIO()
+        Image.fromarray(rs.integers(0, 255, (h, w, 3)).astype(np.uint8)).save(buf, "JPEG")
+        return np.frombuffer(buf.getvalue(), np.uint8).copy()
+
+    def expected(data: np.ndarray) -> np.ndarray:
+        return np.asarray(Image.open(io.BytesIO(data.tobytes())).convert("RGB"))
+
+    _prepare._PLANS.clear()
+    one = [jpeg(1, 8, 10), jpeg(2, 12, 6)]
+    two = [jpeg(3, 5, 7), jpeg(4, 9, 9)]
+    for batch in (one, two, one):
+        out = ndd.decoders.image(ndd.as_batch(batch))
+        assert out.shape == [expected(d).shape for d in batch]
+        for got, data in zip(_arrays(out), batch, strict=True):
+            np.testing.assert_array_equal(got, expected(data))
+    assert len(_prepare._PLANS) == 1  # one signature, one plan, three exact calls
+    image = ndd.as_batch([np.arange(60, dtype=np.uint8).reshape(5, 4, 3)] * 2, layout="HWC")
+    for start in ([1, 2], [0, 3]):  # slice's positional anchor is argument-like too
+        anchor = ndd.as_tensor(np.array(start, np.int64))
+        got = _arrays(ndd.slice(image, anchor, ndd.as_tensor(np.array([2, 1], np.int64)),
+                                normalized_anchor=False, normalized_shape=False))
+        want = np.arange(60, dtype=np.uint8).reshape(5, 4, 3)[start[1]:start[1] + 1,
+                                                              start[0]:start[0] + 2]
+        np.testing.assert_array_equal(got[0], want)
