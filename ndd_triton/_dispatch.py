@@ -109,8 +109,8 @@ def _none(i: int) -> None:
 def _sample_getter(storage: BatchStorage, what: str) -> Callable[[int], np.ndarray]:
     """`get(i)`: the NumPy view of sample i that `_sample_arrays(storage)[i]` would be."""
     rows = storage._shape_rows
-    if rows is not None and storage._samples is None and storage.device.device_type == "cpu" \
-            and storage.buffer is not None and storage.buffer.dtype in NUMPY_DTYPES:  # fmt: skip
+    if rows is not None and storage.device.device_type == "cpu" and \
+            storage.buffer is not None and storage.buffer.dtype in NUMPY_DTYPES:  # fmt: skip
         flat = storage.buffer.numpy()
         starts = storage.offsets.tolist()  # type: ignore[union-attr]
 

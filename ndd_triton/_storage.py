@@ -223,10 +223,11 @@ class BatchStorage:
         return [tuple(s.shape) for s in self.samples]
 
     def host_views(self) -> list[np.ndarray] | None:
-        """Per-sample NumPy views of a ragged host batch from `allocate` whose tensor views
-        were never made (sliced from one NumPy view of the buffer), else None."""
+        """Per-sample NumPy views of a ragged host batch from `allocate` (sliced from one NumPy
+        view of the buffer: cheaper than converting its torch sample views, which view the same
+        bytes), else None."""
         rows = self._shape_rows
-        if rows is None or self._samples is not None or self.device.device_type != "cpu":
+        if rows is None or self.device.device_type != "cpu":
             return None
         buffer, offsets = self._buffer, self._offsets
         assert buffer is not None
