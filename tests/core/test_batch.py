@@ -123,3 +123,22 @@ def test_batch_repr():
     b = ndd.batch([[1, 2], [3]])
     assert repr(b) == ('Batch(\n    [1 2],\n    [3],\n    dtype=i32,\n    device="cpu",\n'
                        "    num_samples=2,\n    shape=[(2,), (1,)])")
+
+
+def test_ragged_1d_storage_samples_are_views_at_their_offsets():
+    import torch
+
+    from ndd_triton._device import Device
+    from ndd_triton._storage import BatchStorage
+
+    for shapes in ([(5,), (0,), (3,), (7,)], [(2, 3), (1, 4)], [(4,)] * 3):
+        storage = BatchStorage.allocate(shapes, torch.uint8, Device.CPU)
+        buffer = storage.buffer
+        assert buffer is not None
+        buffer.copy_(torch.arange(buffer.numel(), dtype=torch.uint8))
+        offsets = storage.offsets
+        for sample, shape, start in zip(storage.samples, shapes, offsets, strict=True):
+            assert tuple(sample.shape) == shape
+            assert sample.numel() == 0 or sample.data_ptr() == buffer.data_ptr() + int(start)
+            flat = torch.arange(int(start), int(start) + sample.numel(), dtype=torch.uint8)
+            assert torch.equal(sample.reshape(-1), flat)
