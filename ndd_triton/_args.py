@@ -89,13 +89,19 @@ def _sample_array(op: str, arg: Arg, value: Any, index: int | None) -> np.ndarra
     if not arg.vector and arr.size != 1:
         raise ValueError(f"{op}: argument '{arg.name}'{where} expects a scalar per sample; got "
                          f"shape {arr.shape}")
-    if arg.kind in ("int", "enum"):
-        arr = np.trunc(arr).astype(np.int64) if arr.dtype.kind == "f" else arr.astype(np.int64)
-    elif arg.kind == "float":
-        arr = arr.astype(np.float64)
-    elif arg.kind == "bool":
-        arr = arr.astype(np.bool_)
+    arr = _to_kind(arg, arr)
     return arr.reshape(()) if not arg.vector else arr
+
+
+def _to_kind(arg: Arg, arr: np.ndarray) -> np.ndarray:
+    """Numeric values as the argument's kind (a new array; floats truncate to ints, as DALI)."""
+    if arg.kind in ("int", "enum"):
+        return np.trunc(arr).astype(np.int64) if arr.dtype.kind == "f" else arr.astype(np.int64)
+    if arg.kind == "float":
+        return arr.astype(np.float64)
+    if arg.kind == "bool":
+        return arr.astype(np.bool_)
+    return arr.copy()
 
 
 _CONSTANTS: dict[tuple[int, str, Any, int], np.ndarray] = {}
@@ -142,14 +148,7 @@ def _dense_sample_values(op: str, arg: Arg, arr: np.ndarray) -> np.ndarray:
     if not arg.vector and size != 1:
         raise ValueError(f"{op}: argument '{arg.name}' sample 0 expects a scalar per sample; "
                          f"got shape {sample_shape}")  # fmt: skip
-    if arg.kind in ("int", "enum"):
-        arr = np.trunc(arr).astype(np.int64) if arr.dtype.kind == "f" else arr.astype(np.int64)
-    elif arg.kind == "float":
-        arr = arr.astype(np.float64)
-    elif arg.kind == "bool":
-        arr = arr.astype(np.bool_)
-    else:
-        arr = arr.copy()  # not a view of the batch: kernels may run after it is reused
+    arr = _to_kind(arg, arr)  # a copy: kernels may run after the batch is reused
     if not arg.vector:
         return arr.reshape(n)
     if arg.length is None:
