@@ -364,11 +364,6 @@ class _Chain:
         chain = _Chain(worker, inv.ctx, stage.n)
         return chain if chain._append(inv, stage) else None
 
-    @property
-    def size(self) -> int:
-        """Number of invocations in the chain."""
-        return len(self._invs)
-
     def add(self, inv: Invocation) -> bool:
         """Append `inv` as the next stage; False when it cannot join (it then runs later)."""
         if inv.ctx is not self._ctx:

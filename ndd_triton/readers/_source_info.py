@@ -44,7 +44,8 @@ def _forget(key: int, memory: tuple[int, int] | None) -> None:
 
 
 def _died(key: int, memory: tuple[int, int] | None, ref: object) -> None:
-    _dead.append((key, memory))
+    """Weakref callback of a tagged sample."""
+    _forget(key, memory)
 
 
 def _drain() -> None:
