@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,7 +19,7 @@ from ndd_triton._batch import Batch
 from ndd_triton._device import Device, is_emulated
 from ndd_triton._executor import ChainOutputs, Stage
 from ndd_triton._storage import NUMPY_DTYPES, BatchStorage
-from ndd_triton._thread_pool import POOL_MIN_BYTES
+from ndd_triton._thread_pool import POOL_MIN_BYTES, largest_first
 from ndd_triton.kernels import KernelEntry
 from ndd_triton.schema import Call, OutputSpec, SampleArgs
 
@@ -78,7 +78,8 @@ def make_stage(call: Call, kernel: KernelEntry, batches: list[Batch | None],
         work = _nbytes(ins, outs)
         if work < POOL_MIN_BYTES or (kernel.dense and work < _DENSE_MAX_BYTES):
             return None  # run inline or as one dense call: the normal run does that
-        return Stage(n, _per_sample(call, kernel, ins, outs), outs, tuple(sorted(set(deps))))
+        return Stage(n, _per_sample(call, kernel, ins, outs), outs, tuple(sorted(set(deps))),
+                     _sample_order(ins, outs, ctx.thread_pool.num_threads))  # fmt: skip
 
     return stage
 
@@ -163,7 +164,9 @@ def _run_cpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: li
         else:
             produced_samples[i] = kernel.fn(*sample_ins, arg)
 
-    ctx.thread_pool.run(one, n, work_bytes=work if known else 1 << 30)
+    pooled = not known or work >= POOL_MIN_BYTES
+    order = _sample_order(ins, outs, ctx.thread_pool.num_threads) if pooled else None
+    ctx.thread_pool.run(one, n, work_bytes=work if known else 1 << 30, order=order)
     if known:
         return outs
     per_output = [[p if not isinstance(p, tuple) else p[k] for p in produced_samples]
@@ -173,6 +176,19 @@ def _run_cpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: li
 
 # Small uniform batches run as one dense NumPy call; larger ones go per sample over the pool.
 _DENSE_MAX_BYTES = 1 << 18
+
+
+def _sample_order(ins: Sequence[BatchStorage | None], outs: Sequence[BatchStorage],
+                  num_threads: int) -> list[int] | None:  # fmt: skip
+    """Largest samples first (`largest_first`), by the bytes each sample of the ragged
+    storages reads and writes; None when every sample is the same size."""
+    costs: np.ndarray | None = None
+    for s in (*ins, *outs):
+        rows = s._shape_rows if s is not None else None
+        if rows is not None and len(rows) > num_threads:
+            sizes = np.asarray(rows, dtype=np.int64).prod(axis=1) * s.dtype.itemsize  # type: ignore[union-attr]
+            costs = sizes if costs is None else costs + sizes
+    return largest_first(costs.tolist(), num_threads) if costs is not None else None
 
 
 def _nbytes(ins: list[BatchStorage | None], outs: list[BatchStorage]) -> int:

@@ -317,11 +317,12 @@ ChainOutputs = Callable[[Invocation], tuple[int, list[Any]] | None]
 class Stage:
     """An invocation's run as one call per sample into preallocated outputs (`stage_fn`)."""
 
-    __slots__ = ("deps", "n", "one", "outs")
+    __slots__ = ("deps", "n", "one", "order", "outs")
 
     def __init__(self, n: int, one: Callable[[int], None], outs: list[Any],
-                 deps: tuple[int, ...]) -> None:  # fmt: skip
+                 deps: tuple[int, ...], order: list[int] | None = None) -> None:  # fmt: skip
         self.n, self.one, self.outs, self.deps = n, one, outs, deps
+        self.order = order  # the order to start samples in, when this stage starts a chain
 
 
 class _ChainEnd:
@@ -340,7 +341,7 @@ class _Chain:
     invocation completes (in call order) as soon as all its samples are through; an op reading
     a failed op fails with that op's error, as it would reading it unpipelined."""
 
-    def __init__(self, worker: Worker, ctx: Any, n: int) -> None:
+    def __init__(self, worker: Worker, ctx: Any, n: int, order: list[int] | None) -> None:
         from ndd_triton._thread_pool import StagedJob
 
         self._worker = worker
@@ -353,7 +354,7 @@ class _Chain:
         self._finalized = 0
         self._wake = False  # the executor waits for a _ChainEnd
         self._start = time.perf_counter()
-        self._job = StagedJob(ctx.thread_pool, n, self._stage_complete)
+        self._job = StagedJob(ctx.thread_pool, n, self._stage_complete, order)
 
     @staticmethod
     def begin(worker: Worker, inv: Invocation) -> _Chain | None:
@@ -361,7 +362,7 @@ class _Chain:
         stage = _stage_of(inv, lambda other: None)
         if stage is None:
             return None
-        chain = _Chain(worker, inv.ctx, stage.n)
+        chain = _Chain(worker, inv.ctx, stage.n, stage.order)
         return chain if chain._append(inv, stage) else None
 
     def add(self, inv: Invocation) -> bool:

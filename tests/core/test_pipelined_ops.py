@@ -164,6 +164,54 @@ def test_staged_job_runs_stages_added_late_and_skips_failed_samples():
     pool.shutdown()
 
 
+def test_largest_first_orders_by_cost_and_only_when_it_matters():
+    assert _thread_pool.largest_first([3, 9, 1, 9, 5], 2) == [1, 3, 4, 0, 2]  # ties in order
+    assert _thread_pool.largest_first([4, 4, 4, 4], 2) is None  # equal costs
+    assert _thread_pool.largest_first([1, 2, 3], 4) is None  # a thread per sample
+    assert _thread_pool.largest_first([1, 2, 3], 1) is None  # one thread
+
+
+@pytest.mark.parametrize("runner", ["staged_job", "pool_run"])
+def test_samples_start_in_the_given_order(runner):
+    pool = ThreadPool(2)
+    order = [4, 0, 3, 1, 2]
+    started: list[int] = []
+    lock = threading.Lock()
+    first_two = threading.Barrier(2, timeout=20)  # both threads hold a sample, then go on
+
+    def one(i: int) -> None:
+        with lock:
+            started.append(i)
+            k = len(started)
+        if k <= 2:
+            first_two.wait()
+
+    if runner == "pool_run":
+        pool.run(one, 5, order=order)
+    else:
+        finished = threading.Event()
+        StagedJob(pool, 5, lambda s: finished.set(), order).add(one, ())
+        assert finished.wait(20)
+    assert sorted(started[:2]) == [0, 4] and started[2:] == [3, 1, 2]
+    pool.shutdown()
+
+
+def test_ragged_batches_start_their_largest_samples_first(monkeypatch):
+    """The run phase orders a ragged batch's samples largest first (pipelined or not) so the
+    pool's threads finish together; results are those of any order."""
+    orders: list[Any] = []
+    init = StagedJob.__init__
+    monkeypatch.setattr(StagedJob, "__init__", lambda self, pool, n, done, order=None: (
+        orders.append(order), init(self, pool, n, done, order))[1])  # fmt: skip
+    x = ndd.as_batch([np.full(ELEMS + 900 * k, k, np.float32) for k in (2, 5, 1, 4, 3, 0)])
+    with ndd.EvalMode.eager, ndd.EvalContext(num_threads=2):
+        y = staged(x, add=1.0)
+        got = _arrays(y)
+    assert orders == [[1, 3, 4, 0, 2, 5]]
+    for k, sample in zip((2, 5, 1, 4, 3, 0), got, strict=True):
+        np.testing.assert_array_equal(sample, np.full(ELEMS + 900 * k, k + 1, np.float32))
+
+
 def test_stages_of_a_finished_job_release_their_buffers():
     pool = ThreadPool(2)
     finished = threading.Event()
