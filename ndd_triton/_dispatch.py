@@ -92,9 +92,17 @@ def _per_sample(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
     layout = first.layout if first is not None else None
     # Views are made per sample on the pool threads: the setup before the first sample starts
     # stays O(1) (a batch boundary waits for it).
-    in_get = [_sample_getter(storage, op) if storage is not None else _none for storage in ins]
     out_get = [_sample_getter(storage, op) for storage in outs]
     single = len(outs) == 1
+    bound = kernel.bind(call) if kernel.bind is not None and single else None
+    if bound is not None:
+        get_out = out_get[0]
+
+        def one_bound(i: int) -> None:
+            bound(get_out(i), i)
+
+        return one_bound
+    in_get = [_sample_getter(storage, op) if storage is not None else _none for storage in ins]
 
     def one(i: int) -> None:
         dst = out_get[0](i) if single else tuple(get(i) for get in out_get)
@@ -154,8 +162,12 @@ def _run_cpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: li
         return outs if known else _wrap_produced(produced, specs, device)
     single = len(specs) == 1
     produced_samples: list[Any] = [None] * n
+    bound = kernel.bind(call) if kernel.bind is not None and known and single else None
 
     def one(i: int) -> None:
+        if bound is not None:
+            bound(out_np[0][i], i)
+            return
         arg = SampleArgs(call, i, layout)
         sample_ins = [inp[i] for inp in in_np]
         if known:

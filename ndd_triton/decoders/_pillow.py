@@ -23,7 +23,9 @@ from __future__ import annotations
 import io
 import struct
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
@@ -231,15 +233,29 @@ def _turbo_rgb(data: np.ndarray, info: ImageInfo, out: np.ndarray | None) -> np.
         return None
 
 
+def direct_rgb(info: ImageInfo, output_type: int, adjust_orientation: bool) -> bool:
+    """Whether the image may decode straight into a uint8 `(H, W, 3)` output by simplejpeg
+    (`decode_into`): a 3-component JPEG, RGB output, no orientation change."""
+    return simplejpeg is not None and output_type in (RGB, ANY_DATA) and \
+        info.format == "JPEG" and info.mode == "RGB" and \
+        not (adjust_orientation and info.orientation != 1)  # fmt: skip
+
+
 def decode_into(out: np.ndarray, data: np.ndarray, info: ImageInfo, output_type: int,
                 adjust_orientation: bool) -> bool:  # fmt: skip
     """Decode straight into `out` (uint8 HWC of the decoded shape) when the fast path applies
-    (RGB output, no orientation change); False when the caller must use `decode`."""
-    if output_type not in (RGB, ANY_DATA) or out.dtype != np.uint8 or \
-            (adjust_orientation and info.orientation != 1) or not out.flags.c_contiguous or \
-            out.shape != (info.height, info.width, 3):  # fmt: skip
+    (`direct_rgb`); False when the caller must use `decode`."""
+    if not direct_rgb(info, output_type, adjust_orientation) or out.dtype != np.uint8 or \
+            not out.flags.c_contiguous or out.shape != (info.height, info.width, 3):  # fmt: skip
         return False
     return _turbo_rgb(data, info, out) is not None
+
+
+def direct_rgb_decoder() -> Callable[..., Any]:
+    """simplejpeg's `decode_jpeg(data, "RGB", buffer=out)`, for callers that checked
+    `direct_rgb` for every image of a batch."""
+    assert simplejpeg is not None
+    return simplejpeg.decode_jpeg  # type: ignore[no-any-return]
 
 
 def decode(data: np.ndarray, info: ImageInfo, output_type: int, adjust_orientation: bool,

@@ -6,12 +6,15 @@ Inference has already parsed each header (`arg.info`) and fixed the output windo
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
+from ndd_triton._dtype import uint8
 from ndd_triton.decoders import _pillow, _sources
 from ndd_triton.kernels import register
 from ndd_triton.ops import decoders
-from ndd_triton.schema import SampleArgs
+from ndd_triton.schema import Call, SampleArgs
 
 _SCHEMAS = {s.name: s for s in decoders.schemas}
 _DECODERS = ("decoders.image", "decoders.image_crop", "decoders.image_slice",
@@ -53,8 +56,32 @@ def _make(op: str):  # type: ignore[no-untyped-def]
     return decode_cpu
 
 
+def bind_direct_rgb(call: Call) -> Callable[[np.ndarray, int], None] | None:
+    """`decoders.image` of a batch whose every image decodes straight into uint8 RGB
+    (`_pillow.direct_rgb`, the common case): one libjpeg call per sample, the checks of
+    `decode_sample` made once here. A sample libjpeg reports on goes through `decode_sample`
+    (Pillow decodes it or the error names it), exactly as it would have."""
+    if call.dtype != uint8 or call.window is not None:
+        return None
+    output_type, adjust = int(call.output_type), bool(call.adjust_orientation)
+    infos: list[_pillow.ImageInfo] = call.info
+    if not all(_pillow.direct_rgb(info, output_type, adjust) for info in infos):
+        return None
+    encoded: list[np.ndarray] = call.encoded
+    decode_jpeg = _pillow.direct_rgb_decoder()
+
+    def one(out: np.ndarray, i: int) -> None:
+        try:
+            decode_jpeg(encoded[i], "RGB", buffer=out)
+        except Exception:
+            decode_sample(out, SampleArgs(call, i, None), "decoders.image")
+
+    return one
+
+
 for _name in _DECODERS:
-    register(_SCHEMAS[_name], "cpu")(_make(_name))
+    register(_SCHEMAS[_name], "cpu",
+             bind=bind_direct_rgb if _name == "decoders.image" else None)(_make(_name))
 
 
 @register(_SCHEMAS["peek_image_shape"], "cpu")
