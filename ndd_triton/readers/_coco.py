@@ -108,7 +108,7 @@ class CocoSource:
         chosen = [self._entries[i] for i in indices.tolist()]
         images = read_bytes_batch([e.path for e in chosen])
         sources = [e.file_name for e in chosen]
-        _source_info.tag(images.samples, sources)
+        _source_info.tag_storage(images, sources)
         outputs = [images, pack_arrays([self._boxes(e) for e in chosen], "COCO"),
                    pack_arrays([np.asarray(e.labels, np.int32) for e in chosen], "COCO")]
         if a["polygon_masks"]:

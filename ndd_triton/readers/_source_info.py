@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import collections
 import functools
+import math
 import threading
 import weakref
 from typing import Any
 
 import torch
+
+from ndd_triton._storage import BatchStorage
 
 _lock = threading.Lock()
 _sources: dict[int, str] = {}
@@ -68,9 +71,12 @@ def _memory_key(sample: torch.Tensor) -> tuple[int, int] | None:
     return sample.data_ptr(), sample.numel() * sample.element_size()
 
 
-def tag(samples: list[torch.Tensor], sources: list[str]) -> None:
-    """Remember `sources[i]` as the origin of `samples[i]`."""
-    memories = [_memory_key(sample) for sample in samples]
+def tag(samples: list[torch.Tensor], sources: list[str],
+        memories: list[tuple[int, int] | None] | None = None) -> None:  # fmt: skip
+    """Remember `sources[i]` as the origin of `samples[i]` (`memories`: their (address,
+    nbytes) when known, see `tag_storage`)."""
+    if memories is None:
+        memories = [_memory_key(sample) for sample in samples]
     refs = [weakref.ref(sample, functools.partial(_died, id(sample), memory))
             for sample, memory in zip(samples, memories, strict=True)]  # fmt: skip
     with _lock:
@@ -81,6 +87,20 @@ def tag(samples: list[torch.Tensor], sources: list[str]) -> None:
             _refs[key] = ref
             if memory is not None:
                 _by_memory.setdefault(memory, {})[key] = source
+
+
+def tag_storage(storage: BatchStorage, sources: list[str]) -> None:
+    """`tag` the samples of a reader's output storage; the memory of each sample comes from
+    the packed buffer's address and offsets in one step rather than from torch per sample."""
+    samples = storage.samples
+    buffer, offsets, rows = storage._buffer, storage._offsets, storage._shape_rows
+    if storage.device.device_type != "cpu" or buffer is None or offsets is None or rows is None:
+        tag(samples, sources)
+        return
+    item = buffer.element_size()
+    sizes = [math.prod(row) * item for row in rows]
+    starts = (offsets * item + buffer.data_ptr()).tolist()
+    tag(samples, sources, [(a, n) if n else None for a, n in zip(starts, sizes, strict=True)])
 
 
 def source_of_memory(array: Any) -> str | None:

@@ -306,3 +306,45 @@ def test_a_file_that_shrank_since_it_was_sized_is_an_error(tmp_path, monkeypatch
     monkeypatch.setattr(_file, "file_size", lambda path: 1000)  # larger than the file
     with pytest.raises(RuntimeError, match=r"a\.bin' changed while reading: expected 1000"):
         _file.read_bytes_batch([str(tmp_path / "a.bin")])
+
+
+def test_reads_check_the_sizes_of_the_last_epoch_instead_of_stat(tmp_path, monkeypatch):
+    """Sizes from an earlier read are trusted without a stat; a file that grew, shrank or is no
+    longer empty is noticed by the read itself and the batch is read again with fresh sizes."""
+    from ndd_triton.readers import _file
+
+    paths = [tmp_path / n for n in ("a.bin", "b.bin", "c.bin")]
+    for path, data in zip(paths, (b"0123456789", b"x" * 20, b""), strict=True):
+        path.write_bytes(data)
+    stats: list[str] = []
+    real = _file.file_size
+    monkeypatch.setattr(_file, "file_size", lambda p: stats.append(p) or real(p))
+    known = [-1, -1, -1]
+    first = _file.read_bytes_batch([str(p) for p in paths], known)
+    assert known == [10, 20, 0] and len(stats) == 3
+    assert [bytes(np.asarray(s)) for s in first.samples] == [b"0123456789", b"x" * 20, b""]
+    stats.clear()
+    again = _file.read_bytes_batch([str(p) for p in paths], known)
+    assert stats == [] and bytes(np.asarray(again.samples[1])) == b"x" * 20
+    for path, data in zip(paths, (b"0123456789abcde", b"short", b"new"), strict=True):
+        path.write_bytes(data)
+    changed = _file.read_bytes_batch([str(p) for p in paths], known)
+    assert [bytes(np.asarray(s)) for s in changed.samples] == [b"0123456789abcde", b"short",
+                                                                b"new"]  # fmt: skip
+    assert known == [15, 5, 3] and len(stats) == 3
+
+
+def test_a_reader_stats_its_files_in_the_first_epoch_only(tmp_path, monkeypatch):
+    from ndd_triton.readers import _file
+
+    for i in range(5):
+        (tmp_path / "c").mkdir(exist_ok=True)
+        (tmp_path / "c" / f"{i}.jpg").write_bytes(bytes([i]) * (10 + i))
+    stats: list[str] = []
+    real = _file.file_size
+    monkeypatch.setattr(_file, "file_size", lambda p: stats.append(p) or real(p))
+    reader = ndd.readers.File(file_root=str(tmp_path))
+    for epoch in range(3):
+        got = sorted(bytes(np.asarray(d)) for d, _ in reader.next_epoch())
+        assert got == [bytes([i]) * (10 + i) for i in range(5)], f"epoch {epoch}"
+    assert sorted(stats) == sorted(str(tmp_path / "c" / f"{i}.jpg") for i in range(5))

@@ -31,3 +31,15 @@ def test_dead_samples_are_forgotten_on_next_use():
     del sample
     si.source_info(torch.zeros(1))  # any use drains the queue of dead samples
     assert memory not in si._by_memory
+
+
+def test_tag_storage_records_each_samples_memory_like_tag():
+    from ndd_triton._device import Device
+    from ndd_triton._storage import BatchStorage
+
+    storage = BatchStorage.allocate([(5,), (0,), (7,), (3,)], torch.uint8, Device.CPU)
+    si.tag_storage(storage, ["a.jpg", "b.jpg", "c.jpg", "d.jpg"])
+    for sample, name in zip(storage.samples, ["a.jpg", "b.jpg", "c.jpg", "d.jpg"], strict=True):
+        assert si.source_info(sample) == name
+        expected = None if sample.numel() == 0 else name  # empty samples have no memory
+        assert si.source_of_memory(sample.numpy()) == expected
