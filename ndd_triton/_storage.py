@@ -75,8 +75,8 @@ _pack_lock = threading.Lock()  # packing scattered samples is rare: one lock for
 class BatchStorage:
     """Samples of one batch as torch tensors, optionally views into one packed buffer."""
 
-    __slots__ = ("_buffer", "_dense_np", "_dense_t", "_offsets", "_samples", "_shape_rows",
-                 "device", "event", "hints")
+    __slots__ = ("_buffer", "_dense_np", "_dense_t", "_host_views", "_offsets", "_samples",
+                 "_shape_rows", "device", "event", "hints")
 
     def __init__(self, samples: list[torch.Tensor], device: Device,
                  buffer: torch.Tensor | None = None,
@@ -92,11 +92,12 @@ class BatchStorage:
         # A ragged batch from `allocate` keeps its shapes; its per-sample views into `buffer`
         # are made on first use (CPU kernels slice the buffer in NumPy instead: cheaper).
         self._shape_rows: list[list[int]] | None = None
+        self._host_views: list[np.ndarray] | None = None  # cached by `host_views`
         self.event: object | None = None  # CUDA event marking when the producing kernels end
         # Per-sample facts its producer computed about the data (e.g. a reader's parsed JPEG
         # headers, "jpeg_header"), read by ops that would otherwise recompute them. Only the
         # storage object that was annotated carries them: selections and op outputs do not.
-        self.hints: dict[str, list[Any]] | None = None
+        self.hints: dict[str, Any] | None = None
 
     @staticmethod
     def from_numpy_dense(array: np.ndarray, device: Device) -> BatchStorage:
@@ -232,6 +233,9 @@ class BatchStorage:
         """Per-sample NumPy views of a ragged host batch from `allocate` (sliced from one NumPy
         view of the buffer: cheaper than converting its torch sample views, which view the same
         bytes), else None."""
+        views = self._host_views
+        if views is not None:
+            return list(views)
         rows = self._shape_rows
         if rows is None or self.device.device_type != "cpu":
             return None
@@ -241,8 +245,12 @@ class BatchStorage:
         if buffer.dtype not in NUMPY_DTYPES:
             return None
         flat = buffer.numpy()
-        return [flat[o:o + math.prod(row)].reshape(row)
-                for o, row in zip(offsets.tolist(), rows, strict=True)]  # fmt: skip
+        # made once: a reader's batch is viewed by its prefetch thread (headers) and again by
+        # the op that reads it (its layout never changes after `allocate`)
+        views = [flat[o:o + math.prod(row)].reshape(row)
+                 for o, row in zip(offsets.tolist(), rows, strict=True)]  # fmt: skip
+        self._host_views = views
+        return list(views)
 
     def packed(self) -> tuple[torch.Tensor, np.ndarray]:
         """The flat buffer and per-sample element offsets, packing (one copy) if needed."""

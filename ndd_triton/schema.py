@@ -84,7 +84,7 @@ class InputMeta:
     layout: str | None
     shapes: np.ndarray  # [N, ndim] int64
     values: list[np.ndarray] | None = None  # per-sample host values (Input.host_values only)
-    hints: dict[str, list[Any]] | None = None  # the host values' producer hints (BatchStorage)
+    hints: dict[str, Any] | None = None  # the host values' producer hints (BatchStorage)
 
     @property
     def ndim(self) -> int:

@@ -10,12 +10,16 @@ themselves otherwise (other formats, unusual JPEGs, data that did not come from 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 
 from ndd_triton._storage import BatchStorage
 
 HINT = "image_info"
+# With every sample's info hinted: their (height, width, channels) as an `[N, 3]` int64 array
+HINT_HWC = "image_hwc"
 
 
 def _looks_like_jpeg(view: np.ndarray) -> bool:
@@ -36,4 +40,8 @@ def annotate(storage: BatchStorage) -> None:
     from ndd_triton.decoders import _pillow
 
     infos = [_pillow.plain_jpeg_info(v) if _looks_like_jpeg(v) else None for v in views]
-    storage.hints = {**(storage.hints or {}), HINT: infos}
+    hints: dict[str, list[Any] | np.ndarray] = {HINT: infos}
+    if None not in infos:
+        hints[HINT_HWC] = np.array([(i.height, i.width, i.channels) for i in infos],  # type: ignore[union-attr]
+                                   dtype=np.int64).reshape(len(infos), 3)  # fmt: skip
+    storage.hints = {**(storage.hints or {}), **hints}  # type: ignore[dict-item]

@@ -84,6 +84,17 @@ class ImageInfo:
         return h, w, c
 
 
+def plain_shapes(hwc: np.ndarray, output_type: int) -> np.ndarray:
+    """`ImageInfo.shape` of a batch of plain JPEGs (orientation 1: `adjust_orientation` changes
+    nothing) from their `[N, 3]` (height, width, channels), in one step."""
+    shapes = hwc.copy()
+    if output_type == GRAY:
+        shapes[:, 2] = 1
+    elif output_type != ANY_DATA:
+        shapes[:, 2] = 3
+    return shapes
+
+
 def _formats() -> list[str]:
     """`FORMATS` that this Pillow build has plugins for (loads the plugins once)."""
     Image.init()

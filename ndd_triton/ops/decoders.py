@@ -28,7 +28,7 @@ from types import ModuleType
 import numpy as np
 
 from ndd_triton._dtype import DType, float32, int16, int64, uint8, uint16
-from ndd_triton.decoders._header_hints import HINT
+from ndd_triton.decoders._header_hints import HINT, HINT_HWC
 from ndd_triton.ops import _decoder_windows as windows
 from ndd_triton.schema import Arg, Call, Input, InputMeta, OpSchema, OutputSpec
 
@@ -87,7 +87,8 @@ def encoded_samples(call: Call, meta: InputMeta, what: str = "input 0") -> list[
         raise call.error(f"{what} must be 1-D encoded bytes per sample; got {meta.ndim}-D "
                          f"samples of shape {tuple(meta.shapes[0])}", RuntimeError)  # fmt: skip
     assert meta.values is not None
-    return [np.ascontiguousarray(v).reshape(-1) for v in meta.values]
+    return [v if v.ndim == 1 and v.flags.c_contiguous else np.ascontiguousarray(v).reshape(-1)
+            for v in meta.values]  # fmt: skip
 
 
 def read_headers(call: Call) -> np.ndarray:
@@ -98,9 +99,11 @@ def read_headers(call: Call) -> np.ndarray:
 
     meta = call.inputs[0]
     samples = encoded_samples(call, meta)
-    hinted = meta.hints.get(HINT) if meta.hints else None  # parsed ahead by a reader
-    infos = []
-    for i, data in enumerate(samples):
+    hints = meta.hints or {}
+    hinted = hints.get(HINT)  # parsed ahead by a reader
+    hwc = hints.get(HINT_HWC)  # ... every sample of them
+    infos = list(hinted) if hwc is not None else []
+    for i, data in enumerate(samples if hwc is None else ()):
         info = hinted[i] if hinted is not None else None
         if info is not None:
             infos.append(info)
@@ -113,6 +116,8 @@ def read_headers(call: Call) -> np.ndarray:
     call.derive("encoded", samples, per_sample=True)
     call.derive("info", infos, per_sample=True)
     output_type = int(call.values.get("output_type", call.values.get("image_type", 0)))
+    if hwc is not None:
+        return pil.plain_shapes(hwc, output_type)
     shapes = [info.shape(output_type, bool(call.adjust_orientation)) for info in infos]
     return np.array(shapes, dtype=np.int64).reshape(len(infos), 3)
 

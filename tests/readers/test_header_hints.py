@@ -27,9 +27,9 @@ def image_tree(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _reader_batch(root: Path):  # type: ignore[no-untyped-def]
+def _reader_batch(root: Path, size: int = 6):  # type: ignore[no-untyped-def]
     reader = ndd.readers.File(file_root=str(root), file_filters=["*.img"])
-    (batch, _), = list(reader.next_epoch(batch_size=6))
+    (batch, _), = list(reader.next_epoch(batch_size=size))
     return batch
 
 
@@ -70,3 +70,30 @@ def test_non_image_reader_outputs_get_no_hints(tmp_path):
     assert batch._storage_or_raise().hints is None
     assert labels._storage_or_raise().hints is None
 
+
+
+@pytest.mark.parametrize("output_type", [ndd.types.RGB, ndd.types.BGR, ndd.types.GRAY,
+                                         ndd.types.YCbCr, ndd.types.ANY_DATA])  # fmt: skip
+@pytest.mark.parametrize("adjust_orientation", [True, False])
+def test_a_batch_of_plain_jpegs_takes_its_shapes_from_the_hints(tmp_path, monkeypatch,
+                                                                 output_type, adjust_orientation):
+    """Every sample hinted: the shapes come from one `[N, 3]` array (no Python per sample),
+    equal to each header's `ImageInfo.shape`; the pixels are Pillow's."""
+    files = encoded_files()
+    (tmp_path / "c").mkdir()
+    names = ["jpeg420", "jpeg444", "jpeg_gray"]
+    for i, name in enumerate(names):
+        (tmp_path / "c" / f"{i}.img").write_bytes(files[name].tobytes())
+    batch = _reader_batch(tmp_path, len(names))
+    hints = batch._storage_or_raise().hints
+    expected_shapes = [info.shape(int(output_type), adjust_orientation)
+                       for info in hints[_header_hints.HINT]]
+    infos = hints[_header_hints.HINT]
+    np.testing.assert_array_equal(hints[_header_hints.HINT_HWC],
+                                  [(i.height, i.width, i.channels) for i in infos])
+    monkeypatch.setattr(_pillow.ImageInfo, "shape", lambda *a: pytest.fail("per-sample shape"))
+    out = ndd.decoders.image(batch, output_type=output_type,
+                             adjust_orientation=adjust_orientation).evaluate()  # fmt: skip
+    assert [tuple(s) for s in out.shape] == expected_shapes
+    for got, name in zip(out, names, strict=True):
+        np.testing.assert_array_equal(np.asarray(got), ref_decode(files[name], output_type))
