@@ -69,6 +69,7 @@ NUMPY_DTYPES: dict[torch.dtype, np.dtype] = {  # torch -> NumPy element types (n
         (torch.float32, np.float32), (torch.float64, np.float64),
     ) if t is not None
 }
+_TORCH_DTYPES = {n: t for t, n in NUMPY_DTYPES.items()}  # NumPy -> torch, no torch call
 _pack_lock = threading.Lock()  # packing scattered samples is rare: one lock for all batches
 
 
@@ -217,7 +218,8 @@ class BatchStorage:
         if self._dense_t is not None:
             return self._dense_t.dtype
         if self._dense_np is not None:
-            return torch.from_numpy(self._dense_np[:0]).dtype
+            known = _TORCH_DTYPES.get(self._dense_np.dtype)
+            return known if known is not None else torch.from_numpy(self._dense_np[:0]).dtype
         if self._buffer is not None:
             return self._buffer.dtype
         return self.samples[0].dtype
