@@ -79,7 +79,7 @@ def make_stage(call: Call, kernel: KernelEntry, batches: list[Batch | None],
         if work < POOL_MIN_BYTES or (kernel.dense and work < _DENSE_MAX_BYTES):
             return None  # run inline or as one dense call: the normal run does that
         return Stage(n, _per_sample(call, kernel, ins, outs), outs, tuple(sorted(set(deps))),
-                     _sample_order(ins, outs, ctx.thread_pool.num_threads))  # fmt: skip
+                     lambda: _sample_order(ins, outs, ctx.thread_pool.num_threads))  # fmt: skip
 
     return stage
 
@@ -118,9 +118,8 @@ def _none(i: int) -> None:
 def _sample_getter(storage: BatchStorage, what: str) -> Callable[[int], np.ndarray]:
     """`get(i)`: the NumPy view of sample i that `_sample_arrays(storage)[i]` would be."""
     rows = storage._shape_rows
-    if rows is not None and storage.device.device_type == "cpu" and \
-            storage.buffer is not None and storage.buffer.dtype in NUMPY_DTYPES:  # fmt: skip
-        flat = storage.buffer.numpy()
+    flat = storage.host_buffer() if rows is not None else None
+    if flat is not None:
         starts = storage.offsets.tolist()  # type: ignore[union-attr]
 
         def ragged(i: int) -> np.ndarray:
@@ -196,11 +195,11 @@ def _sample_order(ins: Sequence[BatchStorage | None], outs: Sequence[BatchStorag
     storages reads and writes; None when every sample is the same size."""
     costs: np.ndarray | None = None
     for s in (*ins, *outs):
-        rows = s._shape_rows if s is not None else None
-        if rows is not None and len(rows) > num_threads:
-            sizes = np.asarray(rows, dtype=np.int64).prod(axis=1) * s.dtype.itemsize  # type: ignore[union-attr]
-            costs = sizes if costs is None else costs + sizes
-    return largest_first(costs.tolist(), num_threads) if costs is not None else None
+        sizes = s.sample_sizes() if s is not None else None
+        if sizes is not None and len(sizes) > num_threads:
+            nbytes = sizes * s.dtype.itemsize  # type: ignore[union-attr]
+            costs = nbytes if costs is None else costs + nbytes
+    return largest_first(costs, num_threads) if costs is not None else None
 
 
 def _nbytes(ins: list[BatchStorage | None], outs: list[BatchStorage]) -> int:
@@ -209,8 +208,9 @@ def _nbytes(ins: list[BatchStorage | None], outs: list[BatchStorage]) -> int:
     for s in (*ins, *outs):
         if s is None:
             continue
-        if s._dense_np is not None:
-            total += s._dense_np.nbytes
+        host = s._dense_np if s._dense_np is not None else s._buffer_np
+        if host is not None:
+            total += host.nbytes
             continue
         buf = s._dense_t if s._dense_t is not None else s.buffer
         if buf is not None:

@@ -320,9 +320,11 @@ class Stage:
     __slots__ = ("deps", "n", "one", "order", "outs")
 
     def __init__(self, n: int, one: Callable[[int], None], outs: list[Any],
-                 deps: tuple[int, ...], order: list[int] | None = None) -> None:  # fmt: skip
+                 deps: tuple[int, ...],
+                 order: Callable[[], list[int] | None] | None = None) -> None:  # fmt: skip
         self.n, self.one, self.outs, self.deps = n, one, outs, deps
-        self.order = order  # the order to start samples in, when this stage starts a chain
+        # the order to start samples in, asked only of a stage that starts a chain
+        self.order = order
 
 
 class _ChainEnd:
@@ -362,7 +364,7 @@ class _Chain:
         stage = _stage_of(inv, lambda other: None)
         if stage is None:
             return None
-        chain = _Chain(worker, inv.ctx, stage.n, stage.order)
+        chain = _Chain(worker, inv.ctx, stage.n, stage.order() if stage.order else None)
         return chain if chain._append(inv, stage) else None
 
     def add(self, inv: Invocation) -> bool:

@@ -8,6 +8,7 @@ from a sample table in one launch; batches wrapped from scattered tensors are pa
 from __future__ import annotations
 
 import math
+import sys
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -19,45 +20,56 @@ from ndd_triton._device import Device
 
 # Host buffers of batches are recycled: a fresh 38 MB batch (64 x 224x224x3 float32) is mmapped
 # by malloc and page-faulted in on first touch, ~25 ms per batch vs ~9 ms for reused memory.
-# Freed buffers (no tensor, view or NumPy array refers to their storage any more) are handed
-# out again for batches of 1/2 to 1x their size; at most _POOL_COUNT buffers are kept.
+# A pooled buffer is a NumPy array; it is free when nothing but the pool refers to it (every
+# NumPy view of it refers to it as its base, and every torch tensor made from such a view keeps
+# that view alive) and is then handed out again for batches of 1/2 to 1x its size; at most
+# _POOL_COUNT buffers are kept. Host batches hold NumPy memory and make their torch views on
+# first use: kernels and readers work on NumPy, and a torch call at a batch boundary costs
+# 40-60 us with caches cold from the kernels before it (measured in situ).
 _POOL_MIN_BYTES = 1 << 20
 _POOL_COUNT = 12
-_pool: list[torch.Tensor] = []
+_pool: list[np.ndarray] = []
 _pool_lock = threading.Lock()
 
 
-def _use_count(t: torch.Tensor) -> int:
-    """References to the storage of `t` (its own and one temporary), or -1 if unknown."""
+def _refs(k: int) -> int:
+    """References to pool buffer `k` (the pool's own and one temporary when free)."""
+    return sys.getrefcount(_pool[k])
+
+
+def _can_pool() -> bool:
+    """Whether reference counts tell free buffers apart (CPython: a free one has 2)."""
+    _pool.append(np.empty(1, np.uint8))
     try:
-        return int(torch._C._storage_Use_Count(t.untyped_storage()._cdata))
-    except Exception:
-        return -1
+        free = _refs(0)
+        view = _pool[0][:1]
+        return free == 2 and _refs(0) == 3 and view.base is _pool[0]
+    finally:
+        _pool.clear()
 
 
-_CAN_POOL = _use_count(torch.empty(1)) == 2
+_CAN_POOL = _can_pool()
 
 
-def _empty(numel: int, dtype: torch.dtype, device: Device) -> torch.Tensor:
-    """An uninitialised 1-D tensor; large host ones come from the recycled pool."""
-    nbytes = numel * dtype.itemsize if _CAN_POOL else 0
-    if device.device_type != "cpu" or nbytes < _POOL_MIN_BYTES:
-        return torch.empty(numel, dtype=dtype, device=device.torch_device)
+def host_empty(nbytes: int) -> np.ndarray:
+    """`nbytes` of uninitialised host memory as a 1-D uint8 array; large ones are recycled."""
+    if nbytes < _POOL_MIN_BYTES or not _CAN_POOL:
+        return np.empty(nbytes, np.uint8)
     with _pool_lock:
-        best = -1
-        for k, raw in enumerate(_pool):
-            size = raw.numel()
-            if nbytes <= size <= 2 * nbytes and (best < 0 or size < _pool[best].numel()) \
-                    and _use_count(raw) == 2:  # fmt: skip
-                best = k
+        best, best_size = -1, 0
+        for k in range(len(_pool)):
+            size = _pool[k].size
+            if nbytes <= size <= 2 * nbytes and (best < 0 or size < best_size) and \
+                    _refs(k) == 2:  # fmt: skip
+                best, best_size = k, size
         if best >= 0:
             raw = _pool.pop(best)
         else:
-            raw = torch.empty(nbytes, dtype=torch.uint8)
+            raw = np.empty(nbytes, np.uint8)
             if len(_pool) >= _POOL_COUNT:
                 _pool.pop(0)
         _pool.append(raw)  # most recently used last
-    return raw[:nbytes].view(dtype)
+    return raw[:nbytes]
 
 
 NUMPY_DTYPES: dict[torch.dtype, np.dtype] = {  # torch -> NumPy element types (no bfloat16)
@@ -76,8 +88,8 @@ _pack_lock = threading.Lock()  # packing scattered samples is rare: one lock for
 class BatchStorage:
     """Samples of one batch as torch tensors, optionally views into one packed buffer."""
 
-    __slots__ = ("_buffer", "_dense_np", "_dense_t", "_host_views", "_offsets", "_samples",
-                 "_shape_rows", "device", "event", "hints")
+    __slots__ = ("_buffer", "_buffer_np", "_dense_np", "_dense_t", "_host_views", "_offsets",
+                 "_sample_sizes", "_samples", "_shape_rows", "device", "event", "hints")
 
     def __init__(self, samples: list[torch.Tensor], device: Device,
                  buffer: torch.Tensor | None = None,
@@ -85,6 +97,7 @@ class BatchStorage:
         self._samples: list[torch.Tensor] | None = samples
         self.device = device
         self._buffer = buffer
+        self._buffer_np: np.ndarray | None = None  # a host `buffer` as NumPy (`allocate`)
         self._offsets = offsets
         # A uniform batch's (N, *shape) data: torch view, and for host batches its NumPy view
         # (small outputs are allocated as NumPy arrays; the torch view is made on first use).
@@ -94,6 +107,7 @@ class BatchStorage:
         # are made on first use (CPU kernels slice the buffer in NumPy instead: cheaper).
         self._shape_rows: list[list[int]] | None = None
         self._host_views: list[np.ndarray] | None = None  # cached by `host_views`
+        self._sample_sizes: np.ndarray | None = None  # elements per sample (ragged `allocate`)
         self.event: object | None = None  # CUDA event marking when the producing kernels end
         # Per-sample facts its producer computed about the data (e.g. a reader's parsed JPEG
         # headers, "jpeg_header"), read by ops that would otherwise recompute them. Only the
@@ -121,10 +135,28 @@ class BatchStorage:
         """The packed 1-D buffer holding every sample, or None when not packed (yet)."""
         buffer = self._buffer
         if buffer is None:
-            dense = self._dense_view()
-            if dense is not None:
-                buffer = self._buffer = dense.view(-1)
+            if self._buffer_np is not None:
+                buffer = self._buffer = torch.from_numpy(self._buffer_np)
+            else:
+                dense = self._dense_view()
+                if dense is not None:
+                    buffer = self._buffer = dense.view(-1)
         return buffer
+
+    def host_buffer(self) -> np.ndarray | None:
+        """The packed buffer of a host batch as a flat NumPy array (without a torch call when
+        the batch was allocated here), or None (not packed, not on the host, or a dtype NumPy
+        lacks)."""
+        if self._buffer_np is not None:
+            return self._buffer_np
+        if self._dense_np is not None:
+            return self._dense_np.reshape(-1)
+        if self.device.device_type != "cpu":
+            return None
+        buffer = self.buffer
+        if buffer is None or buffer.dtype not in NUMPY_DTYPES:
+            return None
+        return buffer.numpy()
 
     @buffer.setter
     def buffer(self, value: torch.Tensor | None) -> None:
@@ -153,27 +185,32 @@ class BatchStorage:
         n = len(arr)
         arr = arr.reshape(n, -1) if n else arr.reshape(0, 0)
         shape_rows = arr.tolist()
+        # Host memory is NumPy's (torch views on first use, see `host_empty`)
+        np_dtype = NUMPY_DTYPES.get(dtype) if device.device_type == "cpu" else None
         if n and shape_rows.count(shape_rows[0]) == n:
             # Uniform: one (N, *shape) allocation split along the batch axis; cheaper than N
             # narrow+view calls, and the dense view comes for free.
             row = shape_rows[0]
             size = math.prod(row)
-            np_dtype = NUMPY_DTYPES.get(dtype)
-            if device.device_type == "cpu" and n * size * dtype.itemsize < _POOL_MIN_BYTES and \
-                    np_dtype is not None:  # fmt: skip
-                # Small host batch: NumPy memory (shared with torch when asked), so CPU
-                # kernels get their array without a conversion.
-                return BatchStorage.from_numpy_dense(np.empty((n, *row), np_dtype), device)
+            if np_dtype is not None:
+                dense = host_empty(n * size * dtype.itemsize).view(np_dtype).reshape(n, *row)
+                return BatchStorage.from_numpy_dense(dense, device)
             storage = BatchStorage(None, device)  # type: ignore[arg-type]
-            storage._dense_t = _empty(n * size, dtype, device).view(n, *row)
+            storage._dense_t = torch.empty(n * size, dtype=dtype,
+                                           device=device.torch_device).view(n, *row)  # fmt: skip
             return storage  # buffer, offsets and samples are derived lazily
         sizes = arr.prod(axis=1) if arr.shape[1] else np.ones(n, dtype=np.int64)
         offsets = np.zeros(n, dtype=np.int64)
         if n > 1:
             np.cumsum(sizes[:-1], out=offsets[1:])
         total = int(sizes.sum())
-        storage = BatchStorage(None, device, _empty(total, dtype, device), offsets)  # type: ignore[arg-type]
+        storage = BatchStorage(None, device, None, offsets)  # type: ignore[arg-type]
+        if np_dtype is not None:
+            storage._buffer_np = host_empty(total * dtype.itemsize).view(np_dtype)
+        else:
+            storage._buffer = torch.empty(total, dtype=dtype, device=device.torch_device)
         storage._shape_rows = shape_rows
+        storage._sample_sizes = sizes
         return storage
 
     @property
@@ -183,7 +220,7 @@ class BatchStorage:
         if samples is None:
             rows = self._shape_rows
             if rows is not None:
-                buffer, offsets = self._buffer, self._offsets
+                buffer, offsets = self.buffer, self._offsets
                 assert buffer is not None
                 assert offsets is not None
                 if rows and all(len(row) == 1 for row in rows):
@@ -222,6 +259,8 @@ class BatchStorage:
             return known if known is not None else torch.from_numpy(self._dense_np[:0]).dtype
         if self._buffer is not None:
             return self._buffer.dtype
+        if self._buffer_np is not None:
+            return _TORCH_DTYPES[self._buffer_np.dtype]
         return self.samples[0].dtype
 
     @property
@@ -230,6 +269,10 @@ class BatchStorage:
         if self._samples is None and self._shape_rows is not None:
             return [tuple(row) for row in self._shape_rows]
         return [tuple(s.shape) for s in self.samples]
+
+    def sample_sizes(self) -> np.ndarray | None:
+        """Elements per sample of a ragged batch from `allocate` (int64), else None."""
+        return self._sample_sizes
 
     def host_views(self) -> list[np.ndarray] | None:
         """Per-sample NumPy views of a ragged host batch from `allocate` (sliced from one NumPy
@@ -241,12 +284,10 @@ class BatchStorage:
         rows = self._shape_rows
         if rows is None or self.device.device_type != "cpu":
             return None
-        buffer, offsets = self._buffer, self._offsets
-        assert buffer is not None
+        flat, offsets = self.host_buffer(), self._offsets
         assert offsets is not None
-        if buffer.dtype not in NUMPY_DTYPES:
+        if flat is None:
             return None
-        flat = buffer.numpy()
         # made once: a reader's batch is viewed by its prefetch thread (headers) and again by
         # the op that reads it (its layout never changes after `allocate`)
         views = [flat[o:o + math.prod(row)].reshape(row)

@@ -85,11 +85,12 @@ def _read_batch(paths: list[str], known: list[int] | None) -> BatchStorage:
             known[k] = file_size(path)
     sizes = [(size,) for size in known]
     storage = BatchStorage.allocate(sizes, torch.uint8, Device.CPU)
-    if not hasattr(os, "preadv") or storage.buffer is None or storage.offsets is None:
+    host = storage.host_buffer()
+    if not hasattr(os, "preadv") or host is None or storage.offsets is None:
         for path, sample in zip(paths, storage.samples, strict=True):
             read_into(path, sample)
         return storage
-    flat = memoryview(storage.buffer.numpy())
+    flat = memoryview(host)
     spare = bytearray(1)
     for path, start, (size,) in zip(paths, storage.offsets.tolist(), sizes, strict=True):
         got = 0

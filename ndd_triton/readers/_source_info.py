@@ -93,13 +93,13 @@ def tag_storage(storage: BatchStorage, sources: list[str]) -> None:
     """`tag` the samples of a reader's output storage; the memory of each sample comes from
     the packed buffer's address and offsets in one step rather than from torch per sample."""
     samples = storage.samples
-    buffer, offsets, rows = storage._buffer, storage._offsets, storage._shape_rows
-    if storage.device.device_type != "cpu" or buffer is None or offsets is None or rows is None:
+    host, offsets, rows = storage.host_buffer(), storage._offsets, storage._shape_rows
+    if host is None or offsets is None or rows is None:
         tag(samples, sources)
         return
-    item = buffer.element_size()
+    item = host.itemsize
     sizes = [math.prod(row) * item for row in rows]
-    starts = (offsets * item + buffer.data_ptr()).tolist()
+    starts = (offsets * item + host.__array_interface__["data"][0]).tolist()
     tag(samples, sources, [(a, n) if n else None for a, n in zip(starts, sizes, strict=True)])
 
 
