@@ -26,9 +26,55 @@ def _looks_like_jpeg(view: np.ndarray) -> bool:
     return view.size >= 4 and view[0] == 0xFF and view[1] == 0xD8
 
 
-def annotate(storage: BatchStorage) -> None:
+class HeaderCache:
+    """Headers walked in earlier epochs, by sample key (a reader's dataset index: the same files
+    come back every epoch). An entry answers only when the hash of the sample's first `length`
+    bytes, the bytes its answer was read from, is the stored one: a rewritten file is walked
+    again. ~1 us per sample instead of a 5-9 us walk; 24 bytes per dataset sample."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._length = np.zeros(0, np.int64)  # 0: nothing stored (made on first use)
+        self._hash = np.zeros(0, np.int64)
+        self._info: list[Any] = []
+        self._shared: dict[tuple[str, int, int, int], Any] = {}  # one ImageInfo per value
+
+    def infos(self, views: list[np.ndarray], keys: np.ndarray) -> list[Any]:
+        """The plain-JPEG `ImageInfo` (or None) of each view, the one of key `keys[i]`."""
+        from ndd_triton.decoders import _pillow
+
+        if not self._info:
+            self._length = np.zeros(self._size, np.int64)
+            self._hash = np.zeros(self._size, np.int64)
+            self._info = [None] * self._size
+
+        out: list[Any] = []
+        known = zip(keys.tolist(), self._length[keys].tolist(), self._hash[keys].tolist(),
+                    strict=True)  # fmt: skip
+        for view, (key, length, digest) in zip(views, known, strict=True):
+            if length and view.size >= length and hash(view[:length].tobytes()) == digest:
+                out.append(self._info[key])
+                continue
+            found = _pillow.walk_plain_jpeg(view) if _looks_like_jpeg(view) else None
+            if found is None:
+                self._length[key] = 0
+                out.append(None)
+                continue
+            info, length = found
+            info = self._shared.setdefault((info.mode, info.height, info.width, info.channels),
+                                           info)  # fmt: skip
+            self._length[key] = length
+            self._hash[key] = hash(view[:length].tobytes())
+            self._info[key] = info
+            out.append(info)
+        return out
+
+
+def annotate(storage: BatchStorage, keys: np.ndarray | None = None,
+             cache: HeaderCache | None = None) -> None:  # fmt: skip
     """Attach the `ImageInfo` (or None) of every sample of a host batch of encoded bytes that
-    holds JPEG files; other storages are left alone (and Pillow is not imported)."""
+    holds JPEG files; other storages are left alone (and Pillow is not imported). With a
+    `cache`, sample i is looked up there under `keys[i]`."""
     if storage.device.device_type != "cpu" or storage.dtype != torch.uint8 or \
             storage.num_samples == 0:  # fmt: skip
         return
@@ -39,7 +85,10 @@ def annotate(storage: BatchStorage) -> None:
         return
     from ndd_triton.decoders import _pillow
 
-    infos = [_pillow.plain_jpeg_info(v) if _looks_like_jpeg(v) else None for v in views]
+    if cache is not None and keys is not None:
+        infos = cache.infos(views, keys)
+    else:
+        infos = [_pillow.plain_jpeg_info(v) if _looks_like_jpeg(v) else None for v in views]
     hints: dict[str, list[Any] | np.ndarray] = {HINT: infos}
     if None not in infos:
         hints[HINT_HWC] = np.array([(i.height, i.width, i.channels) for i in infos],  # type: ignore[union-attr]

@@ -92,7 +92,15 @@ _NO_CONTENT_CHECK = frozenset(m for m in _SKIPPED if m != 0xDB and not 0xE0 <= m
 
 
 def read_jpeg_header(data: np.ndarray, max_pixels: int) -> tuple[str, int, int, int] | None:
-    """(mode, height, width, channels) of a plain JPEG, or None (ask Pillow).
+    """(mode, height, width, channels) of a plain JPEG, or None (ask Pillow)."""
+    found = walk_jpeg_header(data, max_pixels)
+    return found[0] if found is not None else None
+
+
+def walk_jpeg_header(data: np.ndarray,
+                     max_pixels: int) -> tuple[tuple[str, int, int, int], int] | None:  # fmt: skip
+    """`read_jpeg_header`'s answer and the length of the header it read (up to the end of the
+    start-of-scan segment: the answer depends on those bytes only), or None.
 
     Walks a memoryview (no copy of the file; bytes made only for the segments whose content
     is checked): ~5 vs 7.5 us per ImageNet-like JPEG with a copy of the header."""
@@ -113,7 +121,7 @@ def read_jpeg_header(data: np.ndarray, max_pixels: int) -> tuple[str, int, int, 
             if precision != 8 or mode is None or height == 0 or width == 0 or \
                     height * width > max_pixels:  # fmt: skip
                 return None
-            return mode, height, width, components
+            return (mode, height, width, components), end
         if marker in (0xC0, 0xC1, 0xC2):
             size, s = end - at - 4, at + 4
             if frame is not None or size < 6 or (size - 6) % 3:

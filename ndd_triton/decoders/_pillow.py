@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-from ndd_triton.decoders._jpeg_header import read_jpeg_header
+from ndd_triton.decoders._jpeg_header import walk_jpeg_header
 from ndd_triton.decoders._jpeg_rows import decode_top_rows
 
 try:
@@ -119,11 +119,18 @@ def read_info(data: np.ndarray) -> ImageInfo:
 def plain_jpeg_info(data: np.ndarray) -> ImageInfo | None:
     """`read_info` of a plain JPEG (the Python header walk, no Pillow), else None: cheap for
     any data, so a reader's prefetch thread may call it on every file (`_header_hints`)."""
-    plain = read_jpeg_header(data, MAX_PIXELS)
-    if plain is None:
+    found = walk_plain_jpeg(data)
+    return found[0] if found is not None else None
+
+
+def walk_plain_jpeg(data: np.ndarray) -> tuple[ImageInfo, int] | None:
+    """`plain_jpeg_info` and the length of the header it was read from (the info depends on
+    those first bytes only), or None."""
+    found = walk_jpeg_header(data, MAX_PIXELS)
+    if found is None:
         return None
-    mode, height, width, channels = plain
-    return ImageInfo("JPEG", mode, height, width, channels, 1)
+    (mode, height, width, channels), length = found
+    return ImageInfo("JPEG", mode, height, width, channels, 1), length
 
 
 def _read_info_pillow(data: np.ndarray) -> ImageInfo:

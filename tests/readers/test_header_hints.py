@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ops"))
 from _decoder_data import encoded_files, ref_decode, with_orientation
 
 import ndd_triton as ndd
-from ndd_triton.decoders import _header_hints, _pillow
+from ndd_triton.decoders import _header_hints, _jpeg_header, _pillow
 
 NAMES = ["jpeg420", "jpeg444", "jpeg_gray", "png", "bmp"]
 
@@ -38,7 +38,7 @@ def test_reader_attaches_the_headers_of_plain_jpegs(image_tree):
     infos = batch._storage_or_raise().hints[_header_hints.HINT]
     for sample, info in zip(batch, infos, strict=True):
         data = np.asarray(sample)
-        plain = _pillow.read_jpeg_header(data, _pillow.MAX_PIXELS)
+        plain = _jpeg_header.read_jpeg_header(data, _pillow.MAX_PIXELS)
         if plain is None:  # PNG, BMP, the EXIF JPEG: the decoder parses those itself
             assert info is None
         else:
@@ -67,7 +67,8 @@ def test_non_image_reader_outputs_get_no_hints(tmp_path):
         (tmp_path / "a" / f"{i}.bin").write_bytes(bytes([0xFF, 0xD9, i, i]))
     reader = ndd.readers.File(file_root=str(tmp_path), file_filters=["*.bin"])
     (batch, labels), = list(reader.next_epoch(batch_size=3))
-    assert batch._storage_or_raise().hints is None
+    hints = batch._storage_or_raise().hints
+    assert _header_hints.HINT not in hints and _header_hints.HINT_HWC not in hints
     assert labels._storage_or_raise().hints is None
 
 
@@ -97,3 +98,41 @@ def test_a_batch_of_plain_jpegs_takes_its_shapes_from_the_hints(tmp_path, monkey
     assert [tuple(s) for s in out.shape] == expected_shapes
     for got, name in zip(out, names, strict=True):
         np.testing.assert_array_equal(np.asarray(got), ref_decode(files[name], output_type))
+
+
+def test_header_cache_answers_again_only_for_the_same_header_bytes(monkeypatch):
+    """Epoch after epoch the reader's files are recognised by a hash of the header bytes their
+    info was read from: no walk when unchanged, a new walk (and answer) when rewritten."""
+    files = encoded_files()
+    data = [files["jpeg420"].copy(), files["jpeg444"].copy(), files["png"].copy()]
+    expected = [_pillow.read_info(data[0]), _pillow.read_info(data[1]), None]
+    walks: list[int] = []
+    real = _pillow.walk_plain_jpeg
+    monkeypatch.setattr(_pillow, "walk_plain_jpeg", lambda v: walks.append(v.size) or real(v))
+    cache = _header_hints.HeaderCache(10)
+    keys = np.array([7, 2, 5])
+    first = cache.infos(data, keys)
+    assert first == expected
+    assert len(walks) == 2  # the PNG is not a JPEG: never walked
+    walks.clear()
+    assert cache.infos(data, keys) == first and walks == []
+    assert cache.infos([data[1], data[0]], np.array([2, 7])) == [first[1], first[0]]
+    # rewrite file 7 in place: same size, another height in its frame header
+    sof = int(np.flatnonzero((data[0][:-1] == 0xFF) & (data[0][1:] == 0xC0))[0])
+    data[0][sof + 5:sof + 7] = [0, 9]
+    again = cache.infos(data, keys)
+    assert len(walks) == 1 and again[0].height == 9 and again[1] is first[1]
+    assert cache.infos([data[1]], np.array([7]))[0] == first[1]  # another file under key 7
+
+
+def test_reader_walks_each_header_in_the_first_epoch_only(image_tree, monkeypatch):
+    walks: list[int] = []
+    real = _pillow.walk_plain_jpeg
+    monkeypatch.setattr(_pillow, "walk_plain_jpeg", lambda v: walks.append(v.size) or real(v))
+    reader = ndd.readers.File(file_root=str(image_tree), file_filters=["*.img"])
+    hints = []
+    for _ in range(3):
+        (batch, _), = list(reader.next_epoch(batch_size=6))
+        hints.append(batch._storage_or_raise().hints[_header_hints.HINT])
+    assert hints[0] == hints[1] == hints[2] and sum(h is not None for h in hints[0]) == 3
+    assert len(walks) == 3  # the 3 plain JPEGs, once each (PNG, BMP: not JPEGs, not walked)
