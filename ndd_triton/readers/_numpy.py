@@ -167,7 +167,7 @@ class NumpySource:
                                    self._args["fill_value"], path))  # fmt: skip
         storage = pack_arrays(arrays, "Numpy")
         sources = [self._relative[i] for i in indices.tolist()]
-        _source_info.tag(storage.samples, sources)
+        _source_info.tag_storage(storage, sources)
         return [storage], sources
 
 

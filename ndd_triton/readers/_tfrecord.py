@@ -205,7 +205,7 @@ class TFRecordSource:
                 handle.close()
         storages = [pack_arrays(column, "TFRecord") for column in columns]
         for storage in storages:
-            _source_info.tag(storage.samples, sources)
+            _source_info.tag_storage(storage, sources)
         return storages, sources
 
 

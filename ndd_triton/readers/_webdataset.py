@@ -84,7 +84,7 @@ class WebdatasetSource:
         storages = [pack_arrays(column, "Webdataset") for column in columns]
         sources = [source for source, _ in chosen]
         for storage in storages:
-            _source_info.tag(storage.samples, sources)
+            _source_info.tag_storage(storage, sources)
         return storages, sources
 
     def _read(self, handles: dict[int, Any], source: str, component: Component,
