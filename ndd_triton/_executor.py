@@ -443,6 +443,7 @@ class _Chain:
         except BaseException as e:  # never leave a reader waiting on an incomplete invocation
             error = e
         stage.one = _no_sample  # its views of the inputs go with it
+        stage.order = None
         inv._complete(stage.outs if error is None else None, error, self._start, "ndd-executor")
 
 

@@ -109,9 +109,10 @@ class BatchStorage:
         self._host_views: list[np.ndarray] | None = None  # cached by `host_views`
         self._sample_sizes: np.ndarray | None = None  # elements per sample (ragged `allocate`)
         self.event: object | None = None  # CUDA event marking when the producing kernels end
-        # Per-sample facts its producer computed about the data (e.g. a reader's parsed JPEG
-        # headers, "jpeg_header"), read by ops that would otherwise recompute them. Only the
-        # storage object that was annotated carries them: selections and op outputs do not.
+        # Per-sample facts its producer computed about the data (a reader's parsed JPEG
+        # headers, "image_info"; its source paths, "source"), read by ops that would otherwise
+        # recompute them. Only the storage object that was annotated carries them: selections
+        # and op outputs do not.
         self.hints: dict[str, Any] | None = None
 
     @staticmethod
