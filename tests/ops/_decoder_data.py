@@ -30,6 +30,14 @@ def _pixels(h, w, c, seed=0):
     return arr[..., 0] if c == 1 else arr
 
 
+def photo_jpegs():
+    """The bundled photos (`ndd_triton/data/images/*.jpg`) as encoded arrays."""
+    from pathlib import Path
+
+    folder = Path(ndd.__file__).parent / "data" / "images"
+    return [np.fromfile(p, np.uint8) for p in sorted(folder.glob("*.jpg"))]
+
+
 def encode(arr, fmt, **save):
     buf = io.BytesIO()
     Image.fromarray(arr).save(buf, fmt, **save)
