@@ -45,6 +45,25 @@ def test_numpy_philox_matches_reference():
         assert [int(v) for v in got] == [draw(key, offset + i) for i in range(9)]
 
 
+def test_numpy_philox_matches_reference_on_random_blocks_and_keys():
+    """Every word of every block against the scalar reference: random 64-bit counters and keys,
+    and a run of blocks longer than one pass (`_CHUNK`)."""
+    from ndd_triton.random import _philox
+
+    rs = np.random.default_rng(11)
+    for _ in range(4):
+        key = int(rs.integers(0, 1 << 63)) * 2 + int(rs.integers(0, 2))
+        counters = rs.integers(0, 1 << 63, size=50, dtype=np.uint64) * np.uint64(2)
+        got = philox4x32(counters, key)
+        for ctr, words in zip(counters.tolist(), got.tolist(), strict=True):
+            expected = philox4x32_10((ctr & 0xFFFFFFFF, ctr >> 32, 0, 0),
+                                     (key & 0xFFFFFFFF, key >> 32))  # fmt: skip
+            assert tuple(words) == expected
+    long = philox4x32(np.arange(_philox._CHUNK + 3, dtype=np.uint64), 99)
+    for block in (0, _philox._CHUNK - 1, _philox._CHUNK, _philox._CHUNK + 2):
+        assert tuple(long[block].tolist()) == philox4x32_10((block, 0, 0, 0), (99, 0))
+
+
 def test_rng_call_returns_reference_draws():
     rng = RNG(seed=5)
     assert [rng() for _ in range(6)] == [draw(5, i) for i in range(6)]
