@@ -144,6 +144,12 @@ class BatchStorage:
                     buffer = self._buffer = dense.view(-1)
         return buffer
 
+    def host_array(self) -> np.ndarray | None:
+        """The NumPy array that holds a host batch allocated here (the flat ragged buffer or
+        the uniform `(N, ...)` array), or None. Every view of the batch's data, NumPy or torch,
+        keeps this very object alive, so its lifetime bounds the memory's use as this batch."""
+        return self._buffer_np if self._buffer_np is not None else self._dense_np
+
     def host_buffer(self) -> np.ndarray | None:
         """The packed buffer of a host batch as a flat NumPy array (without a torch call when
         the batch was allocated here), or None (not packed, not on the host, or a dtype NumPy

@@ -19,7 +19,6 @@ from __future__ import annotations
 import bisect
 import collections
 import functools
-import math
 import threading
 import weakref
 from typing import Any
@@ -109,18 +108,18 @@ def tag(samples: list[torch.Tensor], sources: list[str]) -> None:
 def tag_storage(storage: BatchStorage, sources: list[str]) -> None:
     """Tag a reader's output storage with the path of each sample (see the module doc)."""
     storage.hints = {**(storage.hints or {}), SOURCES: sources}
-    buffer = storage._buffer_np if storage._buffer_np is not None else storage._dense_np
+    buffer = storage.host_array()
     if buffer is None or storage.device.device_type != "cpu" or not buffer.flags.c_contiguous:
         tag(storage.samples, sources)
         return
     item = buffer.itemsize
     base = buffer.__array_interface__["data"][0]
-    rows = storage._shape_rows
-    if rows is not None:
+    counts = storage.sample_sizes()
+    if counts is not None:  # a ragged batch: elements per sample at `offsets`
         offsets = storage.offsets
         assert offsets is not None
         starts = (offsets * item + base).tolist()
-        sizes = [math.prod(row) * item for row in rows]
+        sizes = (counts * item).tolist()
     else:  # a uniform (N, ...) array
         n = len(buffer)
         size = buffer.nbytes // n if n else 0

@@ -19,7 +19,6 @@ from _decoder_data import (
     YCBCR,
     _pixels,
     encode,
-    encoded_files,
     ref_crop,
     ref_decode,
     with_orientation,
@@ -27,11 +26,6 @@ from _decoder_data import (
 from PIL import Image
 
 import ndd_triton as ndd
-
-
-@pytest.fixture(scope="module")
-def files():
-    return encoded_files()
 
 
 # ---- decoders.image ------------------------------------------------------------------------

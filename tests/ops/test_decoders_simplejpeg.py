@@ -13,18 +13,12 @@ from _decoder_data import (
     RGB,
     YCBCR,
     _pixels,
-    encoded_files,
     photo_jpegs,
     ref_decode,
     with_orientation,
 )
 
 import ndd_triton as ndd
-
-
-@pytest.fixture(scope="module")
-def files():
-    return encoded_files()
 
 
 @pytest.mark.parametrize("output_type", [RGB, BGR, YCBCR, ANY, GRAY])
