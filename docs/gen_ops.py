@@ -14,8 +14,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 def render() -> str:
     """The markdown reference of every public operator, sorted by name."""
-    from ndd_triton._opgen import _ordered_args, all_schemas
-    from ndd_triton.schema import REQUIRED
+    from ndd_triton.ops.opgen import _ordered_args, all_schemas
+    from ndd_triton.ops.schema import REQUIRED
 
     lines = ["# Operator reference", "",
              "Generated from the schemas by `python docs/gen_ops.py`; do not edit by hand.",

@@ -21,10 +21,10 @@ from ndd_triton import (
     readers,
     types,
 )
-from ndd_triton._batch import Batch
-from ndd_triton._construct import as_batch, as_tensor, batch, tensor
-from ndd_triton._device import Device, device
-from ndd_triton._dtype import (
+from ndd_triton.core.batch import Batch
+from ndd_triton.core.construct import as_batch, as_tensor, batch, tensor
+from ndd_triton.core.device import Device, device
+from ndd_triton.core.dtype import (
     DataType,
     DType,
     ImageType,
@@ -44,26 +44,29 @@ from ndd_triton._dtype import (
     uint32,
     uint64,
 )
-from ndd_triton._dtype import bool_ as bool
-from ndd_triton._eval_context import EvalContext
-from ndd_triton._eval_mode import EvalMode
-from ndd_triton._external_source import ExternalSource
-from ndd_triton._imread import imread
-from ndd_triton._opgen import install as _install
-from ndd_triton._per_frame import per_frame
-from ndd_triton._profiling import Profile, profile
-from ndd_triton._stream import (
+from ndd_triton.core.dtype import bool_ as bool
+from ndd_triton.core.tensor import Tensor
+from ndd_triton.ops import calls as _calls
+from ndd_triton.ops.opgen import install as _install
+from ndd_triton.readers._external_source import ExternalSource
+from ndd_triton.readers._imread import imread
+from ndd_triton.readers._source_info import get_property
+from ndd_triton.runtime.eval_context import EvalContext, get_current_stream, set_current_stream
+from ndd_triton.runtime.eval_mode import EvalMode
+from ndd_triton.runtime.per_frame import call_per_frame as _call_per_frame
+from ndd_triton.runtime.per_frame import per_frame
+from ndd_triton.runtime.prepare import call_op as _call_op
+from ndd_triton.runtime.profiling import Profile, profile
+from ndd_triton.runtime.stream import (
     Stream,
-    get_current_stream,
     get_default_stream,
-    set_current_stream,
     set_default_stream,
     stream,
 )
-from ndd_triton._tensor import Tensor
-from ndd_triton._thread_pool import ThreadPool, get_num_threads, set_num_threads
-from ndd_triton.readers._source_info import get_property
+from ndd_triton.runtime.thread_pool import ThreadPool, get_num_threads, set_num_threads
 
+# The composition root: the runtime executes what the operator layer defines.
+_calls.connect(op=_call_op, per_frame=_call_per_frame)
 _OPS = _install(_sys.modules[__name__])
 
 __version__ = "0.1.0"

@@ -25,8 +25,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import ndd_triton as ndd
-from ndd_triton import _prepare
-from ndd_triton._opgen import make_function
+from ndd_triton.ops import calls as _calls
+from ndd_triton.ops.opgen import make_function
 
 
 def _best(fn, repeat: int = 7, number: int = 3) -> float:
@@ -98,12 +98,12 @@ def print_check_cost() -> None:
     schema = ndd.brightness_contrast._schema
     plain_schema = dataclasses.replace(
         schema, args=tuple(dataclasses.replace(a, per_frame=False) for a in schema.args))
-    real = _prepare.call_op
-    _prepare.call_op = lambda *args: None  # measure the generated function alone
+    real = _calls.call_op
+    _calls.call_op = lambda *args: None  # measure the generated function alone
     try:
         checked, unchecked = make_function(schema), make_function(plain_schema)
     finally:
-        _prepare.call_op = real
+        _calls.call_op = real
     times = {}
     for name, fn in (("with check", checked), ("without", unchecked)) * 2:
         t = _best(lambda fn=fn: fn(None, brightness=1.5, contrast=0.5), 7, 20000)

@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_rn50
 
 import ndd_triton as ndd
-from ndd_triton import _thread_pool
+from ndd_triton.runtime import thread_pool as _thread_pool
 
 Span = tuple[str, float, float, str]  # thread, start, end, op
 _spans: list[Span] = []

@@ -34,7 +34,7 @@ def compile_one(job: dict) -> str | None:
         src = ASTSource(fn=kernel, signature=job["signature"], constexprs=constexprs)
         for cc in job["targets"]:
             triton.compile(src, target=GPUTarget("cuda", cc, 32))
-    except Exception as e:  # noqa: BLE001 (reported to the test)
+    except Exception as e:
         return f"{job['module']}.{job['name']} {job['signature']} {job['constexprs']}: " \
                f"{type(e).__name__}: {str(e)[:2000]}"
     return None

@@ -6,8 +6,8 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "golden"))
 os.environ.setdefault("NDD_TRITON_EMULATE_GPU", "1")
 
-import golden  # noqa: E402
-from test_golden import implemented  # noqa: E402
+import golden
+from test_golden import implemented
 
 if __name__ == "__main__":
     done, missing = [], []

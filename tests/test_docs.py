@@ -30,7 +30,7 @@ def test_readme_commands_are_make_targets():
 
 def test_public_ops_have_docstrings():
     import ndd_triton as ndd
-    from ndd_triton._opgen import all_schemas
+    from ndd_triton.ops.opgen import all_schemas
 
     for schema in all_schemas():
         if schema.public:

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ndd_triton._storage import BatchStorage
+from ndd_triton.core.host_views import sample_arrays
+from ndd_triton.core.storage import BatchStorage
 
 HINT = "image_info"
 # With every sample's info hinted: their (height, width, channels) as an `[N, 3]` int64 array
@@ -78,9 +79,7 @@ def annotate(storage: BatchStorage, keys: np.ndarray | None = None,
     if storage.device.device_type != "cpu" or storage.dtype != torch.uint8 or \
             storage.num_samples == 0:  # fmt: skip
         return
-    from ndd_triton._dispatch import _sample_arrays
-
-    views = _sample_arrays(storage, "reader output")
+    views = sample_arrays(storage, "reader output")
     if views[0].ndim != 1 or not any(_looks_like_jpeg(v) for v in views):
         return
     from ndd_triton.decoders import _pillow

@@ -1,7 +1,7 @@
 """Where each encoded sample came from, for error messages ("sample 3 from 'cats/1.jpg'").
 
 Decoder inputs reach inference as NumPy views of the batch; a reader's sample is found by the
-memory it occupies (`readers._source_info.source_of_memory`), so data straight from
+memory it occupies (`core.source_tags.source_of_memory`), so data straight from
 `readers.File`, `COCO`, `Webdataset` or `TFRecord` is named by its source, anything else by
 its index only.
 """
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ndd_triton.core.source_tags import source_of_memory
+
 
 def sample_sources(samples: list[np.ndarray]) -> list[str | None]:
     """The reader source of every sample, or None where it is unknown."""
-    from ndd_triton.readers._source_info import source_of_memory
-
     return [source_of_memory(s) for s in samples]
 
 

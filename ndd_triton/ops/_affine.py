@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from ndd_triton._dtype import (
+from ndd_triton.core.dtype import (
     DType,
     float32,
     int8,
@@ -27,7 +27,7 @@ from ndd_triton._dtype import (
     uint8,
     uint16,
 )
-from ndd_triton.schema import Arg, Call
+from ndd_triton.ops.schema import Arg, Call
 
 AFFINE_LAYOUTS = ("HWC", "FHWC", "DHWC", "FDHWC")
 AFFINE_DTYPES = (uint8, int8, int16, uint16, int32, float32)

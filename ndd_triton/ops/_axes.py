@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ndd_triton.schema import Call
+from ndd_triton.ops.schema import Call
 
 
 def resolve_axes(call: Call, axes: Sequence[int] | None, axis_names: str | None, ndim: int,

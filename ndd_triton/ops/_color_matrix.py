@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton._dtype import DType
+from ndd_triton.core.dtype import DType
 
 # RGB -> YIQ (NTSC), and its exact inverse (spec ops.md §2.4, golden README "Colour").
 RGB_TO_YIQ = np.array([[0.299, 0.587, 0.114],

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ndd_triton.schema import Call
+from ndd_triton.ops.schema import Call
 
 _AXIS_LETTERS = {"H": 0, "W": 1}
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton import _dtype
-from ndd_triton._dtype import DType
-from ndd_triton.schema import Call
+from ndd_triton.core import dtype as _dtype
+from ndd_triton.core.dtype import DType
+from ndd_triton.ops.schema import Call
 
 SPATIAL = "DHW"
 

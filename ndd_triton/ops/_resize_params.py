@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ndd_triton._dtype import float32
-from ndd_triton.schema import Arg, Call
+from ndd_triton.core.dtype import float32
+from ndd_triton.ops.schema import Arg, Call
 
 MODES = ("default", "stretch", "not_larger", "not_smaller")
 INTERP_CHOICES = tuple(range(6))

@@ -39,8 +39,13 @@ from typing import Any
 
 import numpy as np
 
-from ndd_triton._dtype import DType, bfloat16, bool_, float32, int16, int32, int64
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.core import operators
+from ndd_triton.core.batch import Batch
+from ndd_triton.core.construct import as_tensor
+from ndd_triton.core.dtype import DType, bfloat16, bool_, float32, int16, int32, int64
+from ndd_triton.core.tensor import Tensor
+from ndd_triton.ops import calls
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 
 class ArithmeticTypeError(TypeError, RuntimeError):
@@ -191,9 +196,6 @@ def make_constant(name: str, value: Any, other: DType | None) -> Constant:
 
 
 def _accepted(x: Any) -> bool:
-    from ndd_triton._batch import Batch
-    from ndd_triton._tensor import Tensor
-
     if isinstance(x, Tensor | Batch | np.ndarray | list | tuple) or is_scalar(x):
         return True
     return type(x).__module__.split(".")[0] == "torch" or hasattr(x, "__dlpack__")
@@ -205,8 +207,6 @@ def elementwise(schema: OpSchema, operands: Sequence[Any]) -> Any:
     Returns NotImplemented when an operand is of a type arithmetic does not accept, so Python
     can try the reflected operator or raise its usual TypeError.
     """
-    from ndd_triton._prepare import call_op
-
     if not all(_accepted(x) for x in operands):
         return NotImplemented
     data = [x for x in operands if not is_scalar(x)]
@@ -224,12 +224,10 @@ def elementwise(schema: OpSchema, operands: Sequence[Any]) -> Any:
         else:
             inputs.append(x)
     arg_values = [constants.get(a.name) for a in schema.args]
-    return call_op(schema, inputs, arg_values, None, None)
+    return calls.call_op(schema, inputs, arg_values, None, None)
 
 
 def _as_input(x: Any) -> Any:
-    from ndd_triton._construct import as_tensor
-
     return as_tensor(x)
 
 
@@ -373,23 +371,14 @@ _DUNDERS = {s.name.strip("_"): s for s in schemas}
 def binary(name: str, left: Any, right: Any) -> Any:
     """`left <op> right` for the dunders (`name`: add, sub, ..., ge)."""
     schema = _DUNDERS[name]
-    batch, call_op = _runtime()
-    if type(left) is type(right) is batch:  # the common case, without the sorting
-        return call_op(schema, (left, right), (None, None), None, None)
+    if type(left) is type(right) is Batch:  # the common case, without the sorting
+        return calls.call_op(schema, (left, right), (None, None), None, None)
     return elementwise(schema, (left, right))
-
-
-@functools.cache
-def _runtime() -> tuple[type, Callable[..., Any]]:
-    """(Batch, call_op), imported on first use (they import this module's users)."""
-    from ndd_triton._batch import Batch
-    from ndd_triton._prepare import call_op
-
-    return Batch, call_op
 
 
 def unary(name: str, value: Any) -> Any:
     """`<op> value` for the dunders (`name`: neg, pos, invert, abs)."""
-    from ndd_triton._prepare import call_op
+    return calls.call_op(_BY_NAME[f"__{name}__"], (value,), (), None, None)
 
-    return call_op(_BY_NAME[f"__{name}__"], (value,), (), None, None)
+
+operators.connect(binary, unary)

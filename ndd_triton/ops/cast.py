@@ -6,8 +6,8 @@ Float to integer rounds half away from zero and saturates; NaN becomes 0 for typ
 
 from __future__ import annotations
 
-from ndd_triton._dtype import ALL_DTYPES, DType, bfloat16
-from ndd_triton.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.core.dtype import ALL_DTYPES, DType, bfloat16
+from ndd_triton.ops.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
 
 # bfloat16 has no NumPy type (CPU kernels) and the Triton interpreter cannot compute in it.
 CASTABLE = tuple(d for d in ALL_DTYPES if d != bfloat16)

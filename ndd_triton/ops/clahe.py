@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton import _dtype
-from ndd_triton.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.core import dtype as _dtype
+from ndd_triton.ops.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
 
 
 def _positive(value: object) -> str | None:

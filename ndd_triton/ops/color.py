@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton import _dtype
-from ndd_triton._dtype import DType
+from ndd_triton.core import dtype as _dtype
+from ndd_triton.core.dtype import DType
 from ndd_triton.ops._color_matrix import half_range, hsv_matrices, scalar_affine, type_range
-from ndd_triton.schema import Arg, Call, InferFn, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import Arg, Call, InferFn, Input, OpSchema, OutputSpec
 
 COLOR_LAYOUTS = ("HWC", "FHWC", "DHWC")
 COLOR_DTYPES = (_dtype.uint8, _dtype.int8, _dtype.int16, _dtype.int32, _dtype.float16,

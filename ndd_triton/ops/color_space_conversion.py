@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton import _dtype
+from ndd_triton.core import dtype as _dtype
 from ndd_triton.ops._color_matrix import conversion_matrix
-from ndd_triton.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
 
 _NAMES = {0: "RGB", 1: "BGR", 2: "GRAY", 3: "YCbCr", 4: "ANY_DATA"}
 _CHANNELS = {"RGB": 3, "BGR": 3, "GRAY": 1, "YCbCr": 3}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ndd_triton.ops._tensor_args import insert_letters
-from ndd_triton.schema import Arg, Call, Input, InputMeta, OpSchema, OutputSpec
+from ndd_triton.ops.schema import Arg, Call, Input, InputMeta, OpSchema, OutputSpec
 
 
 def _check_same_kind(call: Call) -> list[InputMeta]:

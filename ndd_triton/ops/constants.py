@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton._dtype import int32
+from ndd_triton.core.dtype import int32
 from ndd_triton.ops._tensor_args import sample_rows
 from ndd_triton.ops.cast import CASTABLE
-from ndd_triton.schema import Arg, Call, Input, InputMeta, OpSchema, OutputSpec
+from ndd_triton.ops.schema import Arg, Call, Input, InputMeta, OpSchema, OutputSpec
 
 
 def _check_dtype(call: Call) -> None:

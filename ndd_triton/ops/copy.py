@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ndd_triton.schema import Input, OpSchema, same_as_input
+from ndd_triton.ops.schema import Input, OpSchema, same_as_input
 
 schema = OpSchema(
     name="copy",

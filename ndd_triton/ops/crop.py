@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton._dtype import DType, float16, float32, uint8
+from ndd_triton.core.dtype import DType, float16, float32, uint8
 from ndd_triton.ops._tensor_args import cxx_cast
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 CROP_LAYOUTS = ("HWC", "CHW", "DHWC", "CDHW", "FHWC", "FCHW", "CFHW", "FDHWC", "FCDHW", "CFDHW")
 POLICIES = ("error", "pad", "constant", "trim_to_shape", "edge", "clamp")

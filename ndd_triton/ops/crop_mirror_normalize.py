@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton._dtype import float16, float32, int8, uint8
+from ndd_triton.core.dtype import float16, float32, int8, uint8
 from ndd_triton.ops._tensor_args import cxx_cast
 from ndd_triton.ops.crop import (
     CROP_LAYOUTS,
@@ -16,7 +16,7 @@ from ndd_triton.ops.crop import (
     fill_table,
     spatial_extents,
 )
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 
 def _per_channel(call: Call, name: str, i: int, channels: int) -> np.ndarray:

@@ -27,10 +27,10 @@ from types import ModuleType
 
 import numpy as np
 
-from ndd_triton._dtype import DType, float32, int16, int64, uint8, uint16
+from ndd_triton.core.dtype import DType, float32, int16, int64, uint8, uint16
 from ndd_triton.decoders._header_hints import HINT, HINT_HWC
 from ndd_triton.ops import _decoder_windows as windows
-from ndd_triton.schema import Arg, Call, Input, InputMeta, OpSchema, OutputSpec
+from ndd_triton.ops.schema import Arg, Call, Input, InputMeta, OpSchema, OutputSpec
 
 _DTYPES = (uint8, uint16, int16, float32)
 _IMAGE_TYPES = (0, 1, 2, 3, 4)

@@ -8,8 +8,8 @@ returned unchanged (spec ops.md §2.10).
 
 from __future__ import annotations
 
-from ndd_triton import _dtype
-from ndd_triton.schema import Call, Input, OpSchema, OutputSpec
+from ndd_triton.core import dtype as _dtype
+from ndd_triton.ops.schema import Call, Input, OpSchema, OutputSpec
 
 EQUALIZE_LAYOUTS = ("HW", "HWC", "CHW", "FHW", "FHWC", "FCHW")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 
 def _axes(call: Call, layout: str | None, ndim: int) -> list[int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ndd_triton.ops._tensor_args import insert_letters
-from ndd_triton.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
 
 
 def _infer(call: Call) -> OutputSpec:

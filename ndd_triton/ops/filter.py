@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton import _dtype
+from ndd_triton.core import dtype as _dtype
 from ndd_triton.ops._filter_common import filter_span, float_or_input_dtype, per_axis_table
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 DATA_DTYPES = (_dtype.uint8, _dtype.int8, _dtype.uint16, _dtype.int16, _dtype.float16,
                _dtype.float32)  # fmt: skip

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ndd_triton.schema import Arg, Input, OpSchema, same_as_input
+from ndd_triton.ops.schema import Arg, Input, OpSchema, same_as_input
 
 FLIP_LAYOUTS = ("FDHWC", "FHWC", "DHWC", "HWC", "FCDHW", "FCHW", "CDHW", "CHW")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec, same_as_input
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec, same_as_input
 
 
 def _infer(call: Call) -> OutputSpec:

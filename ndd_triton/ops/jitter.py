@@ -10,9 +10,9 @@ on the CPU. `mask=0` passes a sample through.
 
 from __future__ import annotations
 
-from ndd_triton._dtype import float32, uint8
+from ndd_triton.core.dtype import float32, uint8
 from ndd_triton.ops.random_ops import reserve
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec, same_as_input
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec, same_as_input
 
 
 def _infer(call: Call) -> OutputSpec:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ndd_triton.ops._filter_common import filter_span, float_or_input_dtype, per_axis_table
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 MAX_WINDOW = 31
 

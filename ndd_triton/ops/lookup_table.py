@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton._dtype import bfloat16, float32
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.core.dtype import bfloat16, float32
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 MAX_KEY = 65535
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ndd_triton._dtype import DType, float32
+from ndd_triton.core.dtype import DType, float32
 from ndd_triton.ops.arithmetic import (
     ArithmeticTypeError,
     binary_result,
@@ -27,7 +27,7 @@ from ndd_triton.ops.arithmetic import (
     promote_all,
     unary_result,
 )
-from ndd_triton.schema import Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import Call, Input, OpSchema, OutputSpec
 
 FLOAT_UNARY = (
     "fabs", "sqrt", "rsqrt", "cbrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin",

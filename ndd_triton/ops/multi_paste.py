@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton._dtype import DType, float32, int16, int32, uint8
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.core.dtype import DType, float32, int16, int32, uint8
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 MULTI_PASTE_DTYPES = (uint8, int16, int32, float32)
 REGION_COLS = 9

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton._dtype import (
+from ndd_triton.core.dtype import (
     float16,
     float32,
     float64,
@@ -26,7 +26,7 @@ from ndd_triton._dtype import (
     uint64,
 )
 from ndd_triton.ops.random_ops import f32_args, reserve, sizes_of
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec, same_as_input
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec, same_as_input
 
 NOISE_DTYPES = (uint8, int8, uint16, int16, uint32, int32, uint64, int64, float16, float32,
                 float64)  # fmt: skip

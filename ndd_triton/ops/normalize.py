@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from ndd_triton import _dtype as dt
+from ndd_triton.core import dtype as dt
 from ndd_triton.ops._axes import resolve_axes
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 
 def _params(call: Call) -> dict[str, list[np.ndarray]]:

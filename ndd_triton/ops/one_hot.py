@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ndd_triton._dtype import bfloat16, float32
+from ndd_triton.core.dtype import bfloat16, float32
 from ndd_triton.ops._tensor_args import cxx_cast, insert_letters
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 
 def on_off_values(on: float, off: float, dtype: np.dtype[Any]) -> np.ndarray:

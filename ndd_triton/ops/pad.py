@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ndd_triton.ops._axes import resolve_axes, uniform_vector
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 
 def _per_sample_vectors(call: Call, name: str, count: int) -> list[np.ndarray] | None:

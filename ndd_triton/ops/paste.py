@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton._dtype import uint8
-from ndd_triton.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.core.dtype import uint8
+from ndd_triton.ops.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
 
 
 def _infer(call: Call) -> OutputSpec:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton._dtype import int32, int64
+from ndd_triton.core.dtype import int32, int64
 from ndd_triton.ops.random_resized_crop import _range, _window
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 
 def _infer(call: Call) -> tuple[OutputSpec, OutputSpec]:

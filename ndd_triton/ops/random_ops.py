@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton._dtype import (
+from ndd_triton.core.dtype import (
     DType,
     bool_,
     float16,
@@ -31,7 +31,7 @@ from ndd_triton._dtype import (
     uint32,
     uint64,
 )
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 MODE_FLOAT, MODE_INT, MODE_VALUES = 0, 1, 2
 UNIFORM_DTYPES = (uint8, int8, uint16, int16, uint32, int32, uint64, int64, float32, float64)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ndd_triton.ops import _resize_params as rp
 from ndd_triton.ops.resize import RESIZE_DTYPES
-from ndd_triton.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
 
 RRC_LAYOUTS = ("HWC", "CHW", "FHWC", "FCHW", "CFHW")
 

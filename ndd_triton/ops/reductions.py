@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton import _dtype as dt
+from ndd_triton.core import dtype as dt
 from ndd_triton.ops._axes import drop_axes, resolve_axes
-from ndd_triton.schema import Arg, Call, Input, InputMeta, OpSchema, OutputSpec
+from ndd_triton.ops.schema import Arg, Call, Input, InputMeta, OpSchema, OutputSpec
 
 SUPPORTED_INPUTS = (dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8, dt.uint16, dt.uint32,
                     dt.uint64, dt.float32)  # fmt: skip

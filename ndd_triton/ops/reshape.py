@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ndd_triton.ops._tensor_args import sample_rows
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 
 def _base_extents(call: Call, i: int, src: np.ndarray, src_dims: np.ndarray | None) -> list[int]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton._dtype import float32, int16, int32, uint8, uint16
+from ndd_triton.core.dtype import float32, int16, int32, uint8, uint16
 from ndd_triton.ops import _resize_params as rp
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 RESIZE_LAYOUTS = ("HWC", "FHWC", "CHW", "FCHW", "CFHW", "DHWC", "FDHWC", "CDHW", "FCDHW", "CFDHW")
 RESIZE_DTYPES = (uint8, int16, uint16, float32)

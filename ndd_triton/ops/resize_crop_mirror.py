@@ -14,7 +14,7 @@ import numpy as np
 from ndd_triton.ops import _resize_params as rp
 from ndd_triton.ops.crop import crop_args, crop_windows
 from ndd_triton.ops.resize import RESIZE_DTYPES, RESIZE_LAYOUTS
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 
 def _infer(call: Call) -> OutputSpec:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton._dtype import int64
-from ndd_triton.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.core.dtype import int64
+from ndd_triton.ops.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
 
 
 def _vector(call: Call, name: str, i: int, ndim: int | None) -> np.ndarray:

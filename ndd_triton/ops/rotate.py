@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ndd_triton.ops import _affine
-from ndd_triton.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
 
 
 def _volume_maps(call: Call, angle: np.ndarray, in_dhw: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ndd_triton.ops._axes import resolve_axes, uniform_vector
 from ndd_triton.ops._tensor_args import cxx_cast
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 POLICIES = ("error", "pad", "constant", "edge", "clamp", "reflect", "reflect_1001",
             "reflect_101", "wrap", "trim_to_shape")  # fmt: skip

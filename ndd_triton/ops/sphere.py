@@ -8,8 +8,8 @@ blends the neighbours; points outside read `fill_value`. `mask=0` passes a sampl
 
 from __future__ import annotations
 
+from ndd_triton.ops.schema import Input, OpSchema
 from ndd_triton.ops.water import REMAP_DTYPES, check_remap, remap_args
-from ndd_triton.schema import Input, OpSchema
 
 schema = OpSchema(
     name="sphere",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ndd_triton.ops._tensor_args import sample_rows
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 
 def _axes_of(call: Call, ndim: int) -> list[list[int]]:

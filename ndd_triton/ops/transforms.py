@@ -15,9 +15,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ndd_triton._dtype import float32
+from ndd_triton.core.dtype import float32
 from ndd_triton.ops._affine import compose
-from ndd_triton.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
 
 _PREVIOUS = Input("input", optional=True, host_values=True,
                   doc="A transform (2, 3) to combine with: it applies first.")  # fmt: skip

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 
 def resolve_perm(call: Call, ndim: int) -> list[int]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ndd_triton.ops import _affine
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 
 def _matrices(call: Call, d: int) -> np.ndarray:

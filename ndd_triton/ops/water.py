@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 
-from ndd_triton._dtype import float32, uint8
-from ndd_triton.schema import Arg, Call, Input, OpSchema, OutputSpec, same_as_input
+from ndd_triton.core.dtype import float32, uint8
+from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec, same_as_input
 
 REMAP_DTYPES = (uint8, float32)
 # DALI documents the default frequency as 0.049087; it is 2 pi / 128 exactly (the difference flips

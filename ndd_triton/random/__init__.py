@@ -1,5 +1,7 @@
 """Random number generation: `RNG`, the thread-local default RNG and the distributions.
 
+The modules import nothing else of ndd_triton (ops and kernels draw through them).
+
 `uniform`, `normal`, `coin_flip`, `choice` and `beta` are generated from the schemas in
 `ndd_triton.ops.random_ops` and installed into this module when `ndd_triton` is imported.
 """

@@ -23,12 +23,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ndd_triton._batch import Batch
-from ndd_triton._device import Device
-from ndd_triton._device import device as to_device
-from ndd_triton._dtype import DType
-from ndd_triton._storage import BatchStorage
-from ndd_triton._tensor import Tensor
+from ndd_triton.core.batch import Batch
+from ndd_triton.core.device import Device
+from ndd_triton.core.device import device as to_device
+from ndd_triton.core.dtype import DType
+from ndd_triton.core.storage import BatchStorage
+from ndd_triton.core.tensor import Tensor
 from ndd_triton.readers import _args
 from ndd_triton.readers._prefetch import Item, Prefetcher, stop_prefetcher
 from ndd_triton.readers._sharding import StreamConfig, padded_epoch_size, shard_size
@@ -252,7 +252,7 @@ class Reader:
         for storage, layout in zip(item.outputs, self._source.layouts, strict=True):
             dtype = DType.from_fw_type(storage.dtype)
             if self._device != Device.CPU:
-                from ndd_triton._construct import move_storage
+                from ndd_triton.core.construct import move_storage
 
                 storage = move_storage(storage, self._device)
             if as_batch:
@@ -318,7 +318,7 @@ class Reader:
 
 
 def _check_ctx(ctx: Any) -> None:
-    from ndd_triton._eval_context import EvalContext
+    from ndd_triton.runtime.eval_context import EvalContext
 
     if ctx is not None and not isinstance(ctx, EvalContext):
         raise TypeError(f"next_epoch: argument 'ctx' expects an EvalContext or None; got "
@@ -336,7 +336,7 @@ def file_size(path: str) -> int:
 def pack_arrays(arrays: list[np.ndarray], what: str) -> BatchStorage:
     """One packed CPU storage holding copies of `arrays` (one dtype for the whole batch)."""
 
-    from ndd_triton._dtype import dtype as to_dtype
+    from ndd_triton.core.dtype import dtype as to_dtype
 
     dtypes = {a.dtype for a in arrays}
     if len(dtypes) > 1:

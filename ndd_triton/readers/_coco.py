@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from ndd_triton._storage import BatchStorage
-from ndd_triton.readers import _args, _source_info
+from ndd_triton.core import source_tags
+from ndd_triton.core.storage import BatchStorage
+from ndd_triton.readers import _args
 from ndd_triton.readers._base import Reader, pack_arrays
 from ndd_triton.readers._file import read_bytes_batch, scalar_batch
 
@@ -108,7 +109,7 @@ class CocoSource:
         chosen = [self._entries[i] for i in indices.tolist()]
         images = read_bytes_batch([e.path for e in chosen])
         sources = [e.file_name for e in chosen]
-        _source_info.tag_storage(images, sources)
+        source_tags.tag_storage(images, sources)
         outputs = [images, pack_arrays([self._boxes(e) for e in chosen], "COCO"),
                    pack_arrays([np.asarray(e.labels, np.int32) for e in chosen], "COCO")]
         if a["polygon_masks"]:

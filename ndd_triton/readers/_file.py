@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from ndd_triton._device import Device
-from ndd_triton._storage import NUMPY_DTYPES, BatchStorage
-from ndd_triton.readers import _args, _source_info
+from ndd_triton.core import source_tags
+from ndd_triton.core.device import Device
+from ndd_triton.core.storage import NUMPY_DTYPES, BatchStorage
+from ndd_triton.readers import _args
 from ndd_triton.readers._base import Reader, file_size
 
 DEFAULT_FILTERS = ["*.jpg", "*.jpeg", "*.png", "*.bmp", "*.tif", "*.tiff", "*.pnm", "*.ppm",
@@ -161,7 +162,7 @@ class FileSource:
         data = read_bytes_batch([self._paths[i] for i in chosen], known)
         self._sizes.set(indices, known)
         sources = [self._relative[i] for i in chosen]
-        _source_info.tag_storage(data, sources)
+        source_tags.tag_storage(data, sources)
         return [data, scalar_batch(self._labels[indices], torch.int32)], sources
 
 

@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ndd_triton._storage import BatchStorage
-from ndd_triton.readers import _args, _source_info
+from ndd_triton.core import source_tags
+from ndd_triton.core.storage import BatchStorage
+from ndd_triton.readers import _args
 from ndd_triton.readers._base import Reader, pack_arrays
 from ndd_triton.readers._file import matches
 
@@ -167,7 +168,7 @@ class NumpySource:
                                    self._args["fill_value"], path))  # fmt: skip
         storage = pack_arrays(arrays, "Numpy")
         sources = [self._relative[i] for i in indices.tolist()]
-        _source_info.tag_storage(storage, sources)
+        source_tags.tag_storage(storage, sources)
         return [storage], sources
 
 

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ndd_triton._storage import BatchStorage
+from ndd_triton.core.storage import BatchStorage
 from ndd_triton.decoders._header_hints import HeaderCache, annotate
 from ndd_triton.readers._sharding import StreamConfig, epoch_indices
 

@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from ndd_triton._storage import BatchStorage
-from ndd_triton.readers import _args, _source_info
+from ndd_triton.core import source_tags
+from ndd_triton.core.storage import BatchStorage
+from ndd_triton.readers import _args
 from ndd_triton.readers._base import Reader, pack_arrays
 from ndd_triton.readers.tfrecord import Feature, string
 
@@ -205,7 +206,7 @@ class TFRecordSource:
                 handle.close()
         storages = [pack_arrays(column, "TFRecord") for column in columns]
         for storage in storages:
-            _source_info.tag_storage(storage, sources)
+            source_tags.tag_storage(storage, sources)
         return storages, sources
 
 

@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from ndd_triton._dtype import DType, to_dtype_arg
-from ndd_triton._storage import BatchStorage
-from ndd_triton.readers import _args, _source_info
+from ndd_triton.core import source_tags
+from ndd_triton.core.dtype import DType, to_dtype_arg
+from ndd_triton.core.storage import BatchStorage
+from ndd_triton.readers import _args
 from ndd_triton.readers._base import Reader, pack_arrays
 
 _BEHAVIORS = {"": "empty", "empty": "empty", "skip": "skip", "error": "error"}
@@ -84,7 +85,7 @@ class WebdatasetSource:
         storages = [pack_arrays(column, "Webdataset") for column in columns]
         sources = [source for source, _ in chosen]
         for storage in storages:
-            _source_info.tag_storage(storage, sources)
+            source_tags.tag_storage(storage, sources)
         return storages, sources
 
     def _read(self, handles: dict[int, Any], source: str, component: Component,

@@ -11,9 +11,9 @@ import threading
 
 import numpy as np
 
-from ndd_triton._opgen import make_function
 from ndd_triton.kernels import register
-from ndd_triton.schema import Arg, Input, OpSchema, same_as_input
+from ndd_triton.ops.opgen import make_function
+from ndd_triton.ops.schema import Arg, Input, OpSchema, same_as_input
 
 HOLD = threading.Event()
 HOLD.set()

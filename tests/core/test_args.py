@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import ndd_triton as ndd
-from ndd_triton import _args
-from ndd_triton.schema import Arg
+from ndd_triton.ops import args as _args
+from ndd_triton.ops.schema import Arg
 
 CASES = [
     (Arg("x", "float", per_sample=True), np.array([[1.5], [2.0], [-3.25]], np.float32)),

@@ -128,8 +128,8 @@ def test_batch_repr():
 def test_ragged_1d_storage_samples_are_views_at_their_offsets():
     import torch
 
-    from ndd_triton._device import Device
-    from ndd_triton._storage import BatchStorage
+    from ndd_triton.core.device import Device
+    from ndd_triton.core.storage import BatchStorage
 
     for shapes in ([(5,), (0,), (3,), (7,)], [(2, 3), (1, 4)], [(4,)] * 3):
         storage = BatchStorage.allocate(shapes, torch.uint8, Device.CPU)

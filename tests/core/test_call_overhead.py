@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import ndd_triton as ndd
-from ndd_triton import _prepare
+from ndd_triton.runtime import plans as _plans
 
 
 def _batch(shape=(4, 5, 3), n=3, dtype=np.uint8):
@@ -26,11 +26,11 @@ def _arrays(result):
 
 def test_plan_cache_hits_and_keeps_results_exact():
     b = _batch()
-    _prepare._PLANS.clear()
+    _plans.PLANS.clear()
     first = _arrays(ndd.flip(b, horizontal=1))
-    assert len(_prepare._PLANS) == 1
+    assert len(_plans.PLANS) == 1
     second = _arrays(ndd.flip(b, horizontal=1))  # served by the cached plan
-    assert len(_prepare._PLANS) == 1
+    assert len(_plans.PLANS) == 1
     expected = [np.asarray(t)[:, ::-1] for t in b]
     for got in (first, second):
         for g, e in zip(got, expected, strict=True):
@@ -114,7 +114,7 @@ def test_eager_sends_large_work_to_the_worker():
 
 
 def test_pool_runs_every_sample_once_and_raises_the_lowest_failing_one():
-    from ndd_triton._thread_pool import ThreadPool
+    from ndd_triton.runtime.thread_pool import ThreadPool
 
     pool = ThreadPool(2)
     seen: list[int] = []
@@ -207,7 +207,7 @@ def test_plan_cache_reads_argument_like_inputs_on_every_call():
     def expected(data: np.ndarray) -> np.ndarray:
         return np.asarray(Image.open(io.BytesIO(data.tobytes())).convert("RGB"))
 
-    _prepare._PLANS.clear()
+    _plans.PLANS.clear()
     one = [jpeg(1, 8, 10), jpeg(2, 12, 6)]
     two = [jpeg(3, 5, 7), jpeg(4, 9, 9)]
     for batch in (one, two, one):
@@ -215,7 +215,7 @@ def test_plan_cache_reads_argument_like_inputs_on_every_call():
         assert out.shape == [expected(d).shape for d in batch]
         for got, data in zip(_arrays(out), batch, strict=True):
             np.testing.assert_array_equal(got, expected(data))
-    assert len(_prepare._PLANS) == 1  # one signature, one plan, three exact calls
+    assert len(_plans.PLANS) == 1  # one signature, one plan, three exact calls
     image = ndd.as_batch([np.arange(60, dtype=np.uint8).reshape(5, 4, 3)] * 2, layout="HWC")
     for start in ([1, 2], [0, 3]):  # slice's positional anchor is argument-like too
         anchor = ndd.as_tensor(np.array(start, np.int64))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ndd_triton as ndd
-from ndd_triton import _device as ndd_device
+from ndd_triton.core import device as ndd_device
 
 
 def test_default_and_current_contexts():
@@ -154,7 +154,7 @@ def test_ops_from_many_threads():
             for _ in range(5):
                 out = ndd.flip(ndd.batch([data[i]]), vertical=1)
             results[i] = np.asarray(out.select(0))
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             errors.append(e)
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
@@ -209,7 +209,7 @@ def test_gpu_ops_from_several_contexts_at_once():
             with ndd.EvalContext(num_threads=1):
                 out = ndd.flip(ndd.batch([data[i]]).gpu(), vertical=1)
                 results[i] = np.asarray(out.cpu().select(0))
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             errors.append(e)
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]

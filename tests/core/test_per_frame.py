@@ -13,7 +13,7 @@ from _check import assert_close, samples_of
 from reference.affine import affine_ref, rotate_inverse
 
 import ndd_triton as ndd
-from ndd_triton._per_frame import sequence_canvas
+from ndd_triton.runtime.per_frame import sequence_canvas
 
 BACKENDS = ("cpu", "gpu")
 pf = ndd.per_frame

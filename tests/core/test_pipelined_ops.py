@@ -13,8 +13,8 @@ from _gated_op import GATE, gated
 from _staged_op import HOLD, LOG, staged
 
 import ndd_triton as ndd
-from ndd_triton import _thread_pool
-from ndd_triton._thread_pool import StagedJob, ThreadPool
+from ndd_triton.runtime import thread_pool as _thread_pool
+from ndd_triton.runtime.thread_pool import StagedJob, ThreadPool
 
 N = 6
 ELEMS = 6000  # 24 KB per float32 sample: the batches are worth the pool (>= 64 KB)

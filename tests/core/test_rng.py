@@ -10,7 +10,7 @@ import triton.language as tl
 from reference.philox_ref import draw, philox4x32_10
 
 import ndd_triton as ndd
-from ndd_triton import _device as ndd_device
+from ndd_triton.core import device as ndd_device
 from ndd_triton.kernels.gpu._philox import (
     _helper_mulhi64,
     _helper_philox_draw,

@@ -10,9 +10,9 @@ import pytest
 import torch
 
 import ndd_triton as ndd
-from ndd_triton import _storage
-from ndd_triton._device import Device
-from ndd_triton._storage import BatchStorage
+from ndd_triton.core import storage as _storage
+from ndd_triton.core.device import Device
+from ndd_triton.core.storage import BatchStorage
 
 UNIFORM = [(256, 256, 3)] * 8  # 1.5 MB of uint8: pooled
 RAGGED = [(256 + 16 * i, 256, 3) for i in range(8)]

@@ -10,8 +10,8 @@ import torch
 from _check import BACKENDS, assert_close, check_op, samples_of, to_device
 
 import ndd_triton as ndd
-from ndd_triton import _executor
 from ndd_triton.ops import arithmetic
+from ndd_triton.runtime import invocation as _invocation
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(HERE, "..", "golden", "dtype_promotion.json")) as _file:
@@ -262,7 +262,7 @@ def test_scalar_constant_is_an_argument_not_an_input():
     with ndd.EvalMode.deferred:
         result = batch + 3
         # A non-ndd input would force synchronous evaluation; a constant argument does not.
-        assert result._producer.inv._state == _executor._PENDING
+        assert result._producer.inv._state == _invocation._PENDING
         assert samples_of(result)[0].tolist() == [4, 5]
 
 

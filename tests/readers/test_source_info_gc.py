@@ -5,7 +5,7 @@ import threading
 
 import torch
 
-from ndd_triton.readers import _source_info as si
+from ndd_triton.core import source_tags as si
 
 
 def test_a_finalizer_inside_a_locked_section_does_not_deadlock():
@@ -34,8 +34,8 @@ def test_dead_samples_are_forgotten_on_next_use():
 
 
 def test_tag_storage_records_each_samples_memory_like_tag():
-    from ndd_triton._device import Device
-    from ndd_triton._storage import BatchStorage
+    from ndd_triton.core.device import Device
+    from ndd_triton.core.storage import BatchStorage
 
     storage = BatchStorage.allocate([(5,), (0,), (7,), (3,)], torch.uint8, Device.CPU)
     si.tag_storage(storage, ["a.jpg", "b.jpg", "c.jpg", "d.jpg"])
@@ -50,9 +50,9 @@ def test_a_batch_tag_ends_with_its_buffer_and_never_names_reused_memory():
     batch in the same (recycled) memory is not named after the files of the first."""
     import gc
 
-    from ndd_triton import _storage
-    from ndd_triton._device import Device
-    from ndd_triton._storage import BatchStorage
+    from ndd_triton.core import storage as _storage
+    from ndd_triton.core.device import Device
+    from ndd_triton.core.storage import BatchStorage
 
     shapes = [(300_000 + 1000 * i,) for i in range(4)]  # >= 1 MB: a pooled buffer
     first = BatchStorage.allocate(shapes, torch.uint8, Device.CPU)

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ndd_triton._convert import convert_numpy
+from ndd_triton.core.convert import convert_numpy
 
 
 def _framed(src: torch.Tensor, fill: float | None) -> torch.Tensor:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ndd_triton.kernels import register
 from ndd_triton.ops import arithmetic
-from ndd_triton.schema import OpSchema, SampleArgs
+from ndd_triton.ops.schema import OpSchema, SampleArgs
 
 Fn = Callable[..., np.ndarray]
 

@@ -23,7 +23,7 @@ from ndd_triton.kernels import register
 from ndd_triton.kernels.cpu._color_u8 import apply_u8
 from ndd_triton.kernels.cpu._opencv import cv2_module
 from ndd_triton.ops import color
-from ndd_triton.schema import SampleArgs
+from ndd_triton.ops.schema import SampleArgs
 
 
 def rounding_bias(dtype: np.dtype[Any]) -> float:

@@ -7,7 +7,7 @@ import numpy as np
 from ndd_triton.kernels import register
 from ndd_triton.kernels.cpu.color import apply_affine
 from ndd_triton.ops import color_space_conversion
-from ndd_triton.schema import SampleArgs
+from ndd_triton.ops.schema import SampleArgs
 
 
 @register(color_space_conversion.schema, "cpu")

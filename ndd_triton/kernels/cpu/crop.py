@@ -15,7 +15,7 @@ import torch
 
 from ndd_triton.kernels import register
 from ndd_triton.ops import crop
-from ndd_triton.schema import SampleArgs
+from ndd_triton.ops.schema import SampleArgs
 
 
 @dataclass(slots=True)

@@ -23,7 +23,7 @@ from ndd_triton.kernels import register
 from ndd_triton.kernels.cpu._opencv import cv2_module
 from ndd_triton.kernels.cpu.crop import Window, crop_into
 from ndd_triton.ops import crop_mirror_normalize
-from ndd_triton.schema import SampleArgs
+from ndd_triton.ops.schema import SampleArgs
 
 _LEVELS = np.arange(256, dtype=np.float32)
 _PLANES = threading.local()  # per pool thread: uint8 planes of the last window shape

@@ -10,11 +10,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ndd_triton._dtype import uint8
+from ndd_triton.core.dtype import uint8
 from ndd_triton.decoders import _pillow, _sources
 from ndd_triton.kernels import register
 from ndd_triton.ops import decoders
-from ndd_triton.schema import Call, SampleArgs
+from ndd_triton.ops.schema import Call, SampleArgs
 
 _SCHEMAS = {s.name: s for s in decoders.schemas}
 _DECODERS = ("decoders.image", "decoders.image_crop", "decoders.image_slice",

@@ -7,7 +7,7 @@ import numpy as np
 from ndd_triton.kernels import register
 from ndd_triton.kernels._equalize_tables import equalize_luts, planes_view
 from ndd_triton.ops import equalize
-from ndd_triton.schema import SampleArgs
+from ndd_triton.ops.schema import SampleArgs
 
 
 @register(equalize.schema, "cpu")

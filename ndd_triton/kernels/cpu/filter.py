@@ -24,7 +24,7 @@ from ndd_triton.kernels.cpu._conv import correlate_dense, pad_axis
 from ndd_triton.kernels.cpu._opencv import border_code, cv2_module, plane_view, run_banded
 from ndd_triton.kernels.cpu.color import store_rounded
 from ndd_triton.ops import filter as filter_op
-from ndd_triton.schema import SampleArgs
+from ndd_triton.ops.schema import SampleArgs
 
 DFT_TAPS = 50  # OpenCV's filter2D takes a DFT from this kernel area up (x86: 130 for some types)
 FILL_CHANNELS = 4  # copyMakeBorder's fill is a 4-element Scalar

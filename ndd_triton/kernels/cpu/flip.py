@@ -11,7 +11,7 @@ import torch
 from ndd_triton.kernels import register
 from ndd_triton.kernels.cpu._opencv import MAX_CHANNELS, cv2_module
 from ndd_triton.ops import flip
-from ndd_triton.schema import SampleArgs
+from ndd_triton.ops.schema import SampleArgs
 
 
 @register(flip.schema, "cpu", dense=True)

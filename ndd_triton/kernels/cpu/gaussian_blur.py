@@ -34,7 +34,7 @@ from ndd_triton.kernels.cpu._opencv import (
 )
 from ndd_triton.kernels.cpu.color import rounding_bias, store_rounded
 from ndd_triton.ops import gaussian_blur
-from ndd_triton.schema import SampleArgs
+from ndd_triton.ops.schema import SampleArgs
 
 BAND_ELEMENTS = 131072  # float32 elements per band (512 KiB, well inside a 2 MiB L2)
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from ndd_triton.kernels import register
 from ndd_triton.ops import grid_mask
-from ndd_triton.schema import SampleArgs
+from ndd_triton.ops.schema import SampleArgs
 
 
 def cell_mask(h: int, w: int, params: np.ndarray) -> np.ndarray:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton._convert import convert_numpy
+from ndd_triton.core.convert import convert_numpy
 from ndd_triton.kernels import register
 from ndd_triton.ops import jitter
+from ndd_triton.ops.schema import SampleArgs
 from ndd_triton.random._philox import pair_draws
-from ndd_triton.schema import SampleArgs
 
 
 def offsets(key: int, base: int, count: int, degree: int) -> tuple[np.ndarray, np.ndarray]:

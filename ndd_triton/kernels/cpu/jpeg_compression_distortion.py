@@ -7,7 +7,7 @@ import numpy as np
 from ndd_triton.kernels import register
 from ndd_triton.kernels._jpeg_roundtrip import jpeg_roundtrip
 from ndd_triton.ops import jpeg_compression_distortion
-from ndd_triton.schema import SampleArgs
+from ndd_triton.ops.schema import SampleArgs
 
 
 @register(jpeg_compression_distortion.schema, "cpu")

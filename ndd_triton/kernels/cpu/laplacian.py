@@ -21,7 +21,7 @@ from ndd_triton.kernels.cpu._conv import correlate_axis
 from ndd_triton.kernels.cpu._opencv import cv2_module, plane_view, readable, run_banded
 from ndd_triton.kernels.cpu.color import rounding_bias, store_rounded
 from ndd_triton.ops import laplacian
-from ndd_triton.schema import SampleArgs
+from ndd_triton.ops.schema import SampleArgs
 
 
 def laplacian_planes_cv2(out: np.ndarray, planes: np.ndarray,

@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from ndd_triton._convert import convert_numpy
+from ndd_triton.core.convert import convert_numpy
 from ndd_triton.kernels import register
 from ndd_triton.ops import multi_paste
-from ndd_triton.schema import Call
+from ndd_triton.ops.schema import Call
 
 
 @register(multi_paste.schema, "cpu", batched=True)

@@ -7,17 +7,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton._convert import convert_numpy
+from ndd_triton.core.convert import convert_numpy
 from ndd_triton.kernels import register
 from ndd_triton.kernels.cpu.random_ops import standard_normal_f32
 from ndd_triton.ops import noise as ops
+from ndd_triton.ops.schema import SampleArgs
 from ndd_triton.random._philox import (
     element_draws,
     pair_draws,
     to_unit_float32,
     to_unit_float64,
 )
-from ndd_triton.schema import SampleArgs
 
 POISSON_SMALL = 10.0  # below: inversion; above: transformed rejection (PTRS)
 INVERSION_STEPS = 64  # P(X > 64) for a mean below 10 is < 1e-30

@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from ndd_triton._convert import convert_numpy
+from ndd_triton.core.convert import convert_numpy
 from ndd_triton.kernels import register
 from ndd_triton.kernels.cpu.reductions import fast_sum
 from ndd_triton.ops import normalize
-from ndd_triton.schema import Call
+from ndd_triton.ops.schema import Call
 
 
 def _keep_shape(x: np.ndarray, axes: tuple[int, ...]) -> tuple[int, ...]:

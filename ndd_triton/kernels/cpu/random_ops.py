@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton._convert import convert_numpy
+from ndd_triton.core.convert import convert_numpy
 from ndd_triton.kernels import register
 from ndd_triton.ops import random_ops as ops
+from ndd_triton.ops.schema import Call, SampleArgs
 from ndd_triton.random._philox import (
     batch_draws,
     bounded_index,
@@ -20,7 +21,6 @@ from ndd_triton.random._philox import (
     to_unit_float64,
     to_unit_open_float32,
 )
-from ndd_triton.schema import Call, SampleArgs
 
 TWO_PI_F32 = np.float32(2.0 * np.pi)
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ndd_triton.kernels import register
 from ndd_triton.ops import reductions as red
-from ndd_triton.schema import SampleArgs
+from ndd_triton.ops.schema import SampleArgs
 
 
 def _identity(dtype: np.dtype[Any], op: int) -> Any:

@@ -29,7 +29,7 @@ from ndd_triton.kernels._resample import (
 )
 from ndd_triton.kernels.cpu._resize_linear_u8 import _recipe, linear_u8_fast, recipes
 from ndd_triton.ops import resize
-from ndd_triton.schema import SampleArgs
+from ndd_triton.ops.schema import SampleArgs
 
 _SMALL_INNER = 16  # below this many trailing elements, move the axis last before the GEMM
 _BANDED_CONVERT = 600_000  # from this many elements on, convert the first pass band by band

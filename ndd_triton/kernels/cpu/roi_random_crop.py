@@ -8,7 +8,7 @@ import numpy as np
 
 from ndd_triton.kernels import register
 from ndd_triton.ops import roi_random_crop
-from ndd_triton.schema import SampleArgs
+from ndd_triton.ops.schema import SampleArgs
 
 
 @register(roi_random_crop.schema, "cpu")

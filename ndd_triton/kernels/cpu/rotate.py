@@ -7,7 +7,7 @@ import numpy as np
 from ndd_triton.kernels import register
 from ndd_triton.kernels.cpu.warp_affine import affine_sample
 from ndd_triton.ops import rotate
-from ndd_triton.schema import SampleArgs
+from ndd_triton.ops.schema import SampleArgs
 
 
 @register(rotate.schema, "cpu")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton._convert import convert_numpy
+from ndd_triton.core.convert import convert_numpy
 from ndd_triton.kernels import register
 from ndd_triton.kernels.cpu.water import remap_sample
 from ndd_triton.ops import sphere
-from ndd_triton.schema import SampleArgs
+from ndd_triton.ops.schema import SampleArgs
 
 
 def sphere_coords(h: int, w: int) -> tuple[np.ndarray, np.ndarray]:

@@ -8,7 +8,7 @@ import numpy as np
 
 from ndd_triton.kernels import register
 from ndd_triton.ops import transforms
-from ndd_triton.schema import SampleArgs
+from ndd_triton.ops.schema import SampleArgs
 
 
 def _write(out: np.ndarray, *rest: Any) -> None:

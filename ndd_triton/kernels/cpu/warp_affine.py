@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from ndd_triton.kernels import register
 from ndd_triton.kernels.cpu._affine_volume import sample_volume
 from ndd_triton.ops import _affine, warp_affine
-from ndd_triton.schema import SampleArgs
+from ndd_triton.ops.schema import SampleArgs
 
 _COORD_LIMIT = 1e6  # pixels: keeps float -> int conversions defined; far outside anyway
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndd_triton._convert import convert_numpy
+from ndd_triton.core.convert import convert_numpy
 from ndd_triton.kernels import register
 from ndd_triton.ops import water
-from ndd_triton.schema import SampleArgs
+from ndd_triton.ops.schema import SampleArgs
 
 
 def _taps(inp: np.ndarray, ix: np.ndarray, iy: np.ndarray, fill: float) -> np.ndarray:

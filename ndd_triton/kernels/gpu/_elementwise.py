@@ -22,11 +22,11 @@ import numpy as np
 import triton
 import triton.language as tl
 
-from ndd_triton._dtype import DType
+from ndd_triton.core.dtype import DType
 from ndd_triton.kernels.gpu import _fmath as fm
 from ndd_triton.kernels.gpu._common import padded_shapes
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
-from ndd_triton.schema import Call
+from ndd_triton.ops.schema import Call
 
 # op codes (binary)
 ADD, SUB, MUL, TRUEDIV, FLOORDIV, MOD, POW = (tl.constexpr(i) for i in range(7))

@@ -144,12 +144,13 @@ def _staging(device: torch.device) -> _PinnedRing:
 class GpuRun:
     """Launch context of one invocation: device, launch counting, host-table upload."""
 
-    __slots__ = ("device", "launches", "record")
+    __slots__ = ("device", "launches", "pool", "record")
 
-    def __init__(self, device: torch.device, record: Any = None) -> None:
+    def __init__(self, device: torch.device, record: Any = None, pool: Any = None) -> None:
         self.device = device
         self.launches = 0
         self.record = record
+        self.pool = pool  # the context's CPU thread pool, for host-side work (codec fallbacks)
 
     def upload(self, *tables: np.ndarray) -> list[torch.Tensor]:
         """Copy host tables to the device in one transfer; returns device views."""

@@ -18,7 +18,7 @@ import numpy as np
 import triton
 import triton.language as tl
 
-from ndd_triton._dtype import DType
+from ndd_triton.core.dtype import DType
 from ndd_triton.kernels.gpu._common import MAX_RANK, padded_shapes
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
 

@@ -9,7 +9,7 @@ from ndd_triton.kernels import register
 from ndd_triton.kernels.gpu._elementwise import launch_elementwise
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.ops import arithmetic
-from ndd_triton.schema import Call, OpSchema
+from ndd_triton.ops.schema import Call, OpSchema
 
 
 def make_gpu_kernel(schema: OpSchema, op: str) -> Callable[..., None]:

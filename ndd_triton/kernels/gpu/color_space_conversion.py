@@ -8,7 +8,7 @@ from ndd_triton.kernels import register
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.kernels.gpu.color import launch_affine
 from ndd_triton.ops import color_space_conversion
-from ndd_triton.schema import Call
+from ndd_triton.ops.schema import Call
 
 
 @register(color_space_conversion.schema, "gpu")

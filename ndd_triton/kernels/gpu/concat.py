@@ -25,7 +25,7 @@ from ndd_triton.kernels import register
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.kernels.gpu._tensor_copy import copy_pieces
 from ndd_triton.ops import concat
-from ndd_triton.schema import Call
+from ndd_triton.ops.schema import Call
 
 
 def _base(inputs: list[GpuBatch]) -> int:

@@ -13,7 +13,7 @@ from ndd_triton.kernels import register
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.kernels.gpu._tensor_copy import gather
 from ndd_triton.ops import constants
-from ndd_triton.schema import Call
+from ndd_triton.ops.schema import Call
 
 
 def _fill_constant(run: GpuRun, out: GpuBatch, value: int) -> None:

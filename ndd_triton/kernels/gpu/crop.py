@@ -17,7 +17,7 @@ import triton.language as tl
 from ndd_triton.kernels import register
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
 from ndd_triton.ops import crop
-from ndd_triton.schema import Call
+from ndd_triton.ops.schema import Call
 
 RANK = 5
 IN_OFF: tl.constexpr = tl.constexpr(0)

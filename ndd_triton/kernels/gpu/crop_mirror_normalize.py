@@ -8,7 +8,7 @@ from ndd_triton.kernels import register
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.kernels.gpu.crop import window_launch
 from ndd_triton.ops import crop_mirror_normalize
-from ndd_triton.schema import Call
+from ndd_triton.ops.schema import Call
 
 
 @register(crop_mirror_normalize.schema, "gpu")

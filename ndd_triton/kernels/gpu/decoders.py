@@ -29,15 +29,13 @@ from ndd_triton.decoders._pillow import ROUNDED_GRAY_FORMATS
 from ndd_triton.kernels import register
 from ndd_triton.kernels.cpu.decoders import _DECODERS, _SCHEMAS, decode_sample
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
-from ndd_triton.schema import Call, SampleArgs
+from ndd_triton.ops.schema import Call, SampleArgs
 
 _nvimgcodec_decoder: Any = None
 
 
-def _host_decode(out: GpuBatch, call: Call, op: str) -> None:
+def _host_decode(run: GpuRun, out: GpuBatch, call: Call, op: str) -> None:
     """Decode on the CPU into a host buffer shaped like `out`, then one copy to the device."""
-    from ndd_triton._thread_pool import default_pool  # the executor's pool is not passed here
-
     data = out.data
     on_host = data.device.type == "cpu"
     host = data if on_host else torch.empty(data.numel(), dtype=data.dtype, pin_memory=True)
@@ -49,7 +47,7 @@ def _host_decode(out: GpuBatch, call: Call, op: str) -> None:
         view = flat[start:start + int(sizes[i])].reshape(tuple(int(v) for v in out.shapes[i]))
         decode_sample(view, SampleArgs(call, i, "HWC"), op)
 
-    default_pool().run(one, call.batch_size, work_bytes=int(flat.nbytes))
+    run.pool.run(one, call.batch_size, work_bytes=int(flat.nbytes))
     if not on_host:
         data.copy_(host, non_blocking=True)
 
@@ -219,7 +217,7 @@ def _make(op: str):  # type: ignore[no-untyped-def]
             codec = _nvimgcodec()
             if codec is not None and _nvimgcodec_decode(out, call, codec):
                 return
-        _host_decode(out, call, op)
+        _host_decode(run, out, call, op)
 
     decode_gpu.__name__ = decode_gpu.__qualname__ = f"{op.rsplit('.', 1)[1]}_gpu"
     decode_gpu.__doc__ = f"`{op}` on the GPU (nvImageCodec, else host decode + one upload)."

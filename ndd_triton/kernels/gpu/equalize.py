@@ -18,7 +18,7 @@ from ndd_triton.kernels import register
 from ndd_triton.kernels._equalize_tables import planes_view
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.ops import equalize
-from ndd_triton.schema import Call
+from ndd_triton.ops.schema import Call
 
 IN_OFF: tl.constexpr = tl.constexpr(0)
 OUT_OFF: tl.constexpr = tl.constexpr(1)

@@ -10,7 +10,7 @@ from ndd_triton.kernels.gpu._common import padded_shapes
 from ndd_triton.kernels.gpu._conv import launch_correlate
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.ops import filter as filter_op
-from ndd_triton.schema import Call
+from ndd_triton.ops.schema import Call
 
 
 @register(filter_op.schema, "gpu")

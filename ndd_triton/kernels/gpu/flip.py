@@ -14,7 +14,7 @@ from ndd_triton.kernels import register
 from ndd_triton.kernels.gpu._common import MAX_RANK, padded_shapes
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
 from ndd_triton.ops import flip
-from ndd_triton.schema import Call
+from ndd_triton.ops.schema import Call
 
 IN_OFF: tl.constexpr = tl.constexpr(0)
 OUT_OFF: tl.constexpr = tl.constexpr(1)

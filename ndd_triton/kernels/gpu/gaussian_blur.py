@@ -9,7 +9,7 @@ from ndd_triton.kernels._conv_tables import gaussian_taps, spatial_span
 from ndd_triton.kernels.gpu._conv import launch_correlate, pack_dense
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.ops import gaussian_blur
-from ndd_triton.schema import Call
+from ndd_triton.ops.schema import Call
 
 
 @register(gaussian_blur.schema, "gpu")

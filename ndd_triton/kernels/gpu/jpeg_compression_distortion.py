@@ -15,7 +15,7 @@ from ndd_triton.kernels import register
 from ndd_triton.kernels._jpeg_roundtrip import jpeg_roundtrip
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.ops import jpeg_compression_distortion
-from ndd_triton.schema import Call
+from ndd_triton.ops.schema import Call
 
 
 @register(jpeg_compression_distortion.schema, "gpu")

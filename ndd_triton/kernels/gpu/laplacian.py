@@ -10,7 +10,7 @@ from ndd_triton.kernels._laplacian_terms import laplacian_terms
 from ndd_triton.kernels.gpu._conv import launch_correlate, pack_dense
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.ops import laplacian
-from ndd_triton.schema import Call, SampleArgs
+from ndd_triton.ops.schema import Call, SampleArgs
 
 
 def _dense(terms: list[tuple[float, list[np.ndarray]]], count: int) -> np.ndarray:

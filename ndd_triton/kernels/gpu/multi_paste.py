@@ -15,7 +15,7 @@ import triton.language as tl
 from ndd_triton.kernels import register
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
 from ndd_triton.ops import multi_paste
-from ndd_triton.schema import Call
+from ndd_triton.ops.schema import Call
 
 OUT_OFF: tl.constexpr = tl.constexpr(0)
 OUT_H: tl.constexpr = tl.constexpr(1)

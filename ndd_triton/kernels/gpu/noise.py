@@ -10,7 +10,7 @@ import numpy as np
 import triton
 import triton.language as tl
 
-from ndd_triton._convert import convert_numpy
+from ndd_triton.core.convert import convert_numpy
 from ndd_triton.kernels import register
 from ndd_triton.kernels.gpu._philox import (
     _helper_philox_draw2,
@@ -22,7 +22,7 @@ from ndd_triton.kernels.gpu._saturate import _helper_round_saturate, int_limits
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
 from ndd_triton.kernels.gpu.random_ops import _helper_standard_normal_f32
 from ndd_triton.ops import noise as ops
-from ndd_triton.schema import Call
+from ndd_triton.ops.schema import Call
 
 IN_OFF: tl.constexpr = tl.constexpr(0)
 OUT_OFF: tl.constexpr = tl.constexpr(1)

@@ -15,13 +15,13 @@ import numpy as np
 import triton
 import triton.language as tl
 
-from ndd_triton._dtype import float32
+from ndd_triton.core.dtype import float32
 from ndd_triton.kernels import register
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.kernels.gpu._tensor_copy import _helper_dali_convert, convert_meta
 from ndd_triton.kernels.gpu.reductions import _block_for, _helper_strided_offset, _split_table
 from ndd_triton.ops import normalize
-from ndd_triton.schema import Call
+from ndd_triton.ops.schema import Call
 
 RED_N: tl.constexpr = tl.constexpr(0)  # reduced elements per segment
 RED_EXT: tl.constexpr = tl.constexpr(13)  # columns of _split_table: kept (0-11), reduced (12-23)

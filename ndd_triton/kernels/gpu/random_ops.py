@@ -13,7 +13,7 @@ import torch
 import triton
 import triton.language as tl
 
-from ndd_triton._convert import convert_numpy
+from ndd_triton.core.convert import convert_numpy
 from ndd_triton.kernels import register
 from ndd_triton.kernels.cpu.random_ops import beta_sample, choice_sample
 from ndd_triton.kernels.gpu._philox import (
@@ -28,7 +28,7 @@ from ndd_triton.kernels.gpu._philox import (
 from ndd_triton.kernels.gpu._saturate import _helper_round_saturate, int_limits
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
 from ndd_triton.ops import random_ops as ops
-from ndd_triton.schema import Call, SampleArgs
+from ndd_triton.ops.schema import Call, SampleArgs
 
 OUT_OFF: tl.constexpr = tl.constexpr(0)
 SIZE: tl.constexpr = tl.constexpr(1)

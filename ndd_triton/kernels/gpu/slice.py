@@ -18,7 +18,7 @@ from ndd_triton.kernels.gpu._common import MAX_RANK, padded_shapes
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
 from ndd_triton.kernels.gpu._tensor_copy import _helper_dali_convert, convert_meta
 from ndd_triton.ops import slice as slice_op
-from ndd_triton.schema import Call
+from ndd_triton.ops.schema import Call
 
 IN_OFF: tl.constexpr = tl.constexpr(0)
 OUT_OFF: tl.constexpr = tl.constexpr(1)

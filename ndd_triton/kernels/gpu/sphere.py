@@ -6,7 +6,7 @@ from ndd_triton.kernels import register
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.kernels.gpu.water import remap_gpu
 from ndd_triton.ops import sphere
-from ndd_triton.schema import Call
+from ndd_triton.ops.schema import Call
 
 
 @register(sphere.schema, "gpu")

@@ -6,7 +6,7 @@ from ndd_triton.kernels import register
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.kernels.gpu._tensor_copy import contiguous_strides, gather
 from ndd_triton.ops import transpose
-from ndd_triton.schema import Call
+from ndd_triton.ops.schema import Call
 
 
 @register(transpose.schema, "gpu")

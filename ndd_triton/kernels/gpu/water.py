@@ -15,7 +15,7 @@ import triton.language as tl
 from ndd_triton.kernels import register
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
 from ndd_triton.ops import water
-from ndd_triton.schema import Call
+from ndd_triton.ops.schema import Call
 
 IN_OFF: tl.constexpr = tl.constexpr(0)
 OUT_OFF: tl.constexpr = tl.constexpr(1)

@@ -7,58 +7,22 @@ lists (truncation, OverflowError), DALI's cast (round half away, saturate) for a
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 import torch
 
-from ndd_triton import _device
-from ndd_triton._batch import Batch, TensorsView, stack_samples
-from ndd_triton._convert import convert_torch
-from ndd_triton._device import Device
-from ndd_triton._dtype import DType
-from ndd_triton._dtype import dtype as to_dtype
-from ndd_triton._layout import check_layout
-from ndd_triton._storage import BatchStorage
-from ndd_triton._tensor import Tensor
-
-_INT32 = np.iinfo(np.int32)
-
-
-def python_to_numpy(data: Any, what: str) -> np.ndarray:
-    """Python scalars and nested lists with DALI's inference (int -> i32, float -> f32)."""
-    try:
-        arr = np.asarray(data)
-    except ValueError as e:
-        raise ValueError(f"{what}: cannot convert a ragged nested list to a tensor ({e})") from e
-    kind = arr.dtype.kind
-    if kind in "iu":
-        if arr.size == 0 or (arr.min() >= _INT32.min and arr.max() <= _INT32.max):
-            return arr.astype(np.int32)
-        return arr.astype(np.int64)
-    if kind == "f":
-        return arr.astype(np.float32)
-    if kind == "b":
-        return arr
-    raise RuntimeError(f"{what}: cannot convert {type(data).__name__} {data!r:.60} to a tensor; "
-                       "expected numbers, nested lists of numbers, arrays or tensors")
-
-
-def _numpy_to_torch(arr: np.ndarray, what: str) -> torch.Tensor:
-    if arr.dtype.kind == "c":
-        raise TypeError(f"{what}: complex data ({arr.dtype}) is not supported")
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"{what}: unsupported NumPy dtype {arr.dtype}")
-    if not arr.dtype.isnative:
-        arr = arr.astype(arr.dtype.newbyteorder("="))
-    if not arr.flags.writeable or not arr.flags.c_contiguous:
-        arr = arr.copy(order="C")  # (np.ascontiguousarray would turn 0-D into 1-D)
-    return torch.from_numpy(arr)
-
-
-def _is_python_data(data: Any) -> bool:
-    return isinstance(data, numbers.Number | list | tuple) and not isinstance(data, np.generic)
+from ndd_triton.core import builders
+from ndd_triton.core import device as _device
+from ndd_triton.core.batch import Batch, TensorsView, stack_samples
+from ndd_triton.core.convert import convert_torch
+from ndd_triton.core.device import Device
+from ndd_triton.core.dtype import DType
+from ndd_triton.core.dtype import dtype as to_dtype
+from ndd_triton.core.layout import check_layout
+from ndd_triton.core.storage import BatchStorage
+from ndd_triton.core.tensor import Tensor
+from ndd_triton.core.transfer import conform, foreign_to_torch, move_storage, move_torch
 
 
 def _stack_list(items: list[Any] | tuple[Any, ...], what: str) -> torch.Tensor:
@@ -73,76 +37,21 @@ def to_torch(data: Any, dtype: Any = None, device: Any = None, copy: bool = Fals
              what: str = "tensor") -> tuple[torch.Tensor, Device, str | None]:  # fmt: skip
     """Convert user data to (torch tensor, ndd Device, layout), copying only when needed."""
     layout: str | None = None
-    copied = False
-    from_python = False
     if isinstance(data, Tensor):
-        t, dev, layout = data._torch(), data.device, data.layout
+        t, dev, copied, layout = data._torch(), data.device, False, data.layout
     elif isinstance(data, Batch):
-        t, dev = data.torch(pad=False), data.device
+        t, dev, copied = data.torch(pad=False), data.device, False
         layout = "N" + data.layout if data.layout else None
-    elif isinstance(data, torch.Tensor):
-        t = data if data.is_contiguous() else data.contiguous()
-        dev = _device.device_of_torch(t)
-    elif isinstance(data, np.ndarray | np.generic):
-        t, dev = _numpy_to_torch(np.asarray(data), what), Device.CPU
-        copied = not np.shares_memory(t.numpy(), data) if isinstance(data, np.ndarray) else True
-    elif isinstance(data, str | bytes):
-        raise RuntimeError(f"{what}: cannot convert {type(data).__name__} to a tensor; encode "
-                           "text as np.frombuffer(data, np.uint8)")
     elif isinstance(data, list | tuple) and data and any(
             isinstance(x, Tensor | torch.Tensor | np.ndarray) for x in data):
-        t, dev, copied = _stack_list(data, what), Device.CPU, True
-        dev = _device.device_of_torch(t)
-    elif _is_python_data(data):
-        from_python = True
-        arr = python_to_numpy(data, what)
-        if dtype is not None:
-            target = to_dtype(dtype)
-            try:
-                arr = np.asarray(data, dtype=target.numpy_dtype)
-            except OverflowError as e:
-                raise OverflowError(f"{what}: value out of range for {target}: {e}") from e
-        t, dev, copied = torch.from_numpy(arr.copy(order="C")), Device.CPU, True
-    elif hasattr(data, "__cuda_array_interface__") and not hasattr(data, "__dlpack__"):
-        t = torch.as_tensor(data, device="cuda")
-        dev = _device.device_of_torch(t)
-    elif hasattr(data, "__dlpack__"):
-        t = torch.from_dlpack(data)
-        dev = _device.device_of_torch(t)
-    elif hasattr(data, "__array__"):
-        arr = np.asarray(data)
-        t, dev = _numpy_to_torch(arr, what), Device.CPU
+        t = _stack_list(data, what)
+        dev, copied = _device.device_of_torch(t), True
     else:
-        raise TypeError(f"{what}: cannot convert {type(data).__name__} to a tensor")
-    if dtype is not None and not from_python:
-        target = to_dtype(dtype)
-        if t.dtype != target.torch_dtype:
-            t, copied = convert_torch(t, target.torch_dtype), True
-    if device is not None:
-        target_dev = _device.device(device)
-        assert target_dev is not None
-        if target_dev != dev:
-            t, dev, copied = move_torch(t, target_dev, copy=True), target_dev, True
-    if copy and not copied:
-        t = t.clone()
+        t, dev, copied, applied = foreign_to_torch(data, dtype, what)
+        if applied:
+            dtype = None
+    t, dev = conform(t, dev, copied, dtype, device, copy)
     return t, dev, layout
-
-
-def move_torch(t: torch.Tensor, dev: Device, copy: bool = False) -> torch.Tensor:
-    """Storage of `t` for device `dev` (a copy when the device changes or `copy`)."""
-    target = dev.torch_device
-    if t.device == target:
-        return t.clone() if copy else t
-    return t.to(target)
-
-
-def move_storage(storage: BatchStorage, dev: Device) -> BatchStorage:
-    """Copy a batch to another device with one packed transfer."""
-    buffer, offsets = storage.packed()
-    moved = move_torch(buffer, dev, copy=True)
-    pairs = zip(offsets.tolist(), storage.samples, strict=True)
-    samples = [moved[o:o + s.numel()].view(s.shape) for o, s in pairs]
-    return BatchStorage(samples, dev, moved, offsets)
 
 
 def tensor(data: Any, dtype: Any = None, device: Any = None, layout: str | None = None,
@@ -267,3 +176,9 @@ def stack_batch(b: Batch, pad: bool) -> torch.Tensor:
     """Stack a batch into one torch tensor (zero-padding ragged samples when `pad`)."""
     storage = b._storage_or_raise()
     return stack_samples(storage.samples, b.dtype, storage.device) if pad else b.torch()
+
+
+builders.to_torch = to_torch
+builders.build_batch = build_batch
+builders.tensor = tensor
+builders.as_tensor = as_tensor

@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ndd_triton._batch import Batch
-from ndd_triton._storage import BatchStorage
-from ndd_triton._tensor import Tensor
+from ndd_triton.core.batch import Batch
+from ndd_triton.core.storage import BatchStorage
+from ndd_triton.core.tensor import Tensor
 
 
 def _source_samples(source: Tensor | Batch, n: int

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ndd_triton.types import DALIDataType
+from ndd_triton.core import builders
+from ndd_triton.core.enums import DALIDataType
 
 
 class DType:
@@ -97,9 +98,7 @@ class DType:
 
     def __call__(self, data: Any, **kwargs: Any) -> Any:
         """`ndd.float32(data)` is `ndd.tensor(data, dtype=ndd.float32)`."""
-        from ndd_triton._construct import tensor
-
-        return tensor(data, dtype=self, **kwargs)
+        return builders.tensor(data, dtype=self, **kwargs)
 
     @staticmethod
     def parse(name: str) -> DType:

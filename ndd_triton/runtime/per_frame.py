@@ -24,19 +24,15 @@ from typing import Any
 
 import numpy as np
 
-from ndd_triton import _per_frame_storage as producers
-from ndd_triton._batch import Batch
-from ndd_triton._construct import as_batch, as_tensor
-from ndd_triton._layout import default_layout
-from ndd_triton._tensor import Tensor
+from ndd_triton.core.batch import Batch
+from ndd_triton.core.construct import as_batch, as_tensor
+from ndd_triton.core.layout import default_layout
+from ndd_triton.core.tensor import Tensor
 from ndd_triton.ops import _affine
-from ndd_triton.schema import OpSchema
-
-
-def is_marked(value: Any) -> bool:
-    """True for a Tensor/Batch argument value whose layout marks it per-frame ("F...")."""
-    layout = value.layout if isinstance(value, Tensor | Batch) else None
-    return layout is not None and layout[:1] == "F"
+from ndd_triton.ops.calls import is_per_frame as is_marked
+from ndd_triton.ops.schema import OpSchema
+from ndd_triton.runtime import per_frame_storage as producers
+from ndd_triton.runtime.prepare import call_op
 
 
 def per_frame(input: Any, /, *, batch_size: Any = None, device: Any = None,
@@ -230,8 +226,6 @@ def _frame_args(schema: OpSchema, arg_values: Sequence[Any], shapes: np.ndarray)
 def call_per_frame(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
                    batch_size: Any, device: Any) -> Any:  # fmt: skip
     """Run `schema` with per-frame argument values (see the module docstring)."""
-    from ndd_triton._prepare import call_op
-
     sequence = _sequence(schema, inputs, arg_values, batch_size)
     if sequence is None:
         return call_op(schema, inputs, arg_values, batch_size, device)

@@ -116,7 +116,7 @@ class ThreadPool:
     def device_id(self) -> int | None:
         """The GPU this pool is associated with (None for none)."""
         if self._device_id == -1:
-            from ndd_triton._device import current_cuda_device, gpu_backend
+            from ndd_triton.core.device import current_cuda_device, gpu_backend
 
             return current_cuda_device() if gpu_backend() else None
         return self._device_id

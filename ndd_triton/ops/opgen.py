@@ -15,7 +15,10 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from ndd_triton.schema import REQUIRED, OpSchema
+from ndd_triton.core.batch import Batch
+from ndd_triton.core.tensor import Tensor
+from ndd_triton.ops import calls
+from ndd_triton.ops.schema import REQUIRED, OpSchema
 
 _NAMESPACE_DOCS = {
     "math": "Elementwise math functions (DALI `ndd.math`).",
@@ -74,8 +77,6 @@ def _per_frame_route(schema: OpSchema, forwarded: list[str], inputs_expr: str,
 
 def make_function(schema: OpSchema) -> Callable[..., Any]:
     """Build the public function of `schema`."""
-    from ndd_triton._prepare import call_op
-
     params: list[str] = []
     forwarded: list[str] = []
     variadic = None
@@ -104,14 +105,10 @@ def make_function(schema: OpSchema) -> Callable[..., Any]:
     src = (f"def {schema.short_name}({', '.join(pieces)}):\n"
            f"{_per_frame_route(schema, forwarded, inputs_expr, order)}"
            f"    return __call_op(__schema, {inputs_expr}, ({order}), batch_size, device)\n")
-    scope: dict[str, Any] = {"__call_op": call_op, "__schema": schema}
+    scope: dict[str, Any] = {"__call_op": calls.call_op, "__schema": schema}
     if "__per_frame" in src:
-        from ndd_triton import _per_frame
-        from ndd_triton._batch import Batch
-        from ndd_triton._tensor import Tensor
-
         # A frozenset lookup is the cheapest type test (~30 ns per argument; perf/bench_per_frame)
-        scope.update(__per_frame=_per_frame.call_per_frame, __marked=_per_frame.is_marked,
+        scope.update(__per_frame=calls.call_per_frame, __marked=calls.is_per_frame,
                      __TB=frozenset((Tensor, Batch)))  # fmt: skip
     exec(compile(src, f"<ndd op {schema.name}>", "exec"), scope)
     fn = scope[schema.short_name]
@@ -166,6 +163,15 @@ def namespace(root: types.ModuleType, dotted: str) -> types.ModuleType:
     return target
 
 
+_PUBLIC: dict[str, Callable[..., Any]] = {}
+
+
+def public_function(name: str) -> Callable[..., Any]:
+    """The installed public function of op `name` (e.g. "decoders.image"), for code above the
+    ops (readers) that calls ops by name without importing the public package."""
+    return _PUBLIC[name]
+
+
 def install(root: types.ModuleType) -> list[str]:
     """Install every public op function into `root` and its namespaces; returns the names."""
     installed = []
@@ -176,5 +182,6 @@ def install(root: types.ModuleType) -> list[str]:
         space, _, short = schema.name.rpartition(".")
         target = namespace(root, space) if space else root
         setattr(target, short, fn)
+        _PUBLIC[schema.name] = fn
         installed.append(schema.name)
     return installed

@@ -11,15 +11,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from ndd_triton import _device
-from ndd_triton._arith_dunders import ArithmeticMixin
-from ndd_triton._device import Device
-from ndd_triton._dtype import DType
-from ndd_triton._indexing import apply_index, basic_index
-from ndd_triton._layout import check_layout
+from ndd_triton.core import builders
+from ndd_triton.core import device as _device
+from ndd_triton.core.device import Device
+from ndd_triton.core.dtype import DType
+from ndd_triton.core.indexing import apply_index, basic_index
+from ndd_triton.core.layout import check_layout
+from ndd_triton.core.operators import ArithmeticMixin
+from ndd_triton.core.transfer import move_torch
 
 if TYPE_CHECKING:
-    from ndd_triton._batch import Batch
+    from ndd_triton.core.batch import Batch
 
 
 class Tensor(ArithmeticMixin):
@@ -32,8 +34,6 @@ class Tensor(ArithmeticMixin):
                  layout: str | None = None, batch: Batch | None = None,
                  index_in_batch: int | None = None, invocation_result: Any = None,
                  copy: bool = False) -> None:  # fmt: skip
-        from ndd_triton._construct import to_torch
-
         if batch is not None and index_in_batch is not None:
             src = batch.select(index_in_batch)
             self._init_from(src)
@@ -45,7 +45,7 @@ class Tensor(ArithmeticMixin):
         if isinstance(data, Tensor) and not copy and dtype is None and device is None:
             self._init_from(data)
         else:
-            t, dev, inferred_layout = to_torch(data, dtype=dtype, device=device, copy=copy,
+            t, dev, inferred_layout = builders.to_torch(data, dtype=dtype, device=device, copy=copy,
                                                what="Tensor")  # fmt: skip
             self._set(t, dev, inferred_layout)
         if layout is not None:
@@ -167,8 +167,6 @@ class Tensor(ArithmeticMixin):
 
     def to_device(self, device: Any, force_copy: bool = False) -> Tensor:
         """Self if already on `device` (unless force_copy), else a copy there."""
-        from ndd_triton._construct import move_torch
-
         dev = _device.device(device)
         assert dev is not None
         if dev == self._device and not force_copy:

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from ndd_triton import _device
+from ndd_triton.core import device as _device
 
 _emulated_handles = itertools.count(0x1000)
 _default_lock = threading.Lock()
@@ -119,20 +119,6 @@ def set_default_stream(cuda_stream: Any, /, device_id: int | None = None) -> Non
             _default_streams.pop(dev, None)
         else:
             _default_streams[dev] = wrapped
-
-
-def get_current_stream() -> Stream | None:
-    """This thread's stream: the default EvalContext's stream."""
-    from ndd_triton._eval_context import EvalContext
-
-    return EvalContext.default().cuda_stream
-
-
-def set_current_stream(cuda_stream: Any, /) -> None:
-    """Set this thread's stream (None resets); adds no synchronisation with earlier work."""
-    from ndd_triton._eval_context import EvalContext
-
-    EvalContext.default()._set_stream(cuda_stream)
 
 
 class Event:

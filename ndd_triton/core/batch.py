@@ -12,13 +12,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from ndd_triton import _device
-from ndd_triton._arith_dunders import ArithmeticMixin
-from ndd_triton._device import Device
-from ndd_triton._dtype import DType
-from ndd_triton._indexing import apply_index, basic_index
-from ndd_triton._storage import BatchStorage
-from ndd_triton._tensor import Tensor
+from ndd_triton.core import builders
+from ndd_triton.core import device as _device
+from ndd_triton.core.device import Device
+from ndd_triton.core.dtype import DType
+from ndd_triton.core.indexing import apply_index, basic_index
+from ndd_triton.core.operators import ArithmeticMixin
+from ndd_triton.core.storage import BatchStorage
+from ndd_triton.core.tensor import Tensor
+from ndd_triton.core.transfer import move_storage
 
 
 class Batch(ArithmeticMixin):
@@ -30,11 +32,9 @@ class Batch(ArithmeticMixin):
     def __init__(self, tensors: Any = None, dtype: Any = None, device: Any = None,
                  layout: str | None = None, invocation_result: Any = None,
                  copy: bool = False) -> None:  # fmt: skip
-        from ndd_triton._construct import build_batch
-
         if tensors is None:
             raise ValueError("Batch: `tensors` must be given")
-        built = build_batch(tensors, dtype=dtype, device=device, layout=layout, copy=copy)
+        built = builders.build_batch(tensors, dtype=dtype, device=device, layout=layout, copy=copy)
         self._adopt(built)
 
     def _adopt(self, other: Batch) -> None:
@@ -174,8 +174,6 @@ class Batch(ArithmeticMixin):
 
     def to_device(self, device: Any, force_copy: bool = False) -> Batch:
         """Self if already on `device` (unless force_copy), else a copy there."""
-        from ndd_triton._construct import move_storage
-
         dev = _device.device(device)
         assert dev is not None
         if dev == self._device and not force_copy:
@@ -223,9 +221,7 @@ class Batch(ArithmeticMixin):
     @staticmethod
     def broadcast(sample: Any, batch_size: int, device: Any = None, dtype: Any = None) -> Batch:
         """A batch of `batch_size` copies of one sample."""
-        from ndd_triton._construct import as_tensor
-
-        t = as_tensor(sample, dtype=dtype, device=device)
+        t = builders.as_tensor(sample, dtype=dtype, device=device)
         data = t._torch()
         storage = BatchStorage.allocate([tuple(data.shape)] * batch_size, data.dtype, t.device)
         for s in storage.samples:

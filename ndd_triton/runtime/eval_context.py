@@ -10,9 +10,11 @@ import threading
 import weakref
 from typing import Any
 
-from ndd_triton import _device, _stream
-from ndd_triton._executor import Worker
-from ndd_triton._thread_pool import ThreadPool, default_pool
+from ndd_triton.core import device as _device
+from ndd_triton.runtime import stream as _stream
+from ndd_triton.runtime.checkpoint import Checkpoint
+from ndd_triton.runtime.executor import Worker
+from ndd_triton.runtime.thread_pool import ThreadPool, default_pool
 
 _tls = threading.local()
 
@@ -87,8 +89,6 @@ class EvalContext:
     def checkpoint(self) -> Any:
         """The Checkpoint bound to this context."""
         if self._checkpoint is None:
-            from ndd_triton.checkpoint import Checkpoint
-
             self._checkpoint = Checkpoint()
         return self._checkpoint
 
@@ -158,3 +158,13 @@ def _stack() -> list[EvalContext]:
     if stack is None:
         stack = _tls.stack = []
     return stack
+
+
+def get_current_stream() -> _stream.Stream | None:
+    """This thread's stream: the default EvalContext's stream."""
+    return EvalContext.default().cuda_stream
+
+
+def set_current_stream(cuda_stream: Any, /) -> None:
+    """Set this thread's stream (None resets); adds no synchronisation with earlier work."""
+    EvalContext.default()._set_stream(cuda_stream)

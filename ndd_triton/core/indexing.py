@@ -13,12 +13,11 @@ import numpy as np
 
 
 def _as_int(value: Any, what: str) -> int:
-    from ndd_triton._tensor import Tensor
-
-    if isinstance(value, Tensor):
-        if value.ndim != 0:
-            raise RuntimeError(f"{what}: Array indices must be scalar (0D); got a Tensor of shape "
-                               f"{value.shape}")
+    if hasattr(value, "shape") and hasattr(value, "item") and not isinstance(value, np.generic):
+        # ndd Tensors, NumPy arrays, torch tensors: a 0-D one is its value
+        if len(value.shape) != 0:
+            raise RuntimeError(f"{what}: Array indices must be scalar (0D); got a "
+                               f"{type(value).__name__} of shape {tuple(value.shape)}")
         value = value.item()
     if isinstance(value, bool | np.bool_):
         return int(value)

@@ -8,10 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from ndd_triton._batch import Batch
-from ndd_triton._construct import as_batch, as_tensor
-from ndd_triton._tensor import Tensor
+from ndd_triton.core.batch import Batch
+from ndd_triton.core.construct import as_batch, as_tensor
+from ndd_triton.core.tensor import Tensor
 from ndd_triton.ops import decoders as _decoder_schemas
+from ndd_triton.ops.opgen import public_function
 
 
 def _path_bytes(path: Any, where: str) -> np.ndarray:
@@ -28,9 +29,7 @@ def imread(filepaths: Any, /, *, device: Any = "cpu", **kwargs: Any) -> Tensor |
     `decoders.image` (`output_type`, `dtype`, `adjust_orientation`, ...). A missing file
     raises RuntimeError naming it.
     """
-    from ndd_triton import decoders, io  # type: ignore[attr-defined]
-
-    decode = getattr(decoders, "image")  # installed from the schema at import  # noqa: B009
+    decode = public_function("decoders.image")
     allowed = set(decode._schema.arg_map) | {"batch_size"}
     for name in kwargs:
         if name not in allowed:
@@ -43,7 +42,7 @@ def imread(filepaths: Any, /, *, device: Any = "cpu", **kwargs: Any) -> Tensor |
         paths = as_batch([_path_bytes(p, f"path {i}") for i, p in enumerate(filepaths)])
     else:
         paths = as_tensor(_path_bytes(filepaths, "the path"))
-    encoded = io.file.read(paths)
+    encoded = public_function("io.file.read")(paths)
     return decode(encoded, device=device, **kwargs)  # type: ignore[no-any-return]
 
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from ndd_triton._batch import Batch
-from ndd_triton._construct import as_batch, as_tensor
-from ndd_triton._device import device as to_device
-from ndd_triton._tensor import Tensor
+from ndd_triton.core.batch import Batch
+from ndd_triton.core.construct import as_batch, as_tensor
+from ndd_triton.core.device import device as to_device
+from ndd_triton.core.tensor import Tensor
 
 _CYCLE_MODES = {None: "no", False: "no", "no": "no", True: "quiet", "quiet": "quiet",
                 "raise": "raise"}  # fmt: skip

@@ -2,25 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 
-def _binary(name: str, left: Any, right: Any) -> Any:
-    global _binary_op
-    if _binary_op is None:  # imported on first use (ops import Tensor/Batch)
-        from ndd_triton.ops.arithmetic import binary
-
-        _binary_op = binary
-    return _binary_op(name, left, right)
+def _not_connected(*args: Any) -> Any:
+    raise RuntimeError("ndd_triton's arithmetic operators are not connected (import ndd_triton)")
 
 
-def _unary(name: str, value: Any) -> Any:
-    from ndd_triton.ops.arithmetic import unary
-
-    return unary(name, value)
+_binary: Any = _not_connected
+_unary: Any = _not_connected
 
 
-_binary_op: Any = None
+def connect(binary: Callable[[str, Any, Any], Any], unary: Callable[[str, Any], Any]) -> None:
+    """Install the functions behind the dunders: `binary(name, left, right)`, `unary(name, x)`.
+
+    The operator layer (`ops.arithmetic`) calls this when it is imported: the data model stays
+    below the operators (no import of ops from core).
+    """
+    global _binary, _unary
+    _binary, _unary = binary, unary
 
 
 def _make_binary(name: str) -> tuple[Any, Any]:

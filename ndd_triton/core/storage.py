@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ndd_triton._device import Device
+from ndd_triton.core.device import Device
 
 # Host buffers of batches are recycled: a fresh 38 MB batch (64 x 224x224x3 float32) is mmapped
 # by malloc and page-faulted in on first touch, ~25 ms per batch vs ~9 ms for reused memory.

@@ -7,7 +7,6 @@ CUDA live here, so kernels never see them.
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -15,22 +14,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from ndd_triton._batch import Batch
-from ndd_triton._device import Device, is_emulated
-from ndd_triton._executor import ChainOutputs, Stage
-from ndd_triton._storage import NUMPY_DTYPES, BatchStorage
-from ndd_triton._thread_pool import POOL_MIN_BYTES, largest_first
+from ndd_triton.core.batch import Batch
+from ndd_triton.core.device import Device, is_emulated
+from ndd_triton.core.host_views import dense_array, sample_arrays, sample_getter, to_numpy
+from ndd_triton.core.storage import NUMPY_DTYPES, BatchStorage
 from ndd_triton.kernels import KernelEntry
-from ndd_triton.schema import Call, OutputSpec, SampleArgs
+from ndd_triton.ops.schema import Call, OutputSpec, SampleArgs
+from ndd_triton.runtime.pipeline import ChainOutputs, Stage
+from ndd_triton.runtime.thread_pool import POOL_MIN_BYTES, largest_first
 
 _INTERPRETER_LOCK = threading.RLock()
-
-
-def to_numpy(t: torch.Tensor, what: str = "") -> np.ndarray:
-    """Zero-copy NumPy view of CPU storage."""
-    if t.dtype == torch.bfloat16:
-        raise TypeError(f"{what}: bfloat16 data is not supported by CPU kernels")
-    return t.numpy()
 
 
 def make_run(call: Call, kernel: KernelEntry, batches: list[Batch], specs: list[OutputSpec],
@@ -92,7 +85,7 @@ def _per_sample(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
     layout = first.layout if first is not None else None
     # Views are made per sample on the pool threads: the setup before the first sample starts
     # stays O(1) (a batch boundary waits for it).
-    out_get = [_sample_getter(storage, op) for storage in outs]
+    out_get = [sample_getter(storage, op) for storage in outs]
     single = len(outs) == 1
     bound = kernel.bind(call) if kernel.bind is not None and single else None
     if bound is not None:
@@ -102,7 +95,7 @@ def _per_sample(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
             bound(get_out(i), i)
 
         return one_bound
-    in_get = [_sample_getter(storage, op) if storage is not None else _none for storage in ins]
+    in_get = [sample_getter(storage, op) if storage is not None else _none for storage in ins]
 
     def one(i: int) -> None:
         dst = out_get[0](i) if single else tuple(get(i) for get in out_get)
@@ -113,28 +106,6 @@ def _per_sample(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
 
 def _none(i: int) -> None:
     return None
-
-
-def _sample_getter(storage: BatchStorage, what: str) -> Callable[[int], np.ndarray]:
-    """`get(i)`: the NumPy view of sample i that `_sample_arrays(storage)[i]` would be."""
-    rows = storage._shape_rows
-    flat = storage.host_buffer() if rows is not None else None
-    if flat is not None:
-        starts = storage.offsets.tolist()  # type: ignore[union-attr]
-
-        def ragged(i: int) -> np.ndarray:
-            row = rows[i]
-            return flat[starts[i]:starts[i] + math.prod(row)].reshape(row)
-
-        return ragged
-    arr = storage._dense_np
-    if arr is None and storage._dense_t is not None:
-        arr = to_numpy(storage._dense_t, what)
-    if arr is not None:
-        dense = arr
-        return dense.__getitem__ if dense.ndim > 1 else lambda i: dense[i, ...]
-    samples = storage.samples
-    return lambda i: to_numpy(samples[i], what)
 
 
 def _run_cpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: list[OutputSpec],
@@ -153,9 +124,9 @@ def _run_cpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: li
     if kernel.dense and known and n > 1 and work < _DENSE_MAX_BYTES and \
             _run_dense(call, kernel, ins, outs):  # fmt: skip
         return outs
-    in_np = [_sample_arrays(storage, op) if storage is not None else [None] * n
+    in_np = [sample_arrays(storage, op) if storage is not None else [None] * n
              for storage in ins]  # fmt: skip
-    out_np = [_sample_arrays(storage, op) for storage in outs]
+    out_np = [sample_arrays(storage, op) for storage in outs]
     if kernel.batched:
         produced = kernel.fn(call, out_np if known else None, in_np)
         return outs if known else _wrap_produced(produced, specs, device)
@@ -220,23 +191,6 @@ def _nbytes(ins: list[BatchStorage | None], outs: list[BatchStorage]) -> int:
     return total
 
 
-def _dense_input(storage: BatchStorage) -> np.ndarray | None:
-    """`(N, ...)` NumPy view of a uniform host batch (packing it once if scattered), or None."""
-    arr = storage._dense_np
-    if arr is not None:
-        return arr
-    if storage._dense_t is None and storage.buffer is None:
-        samples = storage.samples
-        if not samples or any(t.shape != samples[0].shape for t in samples):
-            return None
-        storage.packed()  # one small copy, cached on the batch
-    view = storage.dense()
-    if view is None:
-        return None
-    arr = storage._dense_np = to_numpy(view)  # kept: the view never changes
-    return arr
-
-
 def _dense_inputs(ins: list[BatchStorage | None]) -> tuple[list[np.ndarray | None], int] | None:
     """`(N, ...)` arrays of the inputs and their bytes, or None when one is not uniform or the
     ranks differ: only equal ranks make NumPy broadcasting of the `(N, ...)` arrays the same as
@@ -247,7 +201,7 @@ def _dense_inputs(ins: list[BatchStorage | None]) -> tuple[list[np.ndarray | Non
         if storage is None:
             arrays.append(None)
             continue
-        arr = _dense_input(storage)
+        arr = dense_array(storage)
         if arr is None or (rank >= 0 and arr.ndim != rank):
             return None
         rank = arr.ndim
@@ -297,20 +251,6 @@ def run_dense_now(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None
     return [BatchStorage.from_numpy_dense(out, device) for out in outs]
 
 
-def _sample_arrays(storage: BatchStorage, what: str) -> list[np.ndarray]:
-    """Per-sample NumPy views of CPU storage (sliced in NumPy: cheaper than torch views)."""
-    views = storage.host_views()
-    if views is not None:
-        return views
-    arr = storage._dense_np
-    if arr is None and storage._dense_t is not None:
-        arr = to_numpy(storage._dense_t, what)
-    if arr is not None:
-        # Iterating yields views of each sample; 0-d samples need `[i, ...]` (not scalars).
-        return list(arr) if arr.ndim > 1 else [arr[i, ...] for i in range(len(arr))]
-    return [to_numpy(t, what) for t in storage.samples]
-
-
 def _uniform_value(value: Any) -> bool:
     """A per-sample argument array whose samples are all equal."""
     if not isinstance(value, np.ndarray):
@@ -356,8 +296,8 @@ def _wrap_produced(produced: list[list[Any]], specs: list[OutputSpec], device: D
 
 def _run_gpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: list[OutputSpec],
              device: Device, ctx: Any, record: Any) -> list[BatchStorage]:  # fmt: skip
-    from ndd_triton._stream import Event
     from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
+    from ndd_triton.runtime.stream import Event
 
     stream = ctx.cuda_stream
     torch_stream = stream.torch_stream if stream is not None else None
@@ -372,7 +312,7 @@ def _run_gpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: li
                 for spec in specs]  # fmt: skip
         gpu_outs = [GpuBatch(*storage.packed(), spec.shapes, spec.layout, spec.dtype)
                     for storage, spec in zip(outs, specs, strict=False)]  # fmt: skip
-        run = GpuRun(device.torch_device, record)
+        run = GpuRun(device.torch_device, record, ctx.thread_pool)
         if call.batch_size > 0:
             dst = gpu_outs[0] if len(gpu_outs) == 1 else tuple(gpu_outs)
             if is_emulated():

@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from ndd_triton._batch import Batch
-from ndd_triton._dtype import to_dtype_arg
-from ndd_triton._tensor import Tensor
-from ndd_triton.schema import Arg
+from ndd_triton.core.batch import Batch
+from ndd_triton.core.dtype import to_dtype_arg
+from ndd_triton.core.tensor import Tensor
+from ndd_triton.ops.schema import Arg
 
 _NP_KIND = {"int": np.int64, "float": np.float64, "bool": np.bool_, "enum": np.int64}
 _TORCH_NUMERIC = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,

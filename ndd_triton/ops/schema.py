@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ndd_triton._dtype import DType
+from ndd_triton.core.dtype import DType
 
 
 class _Required:

@@ -1,0 +1,75 @@
+"""NumPy views of host batch storage: what CPU kernels and codecs read and write.
+
+Views are sliced in NumPy from the batch's buffer where it has one (cheaper than torch views);
+a uniform batch is also one `(N, ...)` array for dense kernels. Zero-copy throughout.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from ndd_triton.core.storage import BatchStorage
+
+
+def to_numpy(t: torch.Tensor, what: str = "") -> np.ndarray:
+    """Zero-copy NumPy view of CPU storage."""
+    if t.dtype == torch.bfloat16:
+        raise TypeError(f"{what}: bfloat16 data is not supported by CPU kernels")
+    return t.numpy()
+
+
+def sample_getter(storage: BatchStorage, what: str) -> Callable[[int], np.ndarray]:
+    """`get(i)`: the NumPy view of sample i that `sample_arrays(storage)[i]` would be."""
+    rows = storage._shape_rows
+    flat = storage.host_buffer() if rows is not None else None
+    if flat is not None:
+        starts = storage.offsets.tolist()  # type: ignore[union-attr]
+
+        def ragged(i: int) -> np.ndarray:
+            row = rows[i]
+            return flat[starts[i]:starts[i] + math.prod(row)].reshape(row)
+
+        return ragged
+    arr = storage._dense_np
+    if arr is None and storage._dense_t is not None:
+        arr = to_numpy(storage._dense_t, what)
+    if arr is not None:
+        dense = arr
+        return dense.__getitem__ if dense.ndim > 1 else lambda i: dense[i, ...]
+    samples = storage.samples
+    return lambda i: to_numpy(samples[i], what)
+
+
+def sample_arrays(storage: BatchStorage, what: str) -> list[np.ndarray]:
+    """Per-sample NumPy views of CPU storage (sliced in NumPy: cheaper than torch views)."""
+    views = storage.host_views()
+    if views is not None:
+        return views
+    arr = storage._dense_np
+    if arr is None and storage._dense_t is not None:
+        arr = to_numpy(storage._dense_t, what)
+    if arr is not None:
+        # Iterating yields views of each sample; 0-d samples need `[i, ...]` (not scalars).
+        return list(arr) if arr.ndim > 1 else [arr[i, ...] for i in range(len(arr))]
+    return [to_numpy(t, what) for t in storage.samples]
+
+
+def dense_array(storage: BatchStorage) -> np.ndarray | None:
+    """`(N, ...)` NumPy view of a uniform host batch (packing it once if scattered), or None."""
+    arr = storage._dense_np
+    if arr is not None:
+        return arr
+    if storage._dense_t is None and storage.buffer is None:
+        samples = storage.samples
+        if not samples or any(t.shape != samples[0].shape for t in samples):
+            return None
+        storage.packed()  # one small copy, cached on the batch
+    view = storage.dense()
+    if view is None:
+        return None
+    arr = storage._dense_np = to_numpy(view)  # kept: the view never changes
+    return arr

@@ -1,0 +1,155 @@
+"""The executor: the only code that looks at `EvalMode` to decide when an invocation runs.
+
+The eval mode decides when `run` happens: deferred (on first read), eager (on this context's
+single worker thread, in call order), sync_cpu (before the call returns), sync_full (and the
+stream is synchronised). The worker itself never dies. In eager mode the worker pipelines
+consecutive per-sample CPU invocations sample by sample (`pipeline.Chain`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+import weakref
+from collections import deque
+from collections.abc import Callable
+from queue import SimpleQueue
+from typing import Any
+
+from ndd_triton.runtime.eval_mode import EvalMode
+from ndd_triton.runtime.invocation import Invocation
+from ndd_triton.runtime.pipeline import Chain, ChainEnd
+
+
+def execute(inv: Invocation, force_sync: bool = False, inline: Callable[[], bool] | None = None,
+            independent: bool = False) -> None:
+    """Schedule `inv` according to the current EvalMode (sync when inputs are external).
+
+    `inline` (eager mode only) says whether the run costs less than a hop to the worker thread
+    (tiny CPU work on ready inputs). Such a run happens here while the worker is idle, so call
+    order is kept; or at once when `independent` (every input was computed before this call, so
+    nothing queued can be needed: e.g. `random.coin_flip` while the worker resizes, whose values
+    the next op's prepare reads). Its errors still surface where the result is read, as in eager.
+    """
+    mode = EvalMode.current()
+    if force_sync and mode is EvalMode.eager:
+        mode = EvalMode.sync_cpu
+    inv.mode = mode
+    if mode is EvalMode.eager:
+        worker = inv.ctx._worker
+        if inline is not None and (worker.idle or independent) and inline():
+            inv.run()
+        else:
+            inv._submit_to(worker)
+    elif mode is EvalMode.deferred:
+        inv.ctx._defer(inv)
+    else:
+        if mode is EvalMode.sync_full:
+            inv.sync_stream = inv.ctx.cuda_stream
+        inv.run()
+        if inv._error is not None:
+            raise inv._error
+
+
+_workers: weakref.WeakSet[Worker] = weakref.WeakSet()
+
+
+class Worker:
+    """A single thread that runs submitted invocations in order."""
+
+    __slots__ = ("__weakref__", "_lock", "_queue", "_thread", "chained", "finished", "submitted")
+
+    def __init__(self) -> None:
+        self._queue: SimpleQueue[Any] = SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        # One writer each (the context's owner thread / the worker), so no lock is needed.
+        self.submitted = 0
+        self.finished = 0
+        self.chained = 0  # invocations completed by pipelines (`Chain`, from pool threads)
+        _workers.add(self)
+
+    @property
+    def idle(self) -> bool:
+        """True when everything submitted so far has run."""
+        return self.finished + self.chained == self.submitted
+
+    def submit(self, inv: Invocation) -> None:
+        """Queue an invocation, starting the thread on first use."""
+        if self._thread is None:
+            with self._lock:
+                if self._thread is None:
+                    self._thread = threading.Thread(target=_loop, args=(self,),
+                                                    name="ndd-executor", daemon=True)  # fmt: skip
+                    self._thread.start()
+        self.submitted += 1
+        self._queue.put(inv)
+
+    def drain(self) -> None:
+        """Wait until everything submitted so far has run."""
+        if self._thread is None:
+            return
+        marker = threading.Lock()
+        marker.acquire()
+        self._queue.put(marker)
+        marker.acquire()
+
+    @staticmethod
+    def stop(worker: Worker, join: bool = False) -> None:
+        """Ask the thread to exit after the queued work (called when the context dies)."""
+        thread = worker._thread
+        if thread is not None and thread.is_alive():
+            worker._queue.put(None)
+            if join and thread is not threading.current_thread():
+                thread.join(timeout=10)
+
+
+@atexit.register
+def _stop_all_workers() -> None:
+    # Executor threads must end before interpreter teardown: a thread that used torch and is
+    # killed during finalisation aborts the process ("terminate called without an exception").
+    for worker in list(_workers):
+        Worker.stop(worker, join=True)
+
+
+def _loop(worker: Worker) -> None:
+    """Run the queue in order. Consecutive per-sample CPU invocations are pipelined (`Chain`):
+    while a chain runs, the next invocations join it if they can, and anything else waits
+    (`held`) until the chain has finished, so completion order is still call order."""
+    queue = worker._queue
+    held: deque[Any] = deque()
+    chain: Chain | None = None
+    while True:
+        if chain is None and held:
+            item = held.popleft()
+        else:
+            item = queue.get()
+            if chain is not None and chain.finished():
+                chain.close()
+                chain = None
+            if isinstance(item, ChainEnd):
+                continue
+            if chain is not None or held:  # keep call order behind the chain / held work
+                if chain is not None and not held and isinstance(item, Invocation) and \
+                        chain.add(item):  # fmt: skip
+                    continue
+                held.append(item)
+                if chain is not None and chain.wake_when_finished():  # no message will come
+                    chain.close()
+                    chain = None
+                continue
+        if item is None:
+            return
+        if isinstance(item, Invocation):
+            chain = Chain.begin(worker, item)
+            if chain is None:
+                item.run()
+                worker.finished += 1  # (a chain counts its invocations in worker.chained)
+            else:
+                while held and isinstance(held[0], Invocation) and chain.add(held[0]):
+                    held.popleft()
+                if held and chain.wake_when_finished():  # held work waits for a message
+                    chain.close()
+                    chain = None
+        else:
+            item.release()  # a drain marker

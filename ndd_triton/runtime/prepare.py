@@ -1,0 +1,191 @@
+"""The prepare phase of an op call: inputs, batch size, device, arguments, output specs.
+
+Runs on the caller's thread and raises every user error synchronously, naming the op and the
+argument. It ends by handing a frozen run closure (`_dispatch.make_run`) to the executor and
+returning pending Tensor/Batch results that already know their dtype, layout and shapes.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ndd_triton.core.batch import Batch
+from ndd_triton.core.device import Device
+from ndd_triton.core.storage import BatchStorage
+from ndd_triton.core.tensor import Tensor
+from ndd_triton.kernels import KernelEntry, lookup
+from ndd_triton.ops.schema import Call, InputMeta, OpSchema, OutputSpec
+from ndd_triton.runtime import profiling as _profiling
+from ndd_triton.runtime.dispatch import (
+    _DENSE_MAX_BYTES,
+    make_run,
+    make_stage,
+    run_dense_now,
+)
+from ndd_triton.runtime.eval_context import EvalContext
+from ndd_triton.runtime.eval_mode import EvalMode
+from ndd_triton.runtime.executor import execute
+from ndd_triton.runtime.inputs import (
+    convert_args,
+    host_values,
+    input_batches,
+    resolve_batch_size,
+    resolve_device,
+    tensor_batch,
+    wrap_inputs,
+)
+from ndd_triton.runtime.invocation import Invocation, user_callsite
+from ndd_triton.runtime.plans import PLAN_LIMIT, PLANS, Plan, plan_key
+
+
+class OutputRef:
+    """Producer handle of one output of an invocation (what a pending Batch waits on)."""
+
+    __slots__ = ("index", "inv")
+
+    def __init__(self, inv: Invocation, index: int) -> None:
+        self.inv = inv
+        self.index = index
+
+    def storage(self) -> BatchStorage:
+        """The output storage (waits; raises the run's error)."""
+        return self.inv.storage(self.index)  # type: ignore[no-any-return]
+
+
+_INLINE_MAX_BYTES = 1 << 16
+
+
+def _is_tiny(batches: list[Any], metas: list[InputMeta | None], specs: list[OutputSpec]
+             ) -> bool:  # fmt: skip
+    """Inputs already computed and at most _INLINE_MAX_BYTES read and written."""
+    total = 0
+    for b, meta in zip(batches, metas, strict=True):
+        if b is None or meta is None:
+            continue
+        if b._storage is None:
+            producer = b._producer
+            if type(producer) is not OutputRef or not producer.inv.done:
+                return False
+        total += sum(map(math.prod, meta.shapes.tolist())) * meta.dtype.bytes
+    for spec in specs:
+        if spec.shapes is None:
+            return False
+        total += sum(map(math.prod, spec.shapes.tolist())) * spec.dtype.bytes
+    return total <= _INLINE_MAX_BYTES
+
+
+def _run_now(call: Call, kernel: KernelEntry, batches: list[Any], metas: list[InputMeta | None],
+             specs: list[OutputSpec], dev: Device, ctx: EvalContext,
+             known_uniform: dict[str, Any]) -> Any:  # fmt: skip
+    """Results of a tiny dense CPU call run on the spot, or None to take the normal path.
+
+    Applies in sync_cpu, and in eager when the worker is idle and the work is tiny (where the
+    executor would run it inline anyway). Eager failures go the normal path, which runs the
+    (pure) kernel again and keeps the error for the read, as eager mode requires.
+    """
+    mode = EvalMode.current()
+    if mode is EvalMode.eager:
+        if not ctx._worker.idle:
+            return None
+    elif mode is not EvalMode.sync_cpu and (mode is not EvalMode.sync_full or
+                                            ctx.cuda_stream is not None):  # fmt: skip
+        return None  # (sync_full with a CUDA stream: the normal path synchronises it)
+    ins = []
+    for b in batches:
+        if b is None:
+            ins.append(None)
+            continue
+        storage = b._storage
+        if storage is None:
+            return None
+        ins.append(storage)
+    try:
+        outs = run_dense_now(call, kernel, ins, specs, dev, known_uniform,
+                             _INLINE_MAX_BYTES if mode is EvalMode.eager else _DENSE_MAX_BYTES)
+    except Exception:
+        if mode is EvalMode.eager:
+            return None
+        raise
+    if outs is None:
+        return None
+    results = []
+    for storage, spec in zip(outs, specs, strict=True):
+        out = Batch._pending(None, spec.dtype, spec.layout, dev, call.batch_size, spec.shapes)
+        out._storage = storage
+        results.append(out)
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def _as_tensors(done: Any) -> Any:
+    if isinstance(done, tuple):
+        return tuple(Tensor._pending(b, 0) for b in done)
+    return Tensor._pending(done, 0)
+
+
+def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
+            batch_size: Any, device: Any) -> Any:  # fmt: skip
+    """Prepare one call of `schema` and schedule its run; returns Tensor/Batch result(s)."""
+    start = time.perf_counter() if _profiling.ACTIVE else 0.0
+    key = plan_key(schema, inputs, arg_values, batch_size, device)
+    plan = PLANS.get(key) if key is not None else None
+    if plan is not None and plan.schema is schema:
+        # Fast path: only the shapes are new; conversion, checks and lookup are reused.
+        n, dev, is_batch, kernel, external = plan.n, plan.dev, plan.is_batch, plan.kernel, False
+        batches = [tensor_batch(x, n, plan.in_dev) if type(x) is Tensor else x for x in inputs]
+        metas = [InputMeta(b._dtype, layout, b._shapes) if b is not None else None
+                 for b, layout in zip(batches, plan.layouts, strict=True)]  # fmt: skip
+        for k in plan.host_inputs:  # argument-like inputs: their values are new every call
+            meta = metas[k]
+            assert meta is not None
+            meta.values, meta.hints = host_values(inputs[k], n)
+        call = Call(schema, n, dev.device_type, metas, dict(plan.values), set(plan.per_sample),
+                    plan.given)  # type: ignore[arg-type]  # read-only after conversion
+    else:
+        data, external = wrap_inputs(schema, inputs)
+        n, is_batch = resolve_batch_size(schema, data, arg_values, batch_size)
+        dev = resolve_device(schema, device, data)
+        batches, metas = input_batches(schema, data, n, dev)
+        call = Call(schema, n, dev.device_type, metas, {})
+        convert_args(call, arg_values)
+        kernel = lookup(schema, dev.device_type)
+        in_dev = Device.CPU if schema.cpu_inputs else dev
+        if key is not None and all(b is x or (type(x) is Tensor and x._device == in_dev)
+                                   for b, x in zip(batches, inputs, strict=True)):  # fmt: skip
+            if len(PLANS) >= PLAN_LIMIT:
+                PLANS.clear()
+            PLANS[key] = Plan(call, dev, in_dev, is_batch, kernel,
+                                [m.layout if m is not None else None for m in metas],
+                                tuple(k for k, m in enumerate(metas)
+                                      if m is not None and m.values is not None))  # fmt: skip
+    specs = schema.infer(call)
+    if isinstance(specs, OutputSpec):
+        specs = [specs]
+    ctx = EvalContext.current()
+    if plan is not None and kernel.dense and dev.device_type == "cpu" and not _profiling.ACTIVE:
+        done = _run_now(call, kernel, batches, metas, specs, dev, ctx, plan.uniform)
+        if done is not None:
+            return done if is_batch else _as_tensors(done)
+    stage = make_stage(call, kernel, batches, list(specs), dev, ctx) \
+        if dev.device_type == "cpu" else None  # fmt: skip
+    inv = Invocation(schema.name, make_run(call, kernel, batches, list(specs), dev, ctx), ctx,
+                     user_callsite(), stage)  # fmt: skip
+    if _profiling.ACTIVE:
+        inv.record = _profiling.new_record(schema.name, str(dev), EvalMode.current().name, n)
+    results = []
+    for k, spec in enumerate(specs):
+        out = Batch._pending(OutputRef(inv, k), spec.dtype, spec.layout, dev, n, spec.shapes)
+        results.append(out if is_batch else Tensor._pending(out, 0))
+    if inv.record is not None:
+        inv.record.prepare_s = time.perf_counter() - start
+    inline = None
+    independent = False
+    if dev.device_type == "cpu" and kernel.inline:
+        def inline() -> bool:
+            return _is_tiny(batches, metas, specs)
+
+        independent = all(b is None or b._storage is not None for b in batches)
+    execute(inv, force_sync=external, inline=inline, independent=independent)
+    return results[0] if len(results) == 1 else tuple(results)
