@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The real-CUDA check, for a machine with an NVIDIA GPU (CI has none): the test suite with
-# compiled Triton kernels (NDD_TRITON_TEST_DEVICE=cuda), the demo on device="gpu", and
-# perf/bench_gpu.py. Logs go to ${OUT:-gpu_check_out}/. Wheels missing there (nvImageCodec,
+# compiled Triton kernels (NDD_TRITON_TEST_DEVICE=cuda), the demo on device="gpu",
+# perf/bench_gpu.py (RN50 data path, decode) and perf/bench_gpu_kernels.py (device time per
+# kernel vs torch and the roofline, host time of a tiny call). Logs go to ${OUT:-gpu_check_out}/. Wheels missing there (nvImageCodec,
 # nvJPEG, simplejpeg) may be put in .whl/ beside the repo root; they are installed first.
-# Usage: bash tools/gpu_check.sh [pytest seconds] [bench seconds] [bench --only]
+# Usage: bash tools/gpu_check.sh [pytest seconds] [bench seconds] [bench --only] [kernels seconds]
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu_check_out}
@@ -38,3 +39,6 @@ tail -5 "$OUT/tests.log"
 echo "== perf/bench_gpu.py"
 timeout "${2:-170}" $PY perf/bench_gpu.py --only "${3:-rn50,kernels,profile}" > "$OUT/bench.log" 2>&1
 echo "bench rc=$?"; grep -B2 -A16 "^## " "$OUT/bench.log"; grep -E "^(### torch.profiler|wall)" "$OUT/bench.log"
+echo "== perf/bench_gpu_kernels.py"
+timeout "${4:-150}" $PY perf/bench_gpu_kernels.py > "$OUT/kernels.log" 2>&1
+echo "kernels rc=$?"; cat "$OUT/kernels.log"
