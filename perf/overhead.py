@@ -36,7 +36,8 @@ DEFAULT_MODES = ("eager", "sync_cpu")
 
 def measure(ndd: Any, op: Callable[[Any, Any], Any], mode_name: str, calls: int) -> float:
     """Process CPU µs per call for `calls` calls of `op` in one eval mode."""
-    batch = ndd.as_batch([np.zeros((4, 4, 3), np.uint8) for _ in range(4)], layout="HWC")
+    # ndd.batch copies: wrapped external data (as_batch) would be read synchronously in any mode
+    batch = ndd.batch([np.zeros((4, 4, 3), np.uint8) for _ in range(4)], layout="HWC")
     with getattr(ndd.EvalMode, mode_name):
         for _ in range(100):  # warm-up
             out = op(ndd, batch)

@@ -7,10 +7,12 @@ metadata == produced output, and inputs left unmodified. Op test modules add wha
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
+import pytest
 
 import ndd_triton as ndd
 
@@ -103,3 +105,16 @@ def check_op(op: Callable[..., Any], samples: Sequence[np.ndarray],
             assert_close(samples_of(res)[0], expected[-1], atol, rtol, f"{where} tensor input")
     for s, o in zip(samples, originals):
         assert s.tobytes() == o.tobytes(), "the op modified its input"  # NaN-safe
+
+
+@contextlib.contextmanager
+def raises_at_call(exc: Any, match: str | None = None) -> Iterator[Any]:
+    """`pytest.raises` around op calls whose errors the operator itself detects (argument
+    values, layouts, dtypes, windows, headers, shape mismatches), run in sync_cpu mode.
+
+    Such errors raise at the call in the sync modes and where the result is first consumed in
+    eager and deferred mode (spec/core.md §2); tests/core/test_eval_contract.py checks that
+    surfacing in every mode, so the op tests check the error itself (class and message) here.
+    """
+    with ndd.EvalMode.sync_cpu, pytest.raises(exc, match=match) as info:
+        yield info

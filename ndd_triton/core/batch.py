@@ -68,6 +68,23 @@ class Batch(ArithmeticMixin):
         obj._shapes = shapes
         return obj
 
+    @staticmethod
+    def _failed(producer: Any) -> Batch:
+        """The result of a call that failed before its metadata was known: reading anything
+        of it (even its dtype) raises the call's error (`producer.storage()` does)."""
+        obj = Batch._pending(producer, None, None, None, None, None)  # type: ignore[arg-type]
+        return obj
+
+    def _known(self) -> None:
+        """Raise the producing call's error when the metadata is unknown (see `_failed`)."""
+        if self._dtype is None:
+            self._storage_or_raise()
+
+    def _must_run(self) -> bool:
+        """True while the producer is a deferred call that has not run: reading `.shape` then
+        runs it (deferred mode answers nothing from inference alone, spec/core.md §2)."""
+        return self._storage is None and getattr(self._producer, "deferred", False)
+
     def _storage_or_raise(self) -> BatchStorage:
         """Concrete storage, waiting for the producing op and re-raising its error here."""
         storage = self._storage
@@ -80,12 +97,14 @@ class Batch(ArithmeticMixin):
     @property
     def batch_size(self) -> int:
         """Number of samples."""
+        if self._batch_size is None:
+            self._storage_or_raise()
         return self._batch_size
 
     @property
     def shape(self) -> list[tuple[int, ...]]:
         """Per-sample shapes."""
-        if self._shapes is not None and self._storage is None:
+        if self._shapes is not None and self._storage is None and not self._must_run():
             return [tuple(int(v) for v in s) for s in self._shapes]
         return self._storage_or_raise().shapes
 
@@ -100,21 +119,26 @@ class Batch(ArithmeticMixin):
     @property
     def dtype(self) -> DType:
         """Element type."""
+        if self._dtype is None:
+            self._storage_or_raise()
         return self._dtype
 
     @property
     def layout(self) -> str | None:
         """Per-sample layout (without the batch dimension), or None."""
+        self._known()
         return self._layout
 
     @property
     def device(self) -> Device:
         """Device of the data."""
+        self._known()
         return self._device
 
     @property
     def tensors(self) -> TensorsView:
         """List-like view of the samples as Tensors."""
+        self._known()
         return TensorsView(self, range(self._batch_size))
 
     @property
@@ -125,6 +149,7 @@ class Batch(ArithmeticMixin):
     # ---- selection -----------------------------------------------------------------------
     def select(self, which: Any) -> Any:
         """Sample `which` (int) as a Tensor, or a Batch of the samples chosen by a slice/list."""
+        self._known()
         if isinstance(which, int | np.integer) and not isinstance(which, bool):
             index = int(which)
             if not -self._batch_size <= index < self._batch_size:
@@ -156,6 +181,7 @@ class Batch(ArithmeticMixin):
                         "samples or batch.slice[...] to index inside every sample")
 
     def __iter__(self) -> Iterator[Tensor]:
+        self._known()
         return (Tensor._pending(self, i) for i in range(self._batch_size))
 
     # ---- evaluation and conversion -------------------------------------------------------
@@ -174,6 +200,7 @@ class Batch(ArithmeticMixin):
 
     def to_device(self, device: Any, force_copy: bool = False) -> Batch:
         """Self if already on `device` (unless force_copy), else a copy there."""
+        self._known()
         dev = _device.device(device)
         assert dev is not None
         if dev == self._device and not force_copy:

@@ -16,7 +16,7 @@ def _unset(*args: Any, **kwargs: Any) -> Any:
 
 
 to_torch: Callable[..., Any] = _unset
-"""`to_torch(data, dtype=, device=, copy=, what=) -> (torch.Tensor, Device, layout)`."""
+"""`to_torch(data, dtype, device, copy, what) -> (torch.Tensor, Device, layout, external)`."""
 build_batch: Callable[..., Any] = _unset
 """`build_batch(tensors, dtype=, device=, layout=, copy=) -> Batch`."""
 tensor: Callable[..., Any] = _unset

@@ -36,22 +36,35 @@ def _stack_list(items: list[Any] | tuple[Any, ...], what: str) -> torch.Tensor:
 def to_torch(data: Any, dtype: Any = None, device: Any = None, copy: bool = False,
              what: str = "tensor") -> tuple[torch.Tensor, Device, str | None]:  # fmt: skip
     """Convert user data to (torch tensor, ndd Device, layout), copying only when needed."""
+    t, dev, layout, _ = to_torch_external(data, dtype, device, copy, what)
+    return t, dev, layout
+
+
+def to_torch_external(data: Any, dtype: Any = None, device: Any = None, copy: bool = False,
+                      what: str = "tensor"
+                      ) -> tuple[torch.Tensor, Device, str | None, bool]:  # fmt: skip
+    """`to_torch`, plus whether the result views the caller's memory (external data: a NumPy
+    array, torch tensor or DLPack producer, or an ndd Tensor/Batch wrapping one). Ops read such
+    inputs before the call returns (seed: external data is consumed synchronously)."""
     layout: str | None = None
     if isinstance(data, Tensor):
         t, dev, copied, layout = data._torch(), data.device, False, data.layout
+        external = data._external
     elif isinstance(data, Batch):
         t, dev, copied = data.torch(pad=False), data.device, False
         layout = "N" + data.layout if data.layout else None
+        external = data._storage_or_raise().external
     elif isinstance(data, list | tuple) and data and any(
             isinstance(x, Tensor | torch.Tensor | np.ndarray) for x in data):
         t = _stack_list(data, what)
-        dev, copied = _device.device_of_torch(t), True
+        dev, copied, external = _device.device_of_torch(t), True, False
     else:
         t, dev, copied, applied = foreign_to_torch(data, dtype, what)
+        external = True
         if applied:
             dtype = None
-    t, dev = conform(t, dev, copied, dtype, device, copy)
-    return t, dev, layout
+    t, dev, copied = conform(t, dev, copied, dtype, device, copy)
+    return t, dev, layout, external and not copied
 
 
 def tensor(data: Any, dtype: Any = None, device: Any = None, layout: str | None = None,
@@ -80,8 +93,9 @@ def _make_tensor(data: Any, dtype: Any, device: Any, layout: str | None, pad: bo
         result = Tensor.__new__(Tensor)
         result._init_from(data)
     else:
-        t, dev, inferred = to_torch(data, dtype=dtype, device=device, copy=copy, what="tensor")
+        t, dev, inferred, external = to_torch_external(data, dtype, device, copy, "tensor")
         result = Tensor._wrap(t, dev, inferred)
+        result._external = external
     if layout is not None:
         result._layout = check_layout(layout, len(result.shape), "tensor")
     return result
@@ -110,7 +124,7 @@ def build_batch(tensors: Any, dtype: Any = None, device: Any = None, layout: str
     elif isinstance(tensors, list | tuple):
         result = _batch_from_list(list(tensors), dtype, device, copy)
     else:
-        t, dev, inner = to_torch(tensors, dtype=dtype, device=device, copy=copy, what="batch")
+        t, dev, inner, external = to_torch_external(tensors, dtype, device, copy, "batch")
         if t.dim() == 0:
             raise ValueError("batch: a single array-like needs an outer (batch) dimension; got a "
                              "0-D value")
@@ -118,6 +132,7 @@ def build_batch(tensors: Any, dtype: Any = None, device: Any = None, layout: str
         size = int(np.prod(t.shape[1:], dtype=np.int64))
         offsets = np.arange(t.shape[0], dtype=np.int64) * size
         storage = BatchStorage(list(t.unbind(0)), dev, flat, offsets)
+        storage.external = external
         result = Batch._concrete(storage, DType.from_fw_type(t.dtype),
                                  inner[1:] if inner else None)  # fmt: skip
     if layout is not None:
@@ -155,10 +170,10 @@ def _batch_from_list(items: list[Any], dtype: Any, device: Any, copy: bool) -> B
         dev = _device.device(device) if device is not None else Device.CPU
         assert dev is not None
         return Batch._concrete(BatchStorage([], dev), target, None)
-    converted = [to_torch(x, dtype=dtype, device=device, copy=copy, what=f"batch sample {i}")
+    converted = [to_torch_external(x, dtype, device, copy, f"batch sample {i}")
                  for i, x in enumerate(items)]  # fmt: skip
-    first_t, first_dev, first_layout = converted[0]
-    for i, (t, _dev, _) in enumerate(converted):
+    first_t, first_dev, first_layout, _ = converted[0]
+    for i, (t, _dev, _, _) in enumerate(converted):
         if t.dim() != first_t.dim():
             raise RuntimeError(f"batch: Sample must have the same sample dim as the first sample: "
                                f"sample {i} has {t.dim()} dimensions, sample 0 has "
@@ -167,8 +182,9 @@ def _batch_from_list(items: list[Any], dtype: Any, device: Any, copy: bool) -> B
             raise TypeError(f"batch: samples have different dtypes: sample 0 is "
                             f"{DType.from_fw_type(first_t.dtype)}, sample {i} is "
                             f"{DType.from_fw_type(t.dtype)}; pass dtype= to convert")
-    samples = [t if dev == first_dev else move_torch(t, first_dev) for t, dev, _ in converted]
+    samples = [t if dev == first_dev else move_torch(t, first_dev) for t, dev, _, _ in converted]
     storage = BatchStorage(samples, first_dev)
+    storage.external = any(ext and dev == first_dev for _, dev, _, ext in converted)
     return Batch._concrete(storage, DType.from_fw_type(first_t.dtype), first_layout)
 
 
@@ -178,7 +194,7 @@ def stack_batch(b: Batch, pad: bool) -> torch.Tensor:
     return stack_samples(storage.samples, b.dtype, storage.device) if pad else b.torch()
 
 
-builders.to_torch = to_torch
+builders.to_torch = to_torch_external
 builders.build_batch = build_batch
 builders.tensor = tensor
 builders.as_tensor = as_tensor

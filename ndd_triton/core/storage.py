@@ -89,13 +89,17 @@ class BatchStorage:
     """Samples of one batch as torch tensors, optionally views into one packed buffer."""
 
     __slots__ = ("_buffer", "_buffer_np", "_dense_np", "_dense_t", "_host_views", "_offsets",
-                 "_sample_sizes", "_samples", "_shape_rows", "device", "event", "hints")
+                 "_sample_sizes", "_samples", "_shape_rows", "device", "event", "external",
+                 "hints")
 
     def __init__(self, samples: list[torch.Tensor], device: Device,
                  buffer: torch.Tensor | None = None,
                  offsets: np.ndarray | None = None) -> None:  # fmt: skip
         self._samples: list[torch.Tensor] | None = samples
         self.device = device
+        # The samples view the caller's memory (`as_batch` of NumPy/torch data without a copy):
+        # ops read such inputs before the call returns (seed: external data is synchronous).
+        self.external = False
         self._buffer = buffer
         self._buffer_np: np.ndarray | None = None  # a host `buffer` as NumPy (`allocate`)
         self._offsets = offsets

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 class Tensor(ArithmeticMixin):
     """A single sample (any ndim) on the cpu or the gpu."""
 
-    __slots__ = ("__weakref__", "_device", "_dtype", "_index", "_layout", "_shape", "_source",
-                 "_t")  # fmt: skip
+    __slots__ = ("__weakref__", "_device", "_dtype", "_external", "_index", "_layout", "_shape",
+                 "_source", "_t")  # fmt: skip
 
     def __init__(self, data: Any = None, dtype: Any = None, device: Any = None,
                  layout: str | None = None, batch: Batch | None = None,
@@ -45,9 +45,10 @@ class Tensor(ArithmeticMixin):
         if isinstance(data, Tensor) and not copy and dtype is None and device is None:
             self._init_from(data)
         else:
-            t, dev, inferred_layout = builders.to_torch(data, dtype=dtype, device=device, copy=copy,
-                                               what="Tensor")  # fmt: skip
+            t, dev, inferred_layout, external = builders.to_torch(data, dtype, device, copy,
+                                                                  "Tensor")  # fmt: skip
             self._set(t, dev, inferred_layout)
+            self._external = external
         if layout is not None:
             self._layout = check_layout(layout or None, self._t.dim() if self._t is not None
                                         else len(self.shape), "Tensor")  # fmt: skip
@@ -60,6 +61,7 @@ class Tensor(ArithmeticMixin):
         self._layout = other._layout
         self._device = other._device
         self._shape = other._shape
+        self._external = other._external
 
     def _set(self, t: torch.Tensor, device: Device, layout: str | None) -> None:
         self._t = t
@@ -69,6 +71,7 @@ class Tensor(ArithmeticMixin):
         self._layout = layout
         self._device = device
         self._shape = tuple(t.shape)
+        self._external = False  # True: `_t` views the caller's memory (see `core.construct`)
 
     @staticmethod
     def _wrap(t: torch.Tensor, device: Device, layout: str | None = None) -> Tensor:
@@ -89,6 +92,7 @@ class Tensor(ArithmeticMixin):
         obj._device = batch._device
         shapes = batch._shapes
         obj._shape = None if shapes is None else tuple(int(v) for v in shapes[index])
+        obj._external = False
         return obj
 
     # ---- data access ---------------------------------------------------------------------
@@ -115,8 +119,10 @@ class Tensor(ArithmeticMixin):
 
     @property
     def shape(self) -> tuple[int, ...]:
-        """Shape as a tuple (`()` for scalars); inferred shapes answer without waiting."""
-        if self._shape is None:
+        """Shape as a tuple (`()` for scalars); inferred shapes answer without waiting, except
+        in deferred mode, where reading the shape runs the call."""
+        if self._shape is None or (self._t is None and self._source is not None and
+                                   self._source._must_run()):  # fmt: skip
             self._torch()
         assert self._shape is not None
         return self._shape
@@ -129,16 +135,22 @@ class Tensor(ArithmeticMixin):
     @property
     def dtype(self) -> DType:
         """Element type."""
+        if self._dtype is None:
+            self._torch()
         return self._dtype
 
     @property
     def layout(self) -> str | None:
         """Layout string, or None."""
+        if self._dtype is None:
+            self._torch()
         return self._layout
 
     @property
     def device(self) -> Device:
         """Device where the data lives."""
+        if self._dtype is None:
+            self._torch()
         return self._device
 
     @property
@@ -167,6 +179,8 @@ class Tensor(ArithmeticMixin):
 
     def to_device(self, device: Any, force_copy: bool = False) -> Tensor:
         """Self if already on `device` (unless force_copy), else a copy there."""
+        if self._dtype is None:
+            self._torch()  # a failed call: raise its error
         dev = _device.device(device)
         assert dev is not None
         if dev == self._device and not force_copy:

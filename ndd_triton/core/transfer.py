@@ -114,8 +114,9 @@ def foreign_to_torch(data: Any, dtype: Any, what: str) -> tuple[torch.Tensor, De
 
 
 def conform(t: torch.Tensor, dev: Device, copied: bool, dtype: Any, device: Any,
-            copy: bool) -> tuple[torch.Tensor, Device]:  # fmt: skip
-    """`t` converted to `dtype` (DALI's cast), moved to `device`, copied once if `copy`."""
+            copy: bool) -> tuple[torch.Tensor, Device, bool]:  # fmt: skip
+    """`t` converted to `dtype` (DALI's cast), moved to `device`, copied once if `copy`; the
+    flag says whether the result is a copy (False: it still views the source's memory)."""
     if dtype is not None:
         target = to_dtype(dtype)
         if t.dtype != target.torch_dtype:
@@ -126,5 +127,5 @@ def conform(t: torch.Tensor, dev: Device, copied: bool, dtype: Any, device: Any,
         if target_dev != dev:
             t, dev, copied = move_torch(t, target_dev, copy=True), target_dev, True
     if copy and not copied:
-        t = t.clone()
-    return t, dev
+        t, copied = t.clone(), True
+    return t, dev, copied

@@ -15,6 +15,7 @@ import torch
 
 from ndd_triton.core.batch import Batch
 from ndd_triton.core.dtype import to_dtype_arg
+from ndd_triton.core.errors import CallTypeError, CallValueError
 from ndd_triton.core.tensor import Tensor
 from ndd_triton.ops.schema import Arg
 
@@ -24,7 +25,7 @@ _TORCH_NUMERIC = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32,
 
 
 def _type_error(op: str, arg: Arg, value: Any, expected: str) -> TypeError:
-    return TypeError(f"{op}: argument '{arg.name}' expects {expected}; got "
+    return CallTypeError(f"{op}: argument '{arg.name}' expects {expected}; got "
                      f"{type(value).__name__} {value!r:.80}")
 
 
@@ -44,7 +45,7 @@ def convert_scalar(op: str, arg: Arg, value: Any) -> Any:
     kind = arg.kind
     if kind in ("int", "enum", "float", "bool"):
         if isinstance(value, str | bytes):
-            raise ValueError(f"{op}: argument '{arg.name}' expects {_expected(arg)}; got str "
+            raise CallValueError(f"{op}: argument '{arg.name}' expects {_expected(arg)}; got str "
                              f"{value!r}")
         if isinstance(value, np.ndarray) and value.ndim == 0:
             value = value.item()
@@ -85,7 +86,8 @@ def _sample_array(op: str, arg: Arg, value: Any, index: int | None) -> np.ndarra
     where = f" sample {index}" if index is not None else ""
     arr = np.asarray(value.cpu() if isinstance(value, Tensor) else value)
     if arr.dtype.kind not in "biuf":
-        raise TypeError(f"{op}: argument '{arg.name}'{where} must be numeric; got {arr.dtype}")
+        raise CallTypeError(f"{op}: argument '{arg.name}'{where} must be numeric; got "
+                            f"{arr.dtype}")
     if not arg.vector and arr.size != 1:
         raise ValueError(f"{op}: argument '{arg.name}'{where} expects a scalar per sample; got "
                          f"shape {arr.shape}")
@@ -197,8 +199,8 @@ def per_sample_value(op: str, arg: Arg, value: Any, batch_size: int) -> Any:
 def constant_value(op: str, arg: Arg, value: Any) -> Any:
     """A non-per-sample argument converted (lists stay lists of converted scalars)."""
     if isinstance(value, Tensor | Batch):
-        raise TypeError(f"{op}: argument '{arg.name}' does not accept a Tensor or Batch (it is "
-                        "not a per-sample argument); pass a constant")
+        raise CallTypeError(f"{op}: argument '{arg.name}' does not accept a Tensor or Batch (it "
+                            "is not a per-sample argument); pass a constant")
     if isinstance(value, list | tuple | np.ndarray):
         if not arg.vector:
             raise _type_error(op, arg, value, _expected(arg))

@@ -21,13 +21,15 @@ Deliberate differences from DALI:
 * float16 operands are supported (DALI's CPU backend raises): they are computed in float32 and
   the result is rounded to float16 when float16 is the promoted type.
 * Integer division by zero (`//`, `%` with integer operands) raises
-  `ValueError("... Integer division by zero.")` as in DALI: at the call for a constant
-  divisor, and when the result is read for a data divisor on the CPU. The GPU backend does not
+  `ValueError("... Integer division by zero.")` as in DALI (an operator check: at the call in
+  sync modes, where the result is consumed in eager/deferred), for a constant divisor and, on
+  the CPU, for a data divisor. The GPU backend does not
   check data divisors (that would need a device synchronisation per call): there `x // 0` and
   `x % 0` give 0. Integer `/` divides in float32 (DALI 2.4 too): `x / 0` gives inf, -inf or
   NaN on both backends.
-* Broadcast and type errors are raised at the call, not on evaluation. Their exception classes
-  derive from both the Python-conventional type (ValueError/TypeError) and DALI's RuntimeError.
+* Broadcast and type errors surface like every operator check (at the call in sync modes,
+  where the result is consumed in eager/deferred). Their exception classes derive from both
+  the Python-conventional type (ValueError/TypeError) and DALI's RuntimeError.
 """
 
 from __future__ import annotations

@@ -133,9 +133,15 @@ class Reader:
 
     # ---- iteration -------------------------------------------------------------------------
     def next_epoch(self, batch_size: int | None = None, ctx: Any = None,
-                   capture: bool = False) -> Any:  # fmt: skip
-        """Iterator over one epoch: tuples of Batch (with a batch size) or of Tensor."""
+                   capture: bool = False, compile: bool = False) -> Any:  # fmt: skip
+        """Iterator over one epoch: tuples of Batch (with a batch size) or of Tensor.
+
+        `compile=True` (the seeds' spelling) and `capture=True` (DALI 2.4's) ask for the
+        prefetching capture mode; both are refused with checkpointing enabled. Until compile
+        mode lands (docs/concepts.md), the epoch then runs as in eager mode.
+        """
         cls = type(self).__name__
+        capture = capture or compile
         if batch_size is not None:
             _args.check_int(cls, "batch_size", batch_size, minimum=1)
             if self._max_batch_size is not None and batch_size > self._max_batch_size:

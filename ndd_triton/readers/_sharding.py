@@ -9,7 +9,10 @@ exact same sample order (core.md §14.3):
   from a ring (the whole dataset, or only the shard with `stick_to_shard`) and the next epoch
   continues where the ring stopped;
 * with `pad_last_batch` every epoch reads one whole shard (the next shard each epoch unless
-  `stick_to_shard`) and fills the last batch by repeating the shard's last sample;
+  `stick_to_shard`), padded by repeating the shard's last sample up to the batches the
+  *largest* shard needs: every shard yields the same number of batches (DALI 2.4: 14 files in
+  5 shards at batch 2 give every shard 2 batches), so no rank of a distributed job waits in a
+  collective for a batch its peer never gets;
 * `shuffle_after_epoch` permutes the whole dataset differently each epoch (epoch 0 in order);
 * `random_shuffle` passes the epoch's samples through a buffer of `initial_fill` samples and
   emits a randomly chosen buffered sample each step (DALI's shuffle-buffer model).
@@ -64,7 +67,8 @@ def epoch_indices(cfg: StreamConfig, epoch: int, start: int,
         shard = cfg.shard_id if cfg.stick_to_shard else (cfg.shard_id + epoch) % cfg.num_shards
         begin, end = shard_bounds(shard, cfg.num_shards, cfg.dataset_size)
         order = np.arange(begin, end, dtype=np.int64)
-        length = -(-len(order) // batch_size) * batch_size
+        largest = -(-cfg.dataset_size // cfg.num_shards)  # shard sizes differ by at most one
+        length = -(-largest // batch_size) * batch_size
         if length > len(order):
             order = np.concatenate([order, np.full(length - len(order), end - 1, np.int64)])
         next_start = 0

@@ -32,10 +32,12 @@ def execute(inv: Invocation, force_sync: bool = False, inline: Callable[[], bool
     the next op's prepare reads). Its errors still surface where the result is read, as in eager.
     """
     mode = EvalMode.current()
-    if force_sync and mode is EvalMode.eager:
-        mode = EvalMode.sync_cpu
     inv.mode = mode
-    if mode is EvalMode.eager:
+    if force_sync and (mode is EvalMode.eager or mode is EvalMode.deferred):
+        # External data (the caller's NumPy/torch memory) is read before the call returns;
+        # errors still surface where the result is read, as in the async modes.
+        inv.run()
+    elif mode is EvalMode.eager:
         worker = inv.ctx._worker
         if inline is not None and (worker.idle or independent) and inline():
             inv.run()

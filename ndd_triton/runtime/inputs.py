@@ -17,6 +17,7 @@ from ndd_triton.core import device as _device
 from ndd_triton.core.batch import Batch
 from ndd_triton.core.construct import as_tensor, move_storage
 from ndd_triton.core.device import Device
+from ndd_triton.core.errors import CallRuntimeError, CallTypeError, CallValueError, call_error
 from ndd_triton.core.host_views import sample_arrays
 from ndd_triton.core.layout import default_layout
 from ndd_triton.core.storage import NUMPY_DTYPES, BatchStorage
@@ -61,13 +62,20 @@ def shapes_of(b: Batch) -> np.ndarray:
     return arr
 
 
+def _require_gpu(what: str) -> None:
+    try:
+        _device.require_gpu(what)
+    except RuntimeError as e:
+        raise CallRuntimeError(str(e)) from None
+
+
 def resolve_device(schema: OpSchema, device: Any, data: list[Any]) -> Device:
     if device is not None:
         if isinstance(device, str) and device == "mixed":
-            raise ValueError(f"{schema.name}: Invalid device 'mixed'; dynamic mode uses "
+            raise CallValueError(f"{schema.name}: Invalid device 'mixed'; dynamic mode uses "
                              "device='gpu' for hybrid decoding")
         if isinstance(device, str) and device.startswith(("gpu", "cuda")):
-            _device.require_gpu(f"{schema.name}: device='gpu'")
+            _require_gpu(f"{schema.name}: device='gpu'")
         dev = _device.device(device)
         assert dev is not None
     else:
@@ -75,10 +83,10 @@ def resolve_device(schema: OpSchema, device: Any, data: list[Any]) -> Device:
                x.device.device_type == "gpu"]  # fmt: skip
         dev = gpu[0] if gpu else Device.CPU
     if dev.device_type not in schema.devices:
-        raise ValueError(f"{schema.name}: device='{dev.device_type}' is not supported; this "
-                         f"operator runs on {' or '.join(schema.devices)}")
+        raise CallValueError(f"{schema.name}: device='{dev.device_type}' is not supported; "
+                             f"this operator runs on {' or '.join(schema.devices)}")
     if dev.device_type == "gpu":
-        _device.require_gpu(f"{schema.name}: device='gpu'")
+        _require_gpu(f"{schema.name}: device='gpu'")
     return dev
 
 
@@ -121,7 +129,7 @@ def input_layout(schema: OpSchema, k: int, layout: str | None, ndim: int) -> str
     if layout is None:
         layout = default_layout(ndim, spec.layouts)
         if layout is None:
-            raise ValueError(f"{schema.name}: input {k} has {ndim} dimensions and no layout; "
+            raise CallValueError(f"{schema.name}: input {k} has {ndim} dimensions and no layout; "
                              f"expected one of {', '.join(spec.layouts)}")
         return layout
     if layout not in spec.layouts:
@@ -135,16 +143,21 @@ def wrap_inputs(schema: OpSchema, inputs: Sequence[Any]) -> tuple[list[Any], boo
     op = schema.name
     if schema.inputs and schema.inputs[-1].variadic and inputs and \
             isinstance(inputs[0], list | tuple):  # fmt: skip
-        raise ValueError(f"{op}: inputs must be passed as separate positional arguments "
+        raise CallValueError(f"{op}: inputs must be passed as separate positional arguments "
                          f"(op(a, b, ...)); got a {type(inputs[0]).__name__} as input 0")
     data: list[Any] = []
     external = False
     for k, x in enumerate(inputs):
-        if x is not None and not isinstance(x, Tensor | Batch):
+        if type(x) is Tensor:
+            external = external or x._external
+        elif type(x) is Batch:
+            external = external or (x._storage is not None and x._storage.external)
+        elif x is not None and not isinstance(x, Tensor | Batch):
             try:
                 x = as_tensor(x)
             except (TypeError, ValueError, RuntimeError) as e:
-                raise type(e)(f"{op}: input {k} cannot be converted to a tensor: {e}") from e
+                raise call_error(type(e), f"{op}: input {k} cannot be converted to a tensor: "
+                                 f"{e}") from e
             external = True
         data.append(x)
     return data, external
@@ -168,7 +181,7 @@ def resolve_batch_size(schema: OpSchema, data: list[Any], arg_values: Sequence[A
     if batch_size is None:
         return 1, False
     if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer):
-        raise TypeError(f"{op}: batch_size must be an int; got {type(batch_size).__name__}")
+        raise CallTypeError(f"{op}: batch_size must be an int; got {type(batch_size).__name__}")
     if batch_size < 1:  # DALI's random generators report this as a RuntimeError
         raise (RuntimeError if schema.random else ValueError)(
             f"{op}: batch_size must be positive; got {batch_size}")

@@ -71,6 +71,22 @@ class Invocation:
         self.record: _profiling.Record | None = None
         self.sync_stream: Any = None
 
+    @staticmethod
+    def failed_at_call(name: str, error: BaseException, ctx: Any,
+                       callsite: tuple[str, int] | None, mode: EvalMode) -> Invocation:  # fmt: skip
+        """An invocation whose call failed in prepare (eager/deferred: the error surfaces where
+        its result is read, like a failure of the run)."""
+        inv = Invocation(name, _finished, ctx, callsite)
+        inv.mode = mode
+        inv._state = _FAILED
+        inv._error = error
+        return inv
+
+    @property
+    def deferred(self) -> bool:
+        """True while this is a deferred call that has not run yet."""
+        return self.mode is EvalMode.deferred and self._state == _PENDING
+
     def run(self) -> None:
         """Run once (later calls return at once); failures are stored, not raised."""
         with self._lock:

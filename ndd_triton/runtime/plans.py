@@ -24,18 +24,20 @@ class Plan:
     """What prepare derived from one call signature, reused by calls with the same signature.
 
     The signature is the op, the argument values (and their types), `batch_size`, `device` and
-    each input's dtype, layout, device, batch size and rank: everything argument conversion,
+    each input's dtype, layout, device, batch size, rank and whether it views the caller's
+    memory (external data is read at the call): everything argument conversion,
     validation, device resolution and kernel lookup depend on. Shapes are not part of it, so
     `infer` still runs on every call (random ops draw their parameters there).
     """
 
-    __slots__ = ("dev", "given", "host_inputs", "in_dev", "is_batch", "kernel", "layouts", "n",
-                 "per_sample", "schema", "uniform", "values")  # fmt: skip
+    __slots__ = ("dev", "external", "given", "host_inputs", "in_dev", "is_batch", "kernel",
+                 "layouts", "n", "per_sample", "schema", "uniform", "values")  # fmt: skip
 
     def __init__(self, call: Call, dev: Device, in_dev: Device, is_batch: bool,
                  kernel: KernelEntry, layouts: list[str | None],
-                 host_inputs: tuple[int, ...] = ()) -> None:  # fmt: skip
+                 host_inputs: tuple[int, ...] = (), external: bool = False) -> None:  # fmt: skip
         self.dev, self.in_dev, self.is_batch, self.kernel = dev, in_dev, is_batch, kernel
+        self.external = external  # an input views the caller's memory (part of the key)
         self.layouts = layouts
         self.host_inputs = host_inputs  # argument-like inputs (host values read per call)
         self.schema = call.schema  # keys hold id(schema): a hit must be this very schema
@@ -74,14 +76,16 @@ def plan_key(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
                     return None
                 shapes = shapes_of(x)
             dev = x._device
+            storage = x._storage
             key.append((x._dtype, x._layout, dev.device_type, dev.device_id, x._batch_size,
-                        shapes.shape[1]))  # fmt: skip
+                        shapes.shape[1], storage is not None and storage.external))  # fmt: skip
         elif type(x) is Tensor:
             shape = x._shape
             if shape is None:
                 return None
             dev = x._device
-            key.append((Tensor, x._dtype, x._layout, dev.device_type, dev.device_id, len(shape)))
+            key.append((Tensor, x._dtype, x._layout, dev.device_type, dev.device_id, len(shape),
+                        x._external))  # fmt: skip
         elif x is None:
             key.append(None)
         else:

@@ -14,6 +14,7 @@ from typing import Any
 
 from ndd_triton.core.batch import Batch
 from ndd_triton.core.device import Device
+from ndd_triton.core.errors import CallError
 from ndd_triton.core.storage import BatchStorage
 from ndd_triton.core.tensor import Tensor
 from ndd_triton.kernels import KernelEntry, lookup
@@ -53,6 +54,11 @@ class OutputRef:
     def storage(self) -> BatchStorage:
         """The output storage (waits; raises the run's error)."""
         return self.inv.storage(self.index)  # type: ignore[no-any-return]
+
+    @property
+    def deferred(self) -> bool:
+        """True while the invocation is deferred and has not run (reading `.shape` runs it)."""
+        return self.inv.deferred  # type: ignore[no-any-return]
 
 
 _INLINE_MAX_BYTES = 1 << 16
@@ -127,13 +133,48 @@ def _as_tensors(done: Any) -> Any:
 
 def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
             batch_size: Any, device: Any) -> Any:  # fmt: skip
-    """Prepare one call of `schema` and schedule its run; returns Tensor/Batch result(s)."""
+    """Prepare one call of `schema` and schedule its run; returns Tensor/Batch result(s).
+
+    Errors in how the op was called (`CallError`: conversions, signature-like mistakes) raise
+    here in every mode. Everything else the operator detects (argument values, layouts,
+    dtypes, windows, headers, an input whose own call failed) raises here in the sync modes
+    and, in eager and deferred mode, is stored on a failed invocation whose results raise it
+    where they are first read (spec/core.md §2).
+    """
+    try:
+        return _prepare_and_execute(schema, inputs, arg_values, batch_size, device)
+    except CallError:
+        raise
+    except Exception as error:
+        mode = EvalMode.current()
+        if mode is EvalMode.sync_cpu or mode is EvalMode.sync_full:
+            raise
+        return _failed_results(schema, error, inputs, arg_values, batch_size, mode)
+
+
+def _failed_results(schema: OpSchema, error: Exception, inputs: Sequence[Any],
+                    arg_values: Sequence[Any], batch_size: Any, mode: EvalMode) -> Any:  # fmt: skip
+    """Results of a call that failed in prepare: each raises `error` (wrapped) when read."""
+    inv = Invocation.failed_at_call(schema.name, error, EvalContext.current(), user_callsite(),
+                                    mode)  # fmt: skip
+    is_batch = batch_size is not None or any(type(x) is Batch for x in inputs) or \
+        any(type(v) is Batch for v in arg_values)  # fmt: skip
+    results = []
+    for k in range(schema.num_outputs):
+        out = Batch._failed(OutputRef(inv, k))
+        results.append(out if is_batch else Tensor._pending(out, 0))
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def _prepare_and_execute(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
+                         batch_size: Any, device: Any) -> Any:  # fmt: skip
     start = time.perf_counter() if _profiling.ACTIVE else 0.0
     key = plan_key(schema, inputs, arg_values, batch_size, device)
     plan = PLANS.get(key) if key is not None else None
     if plan is not None and plan.schema is schema:
         # Fast path: only the shapes are new; conversion, checks and lookup are reused.
-        n, dev, is_batch, kernel, external = plan.n, plan.dev, plan.is_batch, plan.kernel, False
+        n, dev, is_batch, kernel = plan.n, plan.dev, plan.is_batch, plan.kernel
+        external = plan.external
         batches = [tensor_batch(x, n, plan.in_dev) if type(x) is Tensor else x for x in inputs]
         metas = [InputMeta(b._dtype, layout, b._shapes) if b is not None else None
                  for b, layout in zip(batches, plan.layouts, strict=True)]  # fmt: skip
@@ -157,9 +198,10 @@ def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
             if len(PLANS) >= PLAN_LIMIT:
                 PLANS.clear()
             PLANS[key] = Plan(call, dev, in_dev, is_batch, kernel,
-                                [m.layout if m is not None else None for m in metas],
-                                tuple(k for k, m in enumerate(metas)
-                                      if m is not None and m.values is not None))  # fmt: skip
+                              [m.layout if m is not None else None for m in metas],
+                              tuple(k for k, m in enumerate(metas)
+                                    if m is not None and m.values is not None),
+                              external)  # fmt: skip
     specs = schema.infer(call)
     if isinstance(specs, OutputSpec):
         specs = [specs]

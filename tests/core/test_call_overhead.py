@@ -9,6 +9,7 @@ import threading
 
 import numpy as np
 import pytest
+from _check import raises_at_call
 
 import ndd_triton as ndd
 from ndd_triton.runtime import plans as _plans
@@ -70,7 +71,7 @@ def test_plan_cache_still_validates_shapes_every_call():
     a = _batch(shape=(4, 5, 3))
     c = _batch(shape=(4, 6, 3))
     (a + a).evaluate()
-    with pytest.raises(ValueError, match="broadcast"):
+    with raises_at_call(ValueError, match="broadcast"):
         a + c
 
 
@@ -107,7 +108,7 @@ def test_eager_inline_errors_surface_at_the_read():
 
 
 def test_eager_sends_large_work_to_the_worker():
-    big = ndd.as_batch([np.zeros((128, 128, 3), np.uint8)] * 4, layout="HWC")
+    big = ndd.batch([np.zeros((128, 128, 3), np.uint8)] * 4, layout="HWC")  # not external data
     with ndd.EvalMode.eager, ndd.profile() as prof:
         ndd.flip(big, horizontal=1).evaluate()
     assert prof.records[-1].run_thread != threading.current_thread().name

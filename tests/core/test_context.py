@@ -7,6 +7,7 @@ import threading
 
 import numpy as np
 import pytest
+from _check import raises_at_call
 
 import ndd_triton as ndd
 from ndd_triton.core import device as ndd_device
@@ -114,9 +115,9 @@ def test_device_inference_and_mixed_rejected():
     x = ndd.batch([np.zeros((2, 2, 3), np.uint8)])
     assert ndd.flip(x.gpu()).device.device_type == "gpu"
     assert ndd.flip(x, device="gpu").device.device_type == "gpu"
-    with pytest.raises(ValueError, match="'mixed'"):
+    with raises_at_call(ValueError, match="'mixed'"):
         ndd.flip(x, device="mixed")
-    with pytest.raises(ValueError, match="device='cpu' but input 0 is on the gpu"):
+    with raises_at_call(ValueError, match="device='cpu' but input 0 is on the gpu"):
         ndd.flip(x.gpu(), device="cpu")
 
 

@@ -9,7 +9,7 @@ canvas for sequences (values recorded from DALI).
 
 import numpy as np
 import pytest
-from _check import assert_close, samples_of
+from _check import assert_close, raises_at_call, samples_of
 from reference.affine import affine_ref, rotate_inverse
 
 import ndd_triton as ndd
@@ -286,17 +286,17 @@ def test_errors_at_the_call_in_every_mode():
 
 def test_non_sequence_input_rejects_several_values():
     image = ndd.as_tensor(SEQS[0][0], layout="HWC")
-    with pytest.raises(ValueError, match=r"rotate: argument 'angle' expects a scalar per "
+    with raises_at_call(ValueError, match=r"rotate: argument 'angle' expects a scalar per "
                                          r"sample; got shape \(3,\)"):
         ndd.rotate(image, angle=pf(np.array([1, 2, 3], np.float32)))
 
 
 def test_sequence_without_frames_and_non_per_frame_arguments():
     empty = ndd.as_tensor(np.zeros((0, 6, 5, 3), np.uint8), layout="FHWC")
-    with pytest.raises(ValueError, match="rotate: input 0 sample 0 has no frames"):
+    with raises_at_call(ValueError, match="rotate: input 0 sample 0 has no frames"):
         ndd.rotate(empty, angle=pf(np.array([20.0], np.float32)))
     # flip's `horizontal` is not per-frame: the mark is ignored, as in DALI.
-    with pytest.raises(ValueError, match="flip: argument 'horizontal' expects a scalar"):
+    with raises_at_call(ValueError, match="flip: argument 'horizontal' expects a scalar"):
         ndd.flip(_batch("cpu"), horizontal=pf(np.array([0, 1, 0], np.int32)))
 
 

@@ -32,7 +32,7 @@ def _clean():
 
 def _batch(seed: int = 0):
     rs = np.random.default_rng(seed)
-    return ndd.as_batch([rs.standard_normal(ELEMS + 7 * i).astype(np.float32) for i in range(N)])
+    return ndd.batch([rs.standard_normal(ELEMS + 7 * i).astype(np.float32) for i in range(N)])
 
 
 def _arrays(b):
@@ -40,7 +40,7 @@ def _arrays(b):
 
 
 def _chain(x, fail=(0,) * N, hold=(0,) * N):
-    a = staged(x, add=1.0, fail=ndd.as_batch(np.array(fail, np.int32)), hold=ndd.as_batch(
+    a = staged(x, add=1.0, fail=ndd.batch(np.array(fail, np.int32)), hold=ndd.batch(
         np.array(hold, np.int32)))  # fmt: skip
     b = staged(a, add=2.0)
     c = staged(x, add=3.0)  # independent of a and b
@@ -203,7 +203,7 @@ def test_ragged_batches_start_their_largest_samples_first(monkeypatch):
     init = StagedJob.__init__
     monkeypatch.setattr(StagedJob, "__init__", lambda self, pool, n, done, order=None: (
         orders.append(order), init(self, pool, n, done, order))[1])  # fmt: skip
-    x = ndd.as_batch([np.full(ELEMS + 900 * k, k, np.float32) for k in (2, 5, 1, 4, 3, 0)])
+    x = ndd.batch([np.full(ELEMS + 900 * k, k, np.float32) for k in (2, 5, 1, 4, 3, 0)])
     with ndd.EvalMode.eager, ndd.EvalContext(num_threads=2):
         y = staged(x, add=1.0)
         got = _arrays(y)
@@ -227,7 +227,7 @@ def _program(seed: int, threads: int) -> list[list[np.ndarray] | str]:
     and drains, reading earlier results at random; returns every result's samples."""
     rs = np.random.default_rng(seed)
     sources = [_batch(seed), _batch(seed + 1)]
-    small = ndd.as_batch([np.full((3,), i, np.float32) for i in range(N)])
+    small = ndd.batch([np.full((3,), i, np.float32) for i in range(N)])
     results = []
     with ndd.EvalMode.eager, ndd.EvalContext(num_threads=threads) as ctx:
         pool = list(sources)
@@ -235,7 +235,7 @@ def _program(seed: int, threads: int) -> list[list[np.ndarray] | str]:
             kind = rs.integers(0, 5)
             src = pool[rs.integers(0, len(pool))]
             if kind <= 1:
-                fail = ndd.as_batch((rs.random(N) < 0.1).astype(np.int32))
+                fail = ndd.batch((rs.random(N) < 0.1).astype(np.int32))
                 out = staged(src, add=float(rs.integers(1, 5)), fail=fail)
             elif kind == 2:
                 out = gated(src)

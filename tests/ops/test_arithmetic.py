@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 import torch
-from _check import BACKENDS, assert_close, check_op, samples_of, to_device
+from _check import BACKENDS, assert_close, check_op, raises_at_call, samples_of, to_device
 
 import ndd_triton as ndd
 from ndd_triton.ops import arithmetic
@@ -116,7 +116,7 @@ def test_binary_promotion_matches_dali_table(op):
                 expected = _expected_f16(name, lhs, rhs)
             with ndd.EvalMode.deferred:  # the dtype is known at the call; nothing runs
                 if expected is None:
-                    with pytest.raises((TypeError, RuntimeError), match=f"__{name}__"):
+                    with raises_at_call((TypeError, RuntimeError), match=f"__{name}__"):
                         fn(left, right)
                     continue
                 got = fn(left, right).dtype
@@ -132,7 +132,7 @@ def test_unary_promotion_matches_dali_table(op):
             expected = "float16"  # supported (computed in float32)
         with ndd.EvalMode.deferred:
             if expected is None:
-                with pytest.raises((TypeError, RuntimeError), match=op):
+                with raises_at_call((TypeError, RuntimeError), match=op):
                     fn(x)
                 continue
             assert fn(x).dtype == ndd.dtype(expected), f"{op} {dtype}"
@@ -258,7 +258,7 @@ def test_non_ndd_operands_and_numpy_scalars():
 
 
 def test_scalar_constant_is_an_argument_not_an_input():
-    batch = ndd.as_batch([np.array([1, 2], np.uint8)])
+    batch = ndd.batch([np.array([1, 2], np.uint8)])  # a copy: not external data
     with ndd.EvalMode.deferred:
         result = batch + 3
         # A non-ndd input would force synchronous evaluation; a constant argument does not.
@@ -283,36 +283,36 @@ def test_one_launch_per_call_on_ragged_broadcast(backend):
 # ---- errors -------------------------------------------------------------------------------------
 def test_errors():
     u8 = ndd.as_batch([np.zeros((2, 3), np.uint8), np.zeros((4, 3), np.uint8)])
-    with pytest.raises(ValueError, match="Inconsistent batch size: 1 != 2"):
+    with raises_at_call(ValueError, match="Inconsistent batch size: 1 != 2"):
         u8 + ndd.as_batch([np.zeros((2, 3), np.uint8)])
-    with pytest.raises(RuntimeError, match=r"__add__: Can't broadcast shapes \(2, 3\), \(2, 4\)"):
+    with raises_at_call(RuntimeError, match=r"__add__: Can't broadcast shapes \(2, 3\), \(2, 4\)"):
         u8 + ndd.as_batch([np.zeros((2, 4), np.uint8), np.zeros((4, 4), np.uint8)])
-    with pytest.raises(ValueError, match=r"Can't broadcast shapes .*\(sample 1\)"):
+    with raises_at_call(ValueError, match=r"Can't broadcast shapes .*\(sample 1\)"):
         u8 + ndd.as_batch([np.zeros((2, 3), np.uint8), np.zeros((2, 3), np.uint8)])
-    with pytest.raises(OverflowError, match="__add__: the Python int constant 4294967296 does "
+    with raises_at_call(OverflowError, match="__add__: the Python int constant 4294967296 does "
                                             "not fit in int32"):
         _ = u8 + 2**32
     hwc = ndd.as_batch([np.zeros((2, 3, 3), np.uint8)], layout="HWC")
-    with pytest.raises(ValueError, match="layouts 'CHW' and 'HWC' are incompatible"):
+    with raises_at_call(ValueError, match="layouts 'CHW' and 'HWC' are incompatible"):
         hwc + ndd.as_tensor(np.zeros((2, 3, 3), np.uint8), layout="CHW")
-    with pytest.raises(ValueError, match="layout 'HW' does not fit the 3-D result"):
+    with raises_at_call(ValueError, match="layout 'HW' does not fit the 3-D result"):
         ndd.as_tensor(np.zeros((3, 3), np.uint8), layout="HW") + np.zeros((2, 3, 3), np.uint8)
     flags = ndd.as_batch([np.array([True])])
-    with pytest.raises(TypeError, match=r"__add__: operator \+ does not accept two bool"):
+    with raises_at_call(TypeError, match=r"__add__: operator \+ does not accept two bool"):
         _ = flags + flags
-    with pytest.raises(RuntimeError, match=r"__sub__: operator - does not accept two bool"):
+    with raises_at_call(RuntimeError, match=r"__sub__: operator - does not accept two bool"):
         _ = flags - True
-    with pytest.raises(TypeError, match="__neg__: operator - does not accept a bool operand"):
+    with raises_at_call(TypeError, match="__neg__: operator - does not accept a bool operand"):
         _ = -flags
     f32 = ndd.as_batch([np.zeros((2,), np.float32)])
-    with pytest.raises(TypeError, match=r"__and__: operator & expects integer or bool operands; "
+    with raises_at_call(TypeError, match=r"__and__: operator & expects integer or bool operands; "
                                         r"got f32 and i32"):
         _ = f32 & 1
-    with pytest.raises(TypeError, match="__invert__: operator ~ expects an integer or bool"):
+    with raises_at_call(TypeError, match="__invert__: operator ~ expects an integer or bool"):
         _ = ~f32
-    with pytest.raises(TypeError, match=r"unsupported operand type\(s\) for \+"):
+    with raises_at_call(TypeError, match=r"unsupported operand type\(s\) for \+"):
         _ = f32 + "1"
-    with pytest.raises(TypeError, match="__add__: data type bfloat16 is not supported"):
+    with raises_at_call(TypeError, match="__add__: data type bfloat16 is not supported"):
         _ = ndd.as_batch([torch.zeros(2, dtype=torch.bfloat16)]) + 1
 
 
@@ -321,7 +321,7 @@ def test_integer_division_by_zero(backend):
     a = to_device(ndd.as_batch([np.array([4, -4, 5], np.int32)]), backend)
     b = to_device(ndd.as_batch([np.array([2, 0, 1], np.int32)]), backend)
     for fn in (lambda: a // 0, lambda: a % 0):
-        with pytest.raises(ValueError, match=r"Integer division by zero\."):
+        with raises_at_call(ValueError, match=r"Integer division by zero\."):
             fn()  # a constant zero divisor fails at the call on both backends
     # integer `/` divides in float32, as DALI 2.4 does (recorded: [3, -2, 0] / 0 -> inf, -inf,
     # nan; 5 / [0] -> inf)
@@ -335,7 +335,7 @@ def test_integer_division_by_zero(backend):
     if backend == "cpu":
         for fn in (lambda: a // b, lambda: a % b):
             result = fn()  # prepared fine; fails when read, at the reader's line
-            with pytest.raises(ValueError, match=r"Integer division by zero\."):
+            with raises_at_call(ValueError, match=r"Integer division by zero\."):
                 samples_of(result)
     else:  # documented: the GPU does not check data divisors; // and % give 0 there
         assert samples_of(a // b)[0].tolist() == [2, 0, 5]
@@ -363,7 +363,7 @@ def test_empty_zero_d_and_high_rank_samples(backend):
                  expected)  # fmt: skip
     too_deep = to_device(ndd.as_batch([np.zeros((1,) * 7, np.int16)]), backend)
     if backend == "gpu":
-        with pytest.raises(ValueError, match="__add__: the GPU kernels broadcast samples of up "
+        with raises_at_call(ValueError, match="__add__: the GPU kernels broadcast samples of up "
                                              "to 6 dimensions; got 7"):
             _ = too_deep + too_deep
     else:

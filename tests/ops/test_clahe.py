@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from _check import check_op
+from _check import check_op, raises_at_call
 
 import ndd_triton as ndd
 
@@ -97,21 +97,21 @@ def test_one_launch_per_ragged_batch():
 
 def test_clahe_errors():
     x = np.zeros((8, 8, 3), np.uint8)
-    with pytest.raises(TypeError, match="missing 3 required keyword-only arguments"):
+    with raises_at_call(TypeError, match="missing 3 required keyword-only arguments"):
         ndd.clahe(x)
-    with pytest.raises(ValueError, match="clahe: argument 'tiles_x' must be > 0; got 0"):
+    with raises_at_call(ValueError, match="clahe: argument 'tiles_x' must be > 0; got 0"):
         ndd.clahe(x, tiles_x=0, tiles_y=2, clip_limit=1.0)
-    with pytest.raises(ValueError, match="argument 'clip_limit' must be >= 0"):
+    with raises_at_call(ValueError, match="argument 'clip_limit' must be >= 0"):
         ndd.clahe(x, tiles_x=2, tiles_y=2, clip_limit=-1.0)
-    with pytest.raises(TypeError, match="clahe: input 0 has dtype f32; only uint8"):
+    with raises_at_call(TypeError, match="clahe: input 0 has dtype f32; only uint8"):
         ndd.clahe(x.astype(np.float32), tiles_x=2, tiles_y=2, clip_limit=1.0)
-    with pytest.raises(ValueError, match="input 0 sample 0: expected 1 or 3 channels; got 2"):
+    with raises_at_call(ValueError, match="input 0 sample 0: expected 1 or 3 channels; got 2"):
         ndd.clahe(np.zeros((8, 8, 2), np.uint8), tiles_x=2, tiles_y=2, clip_limit=1.0)
-    with pytest.raises(ValueError, match="clahe: input 0 has layout 'HW'"):
+    with raises_at_call(ValueError, match="clahe: input 0 has layout 'HW'"):
         ndd.clahe(ndd.as_tensor(np.zeros((8, 8), np.uint8), layout="HW"), tiles_x=2, tiles_y=2,
                   clip_limit=1.0)  # fmt: skip
-    with pytest.raises(ValueError, match="clahe: argument 'bins' must be 256 on the gpu; got 64"):
+    with raises_at_call(ValueError, match="clahe: argument 'bins' must be 256 on the gpu; got 64"):
         ndd.clahe(ndd.as_tensor(x).gpu(), tiles_x=2, tiles_y=2, clip_limit=1.0, bins=64)
     mixed = ndd.as_batch([x, np.zeros((8, 8, 1), np.uint8)]).gpu()
-    with pytest.raises(ValueError, match="mixing 1- and 3-channel samples with luma_only=True"):
+    with raises_at_call(ValueError, match="mixing 1- and 3-channel samples with luma_only=True"):
         ndd.clahe(mixed, tiles_x=2, tiles_y=2, clip_limit=1.0)

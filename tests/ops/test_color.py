@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _check import check_op
+from _check import check_op, raises_at_call
 
 import ndd_triton as ndd
 
@@ -154,22 +154,22 @@ def test_color_twist_integer_contrast_centre_is_128(dtype):
 
 def test_color_errors():
     x = np.zeros((2, 3, 3), np.uint8)
-    with pytest.raises(ValueError, match="brightness: input 0 has layout 'CHW'"):
+    with raises_at_call(ValueError, match="brightness: input 0 has layout 'CHW'"):
         ndd.brightness(ndd.as_tensor(x, layout="CHW"))
-    with pytest.raises(ValueError, match="contrast: input 0 has 2 dimensions and no layout"):
+    with raises_at_call(ValueError, match="contrast: input 0 has 2 dimensions and no layout"):
         ndd.contrast(np.zeros((2, 3), np.uint8))
     two = ndd.as_batch([np.zeros((2, 2, 3), np.uint8), np.zeros((2, 2, 2), np.uint8)],
                        layout="HWC")  # fmt: skip
-    with pytest.raises(ValueError, match=r"hue: input 0 sample 1: expected 3 channels \(RGB\); "
+    with raises_at_call(ValueError, match=r"hue: input 0 sample 1: expected 3 channels \(RGB\); "
                                          "got 2"):  # fmt: skip
         ndd.hue(two, hue=10)
-    with pytest.raises(TypeError, match="brightness: argument 'dtype' must be one of"):
+    with raises_at_call(TypeError, match="brightness: argument 'dtype' must be one of"):
         ndd.brightness(x, dtype=ndd.float64)
-    with pytest.raises(TypeError, match="saturation: input 0 has dtype f64"):
+    with raises_at_call(TypeError, match="saturation: input 0 has dtype f64"):
         ndd.saturation(x.astype(np.float64))
-    with pytest.raises(ValueError, match="hue: argument 'image_type' must be one of"):
+    with raises_at_call(ValueError, match="hue: argument 'image_type' must be one of"):
         ndd.hue(x, image_type=ndd.types.GRAY)
-    with pytest.raises(ValueError, match="hsv: argument 'value' sample 1 expects a scalar"):
+    with raises_at_call(ValueError, match="hsv: argument 'value' sample 1 expects a scalar"):
         ndd.hsv(ndd.as_batch([x, x]), value=ndd.as_batch([np.ones(1), np.ones(2)]))
 
 

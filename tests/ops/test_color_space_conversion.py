@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _check import check_op
+from _check import check_op, raises_at_call
 
 import ndd_triton as ndd
 from ndd_triton import types
@@ -82,17 +82,17 @@ def test_spec_examples_and_sequences():
 def test_color_space_conversion_errors():
     rgb = np.zeros((2, 2, 3), np.uint8)
     conv = ndd.color_space_conversion
-    with pytest.raises(TypeError, match="missing 2 required keyword-only arguments"):
+    with raises_at_call(TypeError, match="missing 2 required keyword-only arguments"):
         conv(rgb)
-    with pytest.raises(TypeError, match="color_space_conversion: input 0 has dtype f32; only "
+    with raises_at_call(TypeError, match="color_space_conversion: input 0 has dtype f32; only "
                                         "uint8"):  # fmt: skip
         conv(rgb.astype(np.float32), image_type=RGB, output_type=BGR)
-    with pytest.raises(ValueError, match="sample 1: image_type GRAY expects 1 channel"):
+    with raises_at_call(ValueError, match="sample 1: image_type GRAY expects 1 channel"):
         conv(ndd.as_batch([np.zeros((2, 2, 1), np.uint8), rgb]), image_type=GRAY,
              output_type=RGB)  # fmt: skip
-    with pytest.raises(ValueError, match="from RGB to RGB is not supported"):
+    with raises_at_call(ValueError, match="from RGB to RGB is not supported"):
         conv(rgb, image_type=RGB, output_type=RGB)
-    with pytest.raises(ValueError, match="from RGB to ANY_DATA is not supported"):
+    with raises_at_call(ValueError, match="from RGB to ANY_DATA is not supported"):
         conv(rgb, image_type=RGB, output_type=types.ANY_DATA)
-    with pytest.raises(ValueError, match="argument 'output_type' must be one of"):
+    with raises_at_call(ValueError, match="argument 'output_type' must be one of"):
         conv(rgb, image_type=RGB, output_type=7)

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _check import assert_close, samples_of
+from _check import assert_close, raises_at_call, samples_of
 
 import ndd_triton as ndd
 
@@ -90,33 +90,33 @@ def test_cat_stack_layouts():
 
 def test_cat_stack_errors():
     a = np.zeros((2, 3), np.uint8)
-    with pytest.raises(ValueError, match="cat: inputs must be passed as separate positional "
+    with raises_at_call(ValueError, match="cat: inputs must be passed as separate positional "
                        "arguments"):  # fmt: skip
         ndd.cat([a, a])
-    with pytest.raises(ValueError, match="stack: inputs must be passed as separate"):
+    with raises_at_call(ValueError, match="stack: inputs must be passed as separate"):
         ndd.stack([a, a])
-    with pytest.raises(RuntimeError, match="cat: All inputs must have the same type and number "
+    with raises_at_call(RuntimeError, match="cat: All inputs must have the same type and number "
                        "of dimensions; input 0 is 2-D u8, input 1 is 2-D f32"):  # fmt: skip
         ndd.cat(a, a.astype(np.float32))
-    with pytest.raises(RuntimeError, match="All inputs must have the same type and number"):
+    with raises_at_call(RuntimeError, match="All inputs must have the same type and number"):
         ndd.stack(a, a[None])
-    with pytest.raises(RuntimeError, match="cat: Concatenated tensors can differ in size only in "
+    with raises_at_call(RuntimeError, match="cat: Concatenated tensors can differ in size only in "
                        "the concatenation axis \\(0\\); sample 0: input 0 has shape \\(2, 3\\), "
                        "input 1 has \\(2, 4\\)"):  # fmt: skip
         ndd.cat(a, np.zeros((2, 4), np.uint8))
-    with pytest.raises(RuntimeError, match="stack: stacked tensors must have equal shapes; "
+    with raises_at_call(RuntimeError, match="stack: stacked tensors must have equal shapes; "
                        "sample 0"):  # fmt: skip
         ndd.stack(a, np.zeros((3, 3), np.uint8))
-    with pytest.raises(RuntimeError, match="cat: argument 'axis' 2 is out of range for 2-D inputs"
+    with raises_at_call(RuntimeError, match="cat: argument 'axis' 2 is out of range for 2-D inputs"
                        " \\(expected -2\\.\\.1\\)"):  # fmt: skip
         ndd.cat(a, a, axis=2)
-    with pytest.raises(RuntimeError, match="stack: argument 'axis' -3 is out of range for 2-D "
+    with raises_at_call(RuntimeError, match="stack: argument 'axis' -3 is out of range for 2-D "
                        "inputs \\(expected -2\\.\\.2\\)"):  # fmt: skip
         ndd.stack(a, a, axis=-3)
-    with pytest.raises(RuntimeError, match="cat: argument 'axis_name' 'C' is not an axis of the "
+    with raises_at_call(RuntimeError, match="cat: argument 'axis_name' 'C' is not an axis of the "
                        "input layout 'HW'"):  # fmt: skip
         ndd.cat(ndd.as_tensor(a, layout="HW"), a, axis_name="C")
-    with pytest.raises(RuntimeError, match="stack: argument 'axis_name' must be one letter"):
+    with raises_at_call(RuntimeError, match="stack: argument 'axis_name' must be one letter"):
         ndd.stack(a, a, axis_name="NN")
 
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _check import assert_close, check_op, samples_of
+from _check import assert_close, check_op, raises_at_call, samples_of
 
 import ndd_triton as ndd
 
@@ -74,25 +74,25 @@ def test_full_like_converts_and_broadcasts(backend):
 
 
 def test_constants_errors():
-    with pytest.raises(RuntimeError, match="full: sample 0: Shapes 2 x 3 and 2 can't be "
+    with raises_at_call(RuntimeError, match="full: sample 0: Shapes 2 x 3 and 2 can't be "
                        "broadcast"):  # fmt: skip
         ndd.full(np.array([1, 2]), shape=[2, 3])
-    with pytest.raises(RuntimeError, match="full_like: sample 0: Shapes 2 x 3 and 4 can't be"):
+    with raises_at_call(RuntimeError, match="full_like: sample 0: Shapes 2 x 3 and 4 can't be"):
         ndd.full_like(np.zeros((2, 3)), np.arange(4))
-    with pytest.raises(TypeError, match="unexpected keyword argument 'dtype'"):
+    with raises_at_call(TypeError, match="unexpected keyword argument 'dtype'"):
         ndd.full(1, shape=[2], dtype=ndd.float32)
-    with pytest.raises(ValueError, match="zeros: argument 'layout' 'HWC' has 3 letters but the "
+    with raises_at_call(ValueError, match="zeros: argument 'layout' 'HWC' has 3 letters but the "
                        "output has 2 dimensions"):  # fmt: skip
         ndd.zeros(shape=[2, 3], layout="HWC")
-    with pytest.raises(ValueError, match="ones: argument 'shape' sample 0: extents must be "
+    with raises_at_call(ValueError, match="ones: argument 'shape' sample 0: extents must be "
                        "non-negative; got \\(-1, 2\\)"):  # fmt: skip
         ndd.ones(shape=[-1, 2])
-    with pytest.raises(ValueError, match="argument 'shape' must give every sample the same "
+    with raises_at_call(ValueError, match="argument 'shape' must give every sample the same "
                        "number of dimensions"):  # fmt: skip
         ndd.zeros(shape=ndd.as_batch([np.array([1]), np.array([1, 2])]))
-    with pytest.raises(TypeError, match="zeros_like: argument 'dtype' is bfloat16"):
+    with raises_at_call(TypeError, match="zeros_like: argument 'dtype' is bfloat16"):
         ndd.zeros_like(np.zeros(2), dtype=ndd.bfloat16)
-    with pytest.raises(TypeError, match="zeros: argument 'dtype' is bfloat16"):
+    with raises_at_call(TypeError, match="zeros: argument 'dtype' is bfloat16"):
         ndd.zeros(dtype=ndd.bfloat16)
 
 

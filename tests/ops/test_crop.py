@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _check import check_op, samples_of
+from _check import check_op, raises_at_call, samples_of
 from reference import resample as ref
 
 import ndd_triton as ndd
@@ -113,26 +113,26 @@ def test_crop_one_launch():
 
 def test_crop_errors():
     x = np.zeros((4, 6, 3), np.uint8)
-    with pytest.raises(RuntimeError, match=r"crop: sample 0: Slice can't be placed out of bounds"
+    with raises_at_call(RuntimeError, match=r"crop: sample 0: Slice can't be placed out of bounds"
                                            r": crop window \(5, 2\) at \(-1, 2\) exceeds the "
                                            r"input size \(4, 6\)"):
         ndd.crop(x, crop=[5, 2])
-    with pytest.raises(RuntimeError, match="'crop_h' and 'crop_w' must be given together; "
+    with raises_at_call(RuntimeError, match="'crop_h' and 'crop_w' must be given together; "
                                            "crop_w is missing"):
         ndd.crop(x, crop_h=2)
-    with pytest.raises(RuntimeError, match=r"argument 'crop_pos_x' sample 1: must be in \[0, 1\]; "
+    with raises_at_call(RuntimeError, match=r"argument 'crop_pos_x' sample 1: must be in \[0, 1\]; "
                                            "got 1.5"):
         ndd.crop(ndd.as_batch([x, x]), crop=[2, 2],
                  crop_pos_x=ndd.as_batch([np.float32(0.5), np.float32(1.5)]))
-    with pytest.raises(RuntimeError, match="argument 'fill_values' expects 1 or 3 values"):
+    with raises_at_call(RuntimeError, match="argument 'fill_values' expects 1 or 3 values"):
         ndd.crop(x, crop=[9, 9], out_of_bounds_policy="pad", fill_values=[1, 2])
-    with pytest.raises(RuntimeError, match="argument 'dtype': Not supported output type i32"):
+    with raises_at_call(RuntimeError, match="argument 'dtype': Not supported output type i32"):
         ndd.crop(x, crop=[2, 2], dtype=ndd.int32)
-    with pytest.raises(ValueError, match="argument 'crop' sample 0: expected 1, 2 or 2 values"):
+    with raises_at_call(ValueError, match="argument 'crop' sample 0: expected 1, 2 or 2 values"):
         ndd.crop(x, crop=[1, 2, 3])
-    with pytest.raises(ValueError, match="argument 'out_of_bounds_policy' must be one of"):
+    with raises_at_call(ValueError, match="argument 'out_of_bounds_policy' must be one of"):
         ndd.crop(x, crop=[2, 2], out_of_bounds_policy="wrap")
-    with pytest.raises(ValueError, match="crop: input 0 has layout 'HW'"):
+    with raises_at_call(ValueError, match="crop: input 0 has layout 'HW'"):
         ndd.crop(ndd.as_tensor(np.zeros((2, 2), np.uint8), layout="HW"), crop=[1, 1])
 
 

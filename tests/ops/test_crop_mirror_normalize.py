@@ -3,7 +3,7 @@
 
 import numpy as np
 import pytest
-from _check import check_op
+from _check import check_op, raises_at_call
 from reference import resample as ref
 
 import ndd_triton as ndd
@@ -112,21 +112,21 @@ def test_cmn_one_launch():
 
 def test_cmn_errors():
     x = np.zeros((4, 6, 3), np.uint8)
-    with pytest.raises(RuntimeError, match="argument 'mean' sample 0: expected 1 or 3 values "
+    with raises_at_call(RuntimeError, match="argument 'mean' sample 0: expected 1 or 3 values "
                                            r"\(one per channel\); got 2"):
         ndd.crop_mirror_normalize(x, mean=[1.0, 2.0])
-    with pytest.raises(RuntimeError, match="argument 'std' sample 1: expected 1 or 3 values"):
+    with raises_at_call(RuntimeError, match="argument 'std' sample 1: expected 1 or 3 values"):
         ndd.crop_mirror_normalize(ndd.as_batch([x, x]), std=ndd.as_batch(
             [np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0])]))  # fmt: skip
-    with pytest.raises(RuntimeError, match="argument 'output_layout' must be a permutation of "
+    with raises_at_call(RuntimeError, match="argument 'output_layout' must be a permutation of "
                                            "the input layout 'FHWC'; got 'CHW'"):
         ndd.crop_mirror_normalize(ndd.as_tensor(np.zeros((2, 4, 4, 3), np.uint8), layout="FHWC"))
-    with pytest.raises(RuntimeError, match="argument 'dtype': Not supported output type i32"):
+    with raises_at_call(RuntimeError, match="argument 'dtype': Not supported output type i32"):
         ndd.crop_mirror_normalize(x, dtype=ndd.int32)
-    with pytest.raises(RuntimeError, match="crop_mirror_normalize: sample 0: Slice can't be "
+    with raises_at_call(RuntimeError, match="crop_mirror_normalize: sample 0: Slice can't be "
                                            "placed out of bounds"):
         ndd.crop_mirror_normalize(x, crop=[8, 8])
-    with pytest.raises(TypeError, match="argument 'scale' expects a float"):
+    with raises_at_call(TypeError, match="argument 'scale' expects a float"):
         ndd.crop_mirror_normalize(x, scale=[1.0, 2.0])
 
 

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from _check import assert_close, check_op, samples_of
+from _check import assert_close, check_op, raises_at_call, samples_of
 from _decoder_data import (
     ANY,
     BGR,
@@ -102,17 +102,17 @@ def test_image_crop_h_w_and_truncate(files):
 
 def test_image_crop_errors(files):
     big = files["big"]
-    with pytest.raises(RuntimeError, match=r"decoders.image_crop: sample 0: The cropping window "
+    with raises_at_call(RuntimeError, match=r"decoders.image_crop: sample 0: The cropping window "
                        r"\[-5..45, -10..70\] is not valid for image dimensions \[40 x 60\]"):
         ndd.decoders.image_crop(big, crop=(50, 80))
-    with pytest.raises(RuntimeError, match="'crop_h' and 'crop_w' must be given together"):
+    with raises_at_call(RuntimeError, match="'crop_h' and 'crop_w' must be given together"):
         ndd.decoders.image_crop(big, crop_w=5)
-    with pytest.raises(RuntimeError, match=r"argument 'crop_pos_x' sample 1: must be in \[0, 1\]"):
+    with raises_at_call(RuntimeError, match=r"argument 'crop_pos_x' sample 1: must be in \[0, 1\]"):
         ndd.decoders.image_crop(ndd.as_batch([big, big]), crop=(2, 2),
                                 crop_pos_x=ndd.as_batch([np.float32(0.5), np.float32(1.5)]))
-    with pytest.raises(ValueError, match=r"argument 'crop' expects \(H, W\)"):
+    with raises_at_call(ValueError, match=r"argument 'crop' expects \(H, W\)"):
         ndd.decoders.image_crop(big, crop=(1, 2, 3))
-    with pytest.raises(ValueError, match="argument 'rounding' must be one of"):
+    with raises_at_call(ValueError, match="argument 'rounding' must be one of"):
         ndd.decoders.image_crop(big, crop=(2, 2), rounding="floor")
 
 
@@ -161,20 +161,20 @@ def test_image_slice_battery_per_sample(files):
 
 def test_image_slice_errors(files):
     big = files["big"]
-    with pytest.raises(RuntimeError, match="'axes' and 'axis_names' are mutually exclusive"):
+    with raises_at_call(RuntimeError, match="'axes' and 'axis_names' are mutually exclusive"):
         ndd.decoders.image_slice(big, start=[1, 1], axes=[0, 1], axis_names="HW")
-    with pytest.raises(RuntimeError, match="no slice coordinates"):
+    with raises_at_call(RuntimeError, match="no slice coordinates"):
         ndd.decoders.image_slice(big)
-    with pytest.raises(RuntimeError, match="anchor' and 'shape' inputs must be given together"):
+    with raises_at_call(RuntimeError, match="anchor' and 'shape' inputs must be given together"):
         ndd.decoders.image_slice(big, np.array([1, 1]))
-    with pytest.raises(RuntimeError, match="positional anchor/shape inputs or the keyword"):
+    with raises_at_call(RuntimeError, match="positional anchor/shape inputs or the keyword"):
         ndd.decoders.image_slice(big, np.array([1, 1]), np.array([2, 2]), start=[1, 1])
-    with pytest.raises(RuntimeError, match=r"sample 0: The slice window \[30..50, 0..10\] is "
+    with raises_at_call(RuntimeError, match=r"sample 0: The slice window \[30..50, 0..10\] is "
                        r"not valid for image dimensions \[40 x 60\]"):
         ndd.decoders.image_slice(big, start=[0, 30], shape=[10, 20])
-    with pytest.raises(ValueError, match="argument 'shape' sample 0: expected 2 values; got 3"):
+    with raises_at_call(ValueError, match="argument 'shape' sample 0: expected 2 values; got 3"):
         ndd.decoders.image_slice(big, start=[0, 0], shape=[1, 2, 3])
-    with pytest.raises(ValueError, match="'axes' may name only the H"):
+    with raises_at_call(ValueError, match="'axes' may name only the H"):
         ndd.decoders.image_slice(big, start=[0], axes=[2])
 
 
@@ -206,7 +206,7 @@ def test_image_random_crop_windows_and_determinism(files):
 def test_image_random_crop_failed_call_draws_nothing(files):
     rng = ndd.random.RNG(seed=5)
     state = rng.get_state()
-    with pytest.raises(RuntimeError, match="sample 0: the encoded data is empty"):
+    with raises_at_call(RuntimeError, match="sample 0: the encoded data is empty"):
         ndd.decoders.image_random_crop(np.zeros(0, np.uint8), rng=rng)
     assert rng.get_state() == state
 
@@ -221,11 +221,11 @@ def test_image_random_crop_fallback_and_checkpoint(files):
     rng.set_state(state)
     again = np.asarray(ndd.decoders.image_random_crop(big, rng=rng))
     assert first.tobytes() == again.tobytes()
-    with pytest.raises(ValueError, match="argument 'random_area' expects"):
+    with raises_at_call(ValueError, match="argument 'random_area' expects"):
         ndd.decoders.image_random_crop(big, random_area=[0.5, 0.2])
-    with pytest.raises(ValueError, match="argument 'random_aspect_ratio' expects"):
+    with raises_at_call(ValueError, match="argument 'random_aspect_ratio' expects"):
         ndd.decoders.image_random_crop(big, random_aspect_ratio=[0, 1])
-    with pytest.raises(ValueError, match="argument 'num_attempts' must be positive"):
+    with raises_at_call(ValueError, match="argument 'num_attempts' must be positive"):
         ndd.decoders.image_random_crop(big, num_attempts=0)
 
 

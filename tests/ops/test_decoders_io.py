@@ -10,7 +10,7 @@ import zlib
 import numpy as np
 import pytest
 import torch
-from _check import assert_close, samples_of
+from _check import assert_close, raises_at_call, samples_of
 from _decoder_data import (
     ANY,
     BGR,
@@ -54,7 +54,7 @@ def _png_declaring(width, height):
 def test_corrupt_headers_fail_at_the_call(files, make, message, op):
     fn = ndd.peek_image_shape if op == "peek_image_shape" else getattr(ndd.decoders, op)
     batch = ndd.as_batch([files["png"], make(files)])
-    with pytest.raises(RuntimeError, match=f"{op}: {message}"):
+    with raises_at_call(RuntimeError, match=f"{op}: {message}"):
         fn(batch)
     assert fn(files["png"]).shape  # the next call works
 
@@ -74,21 +74,21 @@ def test_truncated_data_fails_at_run_naming_the_sample(files, backend, cut):
 
 
 def test_input_type_errors(files):
-    with pytest.raises(RuntimeError, match=r"decoders.image: input 0 must hold encoded bytes as "
+    with raises_at_call(RuntimeError, match=r"decoders.image: input 0 must hold encoded bytes as "
                        "uint8; got i32"):
         ndd.decoders.image(files["png"].astype(np.int32))
-    with pytest.raises(RuntimeError, match="input 0 must be 1-D encoded bytes per sample; got 2-D"):
+    with raises_at_call(RuntimeError, match="input 0 must be 1-D encoded bytes per sample; got 2-D"):
         ndd.decoders.image(files["png"][:24].reshape(4, 6))
-    with pytest.raises(ValueError, match=r"decoders.image: argument 'output_type' expects"):
+    with raises_at_call(ValueError, match=r"decoders.image: argument 'output_type' expects"):
         ndd.decoders.image(files["png"], output_type="RGB")
-    with pytest.raises(ValueError, match="argument 'output_type' must be one of"):
+    with raises_at_call(ValueError, match="argument 'output_type' must be one of"):
         ndd.decoders.image(files["png"], output_type=7)
-    with pytest.raises(ValueError, match="argument 'dtype' must be one of u8, u16, i16, f32; got "
+    with raises_at_call(ValueError, match="argument 'dtype' must be one of u8, u16, i16, f32; got "
                        "i32"):
         ndd.decoders.image(files["png"], dtype=ndd.int32)
     with pytest.warns(DeprecationWarning, match="argument 'split_stages' is deprecated"):
         ndd.decoders.image(files["png"], split_stages=True)
-    with pytest.raises(ValueError, match="peek_image_shape: device='gpu' is not supported"):
+    with raises_at_call(ValueError, match="peek_image_shape: device='gpu' is not supported"):
         ndd.peek_image_shape(files["png"], device="gpu")
 
 
@@ -136,21 +136,21 @@ def test_file_read_and_imread(files, tmp_path):
 
 def test_file_read_errors(tmp_path):
     missing = tmp_path / "nope.jpg"
-    with pytest.raises(RuntimeError, match=r"io.file.read: sample 0: cannot read file "
+    with raises_at_call(RuntimeError, match=r"io.file.read: sample 0: cannot read file "
                        r"'.*nope.jpg': No such file or directory"):
         ndd.io.file.read(_path_tensor(missing)).evaluate()
-    with pytest.raises(RuntimeError, match=r"nope.jpg': No such file"):
+    with raises_at_call(RuntimeError, match=r"nope.jpg': No such file"):
         ndd.imread(missing)
-    with pytest.raises(ValueError, match=r"io.file.read: input 0 must be 1-D uint8 samples"):
+    with raises_at_call(ValueError, match=r"io.file.read: input 0 must be 1-D uint8 samples"):
         ndd.io.file.read(np.array([1, 2], np.int32))
-    with pytest.raises(ValueError, match=r"io.file.read: sample 0: the path is not valid UTF-8"):
+    with raises_at_call(ValueError, match=r"io.file.read: sample 0: the path is not valid UTF-8"):
         ndd.io.file.read(np.array([0xFF, 0xFE], np.uint8))
-    with pytest.raises(TypeError, match=r"imread: path 1 must be a str or os.PathLike path; "
+    with raises_at_call(TypeError, match=r"imread: path 1 must be a str or os.PathLike path; "
                        r"got int"):
         ndd.imread([str(missing), 3])
-    with pytest.raises(TypeError, match="imread\\(\\) got an unexpected keyword argument 'crop'"):
+    with raises_at_call(TypeError, match="imread\\(\\) got an unexpected keyword argument 'crop'"):
         ndd.imread(missing, crop=(2, 2))
-    with pytest.raises(ValueError, match="imread: the list of paths is empty"):
+    with raises_at_call(ValueError, match="imread: the list of paths is empty"):
         ndd.imread([])
 
 
@@ -338,10 +338,10 @@ def test_sample_names_only_for_reader_memory(damaged_tree):
     root, _ = damaged_tree
     reader = ndd.readers.File(files=[str(root / "e_text.jpg")], random_shuffle=False)
     (encoded, _), = reader.next_epoch(batch_size=1)
-    with pytest.raises(RuntimeError, match=r"decoders.image: sample 0 from '.*e_text\.jpg': "):
+    with raises_at_call(RuntimeError, match=r"decoders.image: sample 0 from '.*e_text\.jpg': "):
         ndd.decoders.image(encoded)
     copied = ndd.as_batch([np.asarray(t).copy() for t in encoded])
-    with pytest.raises(RuntimeError, match=r"decoders.image: sample 0: unrecognised"):
+    with raises_at_call(RuntimeError, match=r"decoders.image: sample 0: unrecognised"):
         ndd.decoders.image(copied)
 
 

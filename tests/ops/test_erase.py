@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from _check import check_op
+from _check import check_op, raises_at_call
 
 import ndd_triton as ndd
 
@@ -114,35 +114,35 @@ def test_erase_one_launch_and_errors():
         ndd.erase(batch, anchor=[1, 1], shape=[1, 1]).evaluate()
     assert prof.records[0].gpu_launches == 1
     img = np.zeros((4, 6, 3), np.uint8)
-    with pytest.raises(
+    with raises_at_call(
         ValueError,
         match=r"erase: argument 'axis_names' \('HW'\) needs a layout, "
         r"but the input \(2-D\) has none; pass axes",
     ):
         ndd.erase(np.zeros((4, 6), np.uint8), anchor=[1, 1], shape=[1, 1])
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError,
         match=r"sample 0: arguments 'anchor' \(2 values\) and "
         r"'shape' \(4 values\) must have the same length",
     ):
         ndd.erase(img, anchor=[1, 1], shape=[1, 1, 2, 2])
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError, match="sample 0: argument 'anchor' has 3 values; expected a multiple of 2"
     ):
         ndd.erase(img, anchor=[1, 1, 1], shape=[1, 1, 1])
-    with pytest.raises(
+    with raises_at_call(
         ValueError,
         match=r"argument 'fill_value' sample 0: expected 1 or 3 "
         r"values \(one per channel\); got 2",
     ):
         ndd.erase(img, anchor=[1, 1], shape=[1, 1], fill_value=[1, 2])
-    with pytest.raises(RuntimeError, match="'normalized' cannot be combined"):
+    with raises_at_call(RuntimeError, match="'normalized' cannot be combined"):
         ndd.erase(img, anchor=[0.1, 0.1], shape=[0.1, 0.1], normalized=True, normalized_shape=True)
-    with pytest.raises(
+    with raises_at_call(
         ValueError, match="argument 'axis_names': axis 'D' is not in the input layout 'HWC'"
     ):
         ndd.erase(img, anchor=[1], shape=[1], axis_names="D")
-    with pytest.raises(ValueError, match="argument 'axes': axis 5 is out of range for 3-D"):
+    with raises_at_call(ValueError, match="argument 'axes': axis 5 is out of range for 3-D"):
         ndd.erase(img, anchor=[1], shape=[1], axes=[5])
 
 

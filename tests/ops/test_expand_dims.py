@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _check import check_op
+from _check import check_op, raises_at_call
 
 import ndd_triton as ndd
 
@@ -38,18 +38,18 @@ def test_expand_dims_layout(layout, axes, names, expected):
 
 def test_expand_dims_errors():
     x = np.zeros((2, 3), np.uint8)
-    with pytest.raises(RuntimeError, match="expand_dims: argument 'axes': Axis value can't be "
+    with raises_at_call(RuntimeError, match="expand_dims: argument 'axes': Axis value can't be "
                        "negative; got \\[-1\\]"):  # fmt: skip
         ndd.expand_dims(x, axes=[-1])
-    with pytest.raises(RuntimeError, match="argument 'axes': axis 4 is out of range for a 4-D "
+    with raises_at_call(RuntimeError, match="argument 'axes': axis 4 is out of range for a 4-D "
                        "result"):  # fmt: skip
         ndd.expand_dims(x, axes=[0, 4])
-    with pytest.raises(RuntimeError, match="argument 'axes' has repeated values"):
+    with raises_at_call(RuntimeError, match="argument 'axes' has repeated values"):
         ndd.expand_dims(x, axes=[1, 1])
-    with pytest.raises(RuntimeError, match="argument 'new_axis_names' 'AB' has 2 letters; "
+    with raises_at_call(RuntimeError, match="argument 'new_axis_names' 'AB' has 2 letters; "
                        "expected one per new axis \\(1\\)"):  # fmt: skip
         ndd.expand_dims(x, axes=[0], new_axis_names="AB")
-    with pytest.raises(TypeError, match="missing 1 required keyword-only argument: 'axes'"):
+    with raises_at_call(TypeError, match="missing 1 required keyword-only argument: 'axes'"):
         ndd.expand_dims(x)
 
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _check import check_op, samples_of
+from _check import check_op, raises_at_call, samples_of
 from reference.correlate import correlate, to_dtype
 
 import ndd_triton as ndd
@@ -135,26 +135,26 @@ def test_cpu_opencv_bands(monkeypatch, border, dtype):
 def test_filter_errors():
     x = ndd.as_tensor(np.zeros((5, 5, 3), np.uint8), layout="HWC")
     k3 = ndd.as_tensor(np.ones((3, 3), np.float32))
-    with pytest.raises(TypeError, match="filter: input 0 has dtype i32"):
+    with raises_at_call(TypeError, match="filter: input 0 has dtype i32"):
         ndd.filter(ndd.as_tensor(np.zeros((5, 5, 3), np.int32), layout="HWC"), k3)
-    with pytest.raises(TypeError, match="filter: input 1 has dtype f64"):
+    with raises_at_call(TypeError, match="filter: input 1 has dtype f64"):
         ndd.filter(x, np.ones((3, 3)))
-    with pytest.raises(ValueError, match=r"input 1 \(filter\) has 1 dimensions; expected 2"):
+    with raises_at_call(ValueError, match=r"input 1 \(filter\) has 1 dimensions; expected 2"):
         ndd.filter(x, np.ones(3, np.float32))
-    with pytest.raises(TypeError, match=r"input 2 \(fill_value\) has dtype i16; expected the "
+    with raises_at_call(TypeError, match=r"input 2 \(fill_value\) has dtype i16; expected the "
                                         "data type u8"):  # fmt: skip
         ndd.filter(x, k3, np.int16(3), border="constant")
-    with pytest.raises(ValueError, match=r"input 2 \(fill_value\) sample 0: expected a scalar"):
+    with raises_at_call(ValueError, match=r"input 2 \(fill_value\) sample 0: expected a scalar"):
         ndd.filter(x, k3, np.zeros(2, np.uint8), border="constant")
-    with pytest.raises(ValueError, match=r"argument 'anchor' sample 0: expected -1 or 0\.\.2 for "
+    with raises_at_call(ValueError, match=r"argument 'anchor' sample 0: expected -1 or 0\.\.2 for "
                                          "spatial axis 1"):  # fmt: skip
         ndd.filter(x, k3, anchor=[1, 3])
-    with pytest.raises(ValueError, match=r"input 1 \(filter\) sample 0: kernel \(7, 1\) is "
+    with raises_at_call(ValueError, match=r"input 1 \(filter\) sample 0: kernel \(7, 1\) is "
                                          "larger than the data"):  # fmt: skip
         ndd.filter(x, np.ones((7, 1), np.float32), mode="valid")
-    with pytest.raises(ValueError, match="argument 'border' must be one of"):
+    with raises_at_call(ValueError, match="argument 'border' must be one of"):
         ndd.filter(x, k3, border="mirror")
-    with pytest.raises(TypeError, match="argument 'dtype' must be the input type"):
+    with raises_at_call(TypeError, match="argument 'dtype' must be the input type"):
         ndd.filter(x, k3, dtype=ndd.int16)
 
 

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from _check import check_op
+from _check import check_op, raises_at_call
 from reference.correlate import correlate, to_dtype
 
 import ndd_triton as ndd
@@ -97,23 +97,23 @@ def test_float_output_and_int16():
 
 def test_gaussian_blur_errors():
     x = np.zeros((4, 4, 3), np.uint8)
-    with pytest.raises(ValueError, match="gaussian_blur: argument 'sigma' sample 0: sigma and "
+    with raises_at_call(ValueError, match="gaussian_blur: argument 'sigma' sample 0: sigma and "
                                          "window_size are both 0"):  # fmt: skip
         ndd.gaussian_blur(x)
-    with pytest.raises(ValueError, match="argument 'window_size' sample 1: the window must have "
+    with raises_at_call(ValueError, match="argument 'window_size' sample 1: the window must have "
                                          "an odd length; got 4"):  # fmt: skip
         ndd.gaussian_blur(ndd.as_batch([x, x]), window_size=ndd.as_batch(
             [np.int32(3), np.int32(4)]))
-    with pytest.raises(ValueError, match=r"argument 'sigma' sample 0: expected 1 or 2 values \("
+    with raises_at_call(ValueError, match=r"argument 'sigma' sample 0: expected 1 or 2 values \("
                                          "one per spatial axis\\); got 3"):  # fmt: skip
         ndd.gaussian_blur(ndd.as_tensor(x, layout="HWC"), sigma=[1, 2, 3])
-    with pytest.raises(ValueError, match="argument 'sigma' sample 0: must not be negative"):
+    with raises_at_call(ValueError, match="argument 'sigma' sample 0: must not be negative"):
         ndd.gaussian_blur(x, sigma=-1)
-    with pytest.raises(TypeError, match="argument 'dtype' must be the input type"):
+    with raises_at_call(TypeError, match="argument 'dtype' must be the input type"):
         ndd.gaussian_blur(x, sigma=1, dtype=ndd.int16)
-    with pytest.raises(ValueError, match="input 0 has 1 dimensions and no layout"):
+    with raises_at_call(ValueError, match="input 0 has 1 dimensions and no layout"):
         ndd.gaussian_blur(np.zeros(5, np.float32), sigma=1)
-    with pytest.raises(ValueError, match="input 0 has layout 'XY'"):
+    with raises_at_call(ValueError, match="input 0 has layout 'XY'"):
         ndd.gaussian_blur(ndd.as_tensor(np.zeros((3, 3), np.uint8), layout="XY"), sigma=1)
 
 

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from _check import check_op
+from _check import check_op, raises_at_call
 
 import ndd_triton as ndd
 
@@ -60,14 +60,14 @@ def test_grid_mask_one_launch_and_errors():
     with ndd.profile() as prof:
         ndd.grid_mask(batch, tile=2).evaluate()
     assert prof.records[0].gpu_launches == 1
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError, match="grid_mask: argument 'tile' sample 1: must be positive; got 0"
     ):
         ndd.grid_mask(
             ndd.as_batch(_images([(3, 3, 1), (3, 3, 1)])),
             tile=ndd.as_batch(np.array([2, 0], np.int32)),
         )
-    with pytest.raises(
+    with raises_at_call(
         ValueError,
         match=r"grid_mask: input 0 must be HW or HWC \(2 or 3 "
         r"dimensions\); got 4",

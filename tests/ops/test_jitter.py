@@ -3,6 +3,7 @@ both backends bit-identical, offset bounds, determinism, mask, errors."""
 
 import numpy as np
 import pytest
+from _check import raises_at_call
 
 import ndd_triton as ndd
 from ndd_triton.random._philox import element_draws
@@ -64,9 +65,9 @@ def test_jitter_offsets_bounded_mask_and_determinism():
 
 def test_jitter_errors():
     img = np.zeros((4, 5, 3), np.uint8)
-    with pytest.raises(ValueError, match="jitter: argument 'nDegree' must be non-negative"):
+    with raises_at_call(ValueError, match="jitter: argument 'nDegree' must be non-negative"):
         ndd.jitter(img, nDegree=-1)
-    with pytest.raises(ValueError, match="jitter: argument 'interp_type': only INTERP_NN"):
+    with raises_at_call(ValueError, match="jitter: argument 'interp_type': only INTERP_NN"):
         ndd.jitter(img, interp_type=1)
-    with pytest.raises(ValueError, match="jitter: input 0 has layout 'CHW'"):
+    with raises_at_call(ValueError, match="jitter: input 0 has layout 'CHW'"):
         ndd.jitter(ndd.as_tensor(img, layout="CHW"))

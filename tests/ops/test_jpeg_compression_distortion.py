@@ -4,7 +4,7 @@ import io
 
 import numpy as np
 import pytest
-from _check import check_op
+from _check import check_op, raises_at_call
 from PIL import Image
 
 import ndd_triton as ndd
@@ -52,10 +52,10 @@ def test_error_grows_as_quality_drops():
 
 
 def test_jpeg_errors():
-    with pytest.raises(TypeError, match="jpeg_compression_distortion: input 0 has dtype f32"):
+    with raises_at_call(TypeError, match="jpeg_compression_distortion: input 0 has dtype f32"):
         ndd.jpeg_compression_distortion(np.zeros((4, 4, 3), np.float32))
-    with pytest.raises(ValueError, match="input 0 sample 0: expected 3 channels"):
+    with raises_at_call(ValueError, match="input 0 sample 0: expected 3 channels"):
         ndd.jpeg_compression_distortion(np.zeros((4, 4, 1), np.uint8))
-    with pytest.raises(ValueError, match="input 0 has layout 'CHW'"):
+    with raises_at_call(ValueError, match="input 0 has layout 'CHW'"):
         ndd.jpeg_compression_distortion(ndd.as_tensor(np.zeros((3, 4, 4), np.uint8),
                                                       layout="CHW"))  # fmt: skip

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _check import check_op
+from _check import check_op, raises_at_call
 from reference.correlate import correlate, to_dtype
 
 import ndd_triton as ndd
@@ -100,20 +100,20 @@ def test_layouts_and_normalized(layout, shapes):
 
 def test_laplacian_errors():
     x = ndd.as_tensor(np.zeros((5, 5), np.uint8), layout="HW")
-    with pytest.raises(ValueError, match="laplacian: argument 'window_size' sample 0: expected "
+    with raises_at_call(ValueError, match="laplacian: argument 'window_size' sample 0: expected "
                                          r"an odd window size in 3\.\.31; got 4"):  # fmt: skip
         ndd.laplacian(x, window_size=4)
-    with pytest.raises(ValueError, match="argument 'smoothing_size' sample 1: expected an odd "
+    with raises_at_call(ValueError, match="argument 'smoothing_size' sample 1: expected an odd "
                                          r"window size in 1\.\.31; got 0"):  # fmt: skip
         ndd.laplacian(ndd.as_batch([x, x]), smoothing_size=ndd.as_batch(
             [np.array([1]), np.array([0])]))
-    with pytest.raises(ValueError, match="argument 'scale' cannot be combined with "
+    with raises_at_call(ValueError, match="argument 'scale' cannot be combined with "
                                          "normalized_kernel"):  # fmt: skip
         ndd.laplacian(x, scale=2.0, normalized_kernel=True)
-    with pytest.raises(ValueError, match="argument 'window_size' sample 0: expected 1 or 2 "
+    with raises_at_call(ValueError, match="argument 'window_size' sample 0: expected 1 or 2 "
                                          "values"):  # fmt: skip
         ndd.laplacian(x, window_size=[3, 3, 3])
-    with pytest.raises(TypeError, match="laplacian: argument 'dtype' must be the input type"):
+    with raises_at_call(TypeError, match="laplacian: argument 'dtype' must be the input type"):
         ndd.laplacian(x, dtype=ndd.int32)
 
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _check import check_op
+from _check import check_op, raises_at_call
 
 import ndd_triton as ndd
 
@@ -50,18 +50,18 @@ def test_lookup_table_no_keys_gives_default():
 
 def test_lookup_table_errors():
     x = np.array([1, 2], np.int32)
-    with pytest.raises(RuntimeError, match="lookup_table: input 0 has dtype f32; lookup_table "
+    with raises_at_call(RuntimeError, match="lookup_table: input 0 has dtype f32; lookup_table "
                        "expects integer inputs"):  # fmt: skip
         ndd.lookup_table(x.astype(np.float32), keys=[1], values=[1.0])
-    with pytest.raises(RuntimeError, match="arguments 'keys' and 'values' must have the same "
+    with raises_at_call(RuntimeError, match="arguments 'keys' and 'values' must have the same "
                        "length; got 2 keys and 1 values"):  # fmt: skip
         ndd.lookup_table(x, keys=[1, 2], values=[1.0])
-    with pytest.raises(RuntimeError, match="argument 'keys': keys must be in \\[0, 65535\\]; got "
+    with raises_at_call(RuntimeError, match="argument 'keys': keys must be in \\[0, 65535\\]; got "
                        "65536"):  # fmt: skip
         ndd.lookup_table(x, keys=[65536], values=[1.0])
-    with pytest.raises(RuntimeError, match="got -1"):
+    with raises_at_call(RuntimeError, match="got -1"):
         ndd.lookup_table(x, keys=[-1], values=[1.0])
-    with pytest.raises(TypeError, match="lookup_table: argument 'dtype' is bfloat16"):
+    with raises_at_call(TypeError, match="lookup_table: argument 'dtype' is bfloat16"):
         ndd.lookup_table(x, keys=[1], values=[1.0], dtype=ndd.bfloat16)
 
 

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from _check import BACKENDS, assert_close, check_op, samples_of, to_device
+from _check import BACKENDS, assert_close, check_op, raises_at_call, samples_of, to_device
 
 import ndd_triton as ndd
 
@@ -158,17 +158,17 @@ def test_one_launch_per_call():
 
 def test_errors():
     batch = ndd.as_batch([np.zeros((2,), np.float32)])
-    with pytest.raises(TypeError, match=r"math.pow: operands must be Tensors, Batches, arrays or "
+    with raises_at_call(TypeError, match=r"math.pow: operands must be Tensors, Batches, arrays or "
                                         r"numbers; got Batch, str"):
         ndd.math.pow(batch, "2")
-    with pytest.raises(OverflowError, match=r"math\.clamp: the Python int constant 3000000000"):
+    with raises_at_call(OverflowError, match=r"math\.clamp: the Python int constant 3000000000"):
         ndd.math.clamp(batch, 0, 3_000_000_000)
-    with pytest.raises(ValueError, match=r"math.min: Can't broadcast shapes \(2,\), \(3,\)"):
+    with raises_at_call(ValueError, match=r"math.min: Can't broadcast shapes \(2,\), \(3,\)"):
         ndd.math.min(batch, np.zeros(3, np.float32))
-    with pytest.raises(ValueError, match=r"math\.atan2: Inconsistent batch size: 2 != 1"):
+    with raises_at_call(ValueError, match=r"math\.atan2: Inconsistent batch size: 2 != 1"):
         ndd.math.atan2(batch, ndd.as_batch([np.zeros(2, np.float32)] * 2))
     bf16 = ndd.as_batch([torch.zeros(2, dtype=torch.bfloat16)])
-    with pytest.raises(TypeError, match=r"math\.sqrt: data type bfloat16 is not supported"):
+    with raises_at_call(TypeError, match=r"math\.sqrt: data type bfloat16 is not supported"):
         ndd.math.sqrt(bf16)
     assert ndd.math.sqrt(4).dtype == ndd.float32  # a scalar alone becomes an int32 tensor
     assert float(np.asarray(ndd.math.pow(2, 10))) == 1024

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from _check import raises_at_call
 
 import ndd_triton as ndd
 
@@ -85,11 +86,11 @@ def test_multi_paste_spec_example_and_one_launch():
 
 def test_multi_paste_errors():
     batch = ndd.as_batch(_images([(4, 4, 3), (5, 5, 3)]), layout="HWC")
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError, match="argument 'output_size' is required when the input shapes differ"
     ):
         ndd.multi_paste(batch, in_ids=ndd.as_batch([np.array([0]), np.array([1])]))
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError, match="sample 0 region 0: The pasted region must be within output bounds"
     ):
         ndd.multi_paste(
@@ -98,11 +99,11 @@ def test_multi_paste_errors():
             output_size=[4, 4],
             out_anchors=[[2, 2]],
         )
-    with pytest.raises(ValueError, match="argument 'in_ids' sample 1: index 5 is out of range"):
+    with raises_at_call(ValueError, match="argument 'in_ids' sample 1: index 5 is out of range"):
         ndd.multi_paste(
             batch, in_ids=ndd.as_batch([np.array([0]), np.array([5])]), output_size=[6, 6]
         )
-    with pytest.raises(
+    with raises_at_call(
         ValueError,
         match=r"argument 'shapes' sample 0: expected 1 \(y, x\) "
         r"pairs",
@@ -113,7 +114,7 @@ def test_multi_paste_errors():
             output_size=[6, 6],
             shapes=[1, 2, 3],
         )
-    with pytest.raises(RuntimeError, match="the source region"):
+    with raises_at_call(RuntimeError, match="the source region"):
         ndd.multi_paste(
             batch,
             in_ids=ndd.as_batch([np.array([0]), np.array([1])]),

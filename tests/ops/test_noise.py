@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from _check import check_op, samples_of
+from _check import check_op, raises_at_call, samples_of
 from reference.philox_ref import draw
 
 import ndd_triton as ndd
@@ -271,5 +271,5 @@ def test_same_seed_same_noise_and_rng_advances(op, kwargs):
      "Inconsistent batch size"),
 ])  # fmt: skip
 def test_errors(call, exc, match):
-    with pytest.raises(exc, match=match):
+    with raises_at_call(exc, match=match):
         call()

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _check import assert_close, check_op, samples_of
+from _check import assert_close, check_op, raises_at_call, samples_of
 
 import ndd_triton as ndd
 
@@ -207,46 +207,46 @@ def test_empty_sample_and_one_launch():
 
 def test_errors():
     x = ndd.as_tensor(np.zeros((2, 3, 3), np.float32), layout="HWC")
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError, match="normalize: arguments 'axes' and 'axis_names' are mutually exclusive"
     ):
         ndd.normalize(x, axes=[0], axis_names="H")
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError,
         match="normalize: argument 'dtype' must be float32 or an integer type; got f16",
     ):
         ndd.normalize(x, dtype=ndd.float16)
-    with pytest.raises(
+    with raises_at_call(
         ValueError,
         match=r"normalize: argument 'mean' sample 0: Normalization "
         r"parameters' shape \(1, 1, 2\) must have extent 1",
     ):
         ndd.normalize(x, axes=[0, 1], mean=ndd.as_tensor(np.zeros((1, 1, 2), np.float32)))
-    with pytest.raises(ValueError, match=r"argument 'stddev' sample 0: .*shape \(2, 1, 3\)"):
+    with raises_at_call(ValueError, match=r"argument 'stddev' sample 0: .*shape \(2, 1, 3\)"):
         ndd.normalize(x, axes=[0, 1], stddev=ndd.as_tensor(np.ones((2, 1, 3), np.float32)))
     ragged = ndd.as_batch([np.zeros((2, 3, 3), np.float32), np.zeros((2, 3, 1), np.float32)],
                           layout="HWC")  # fmt: skip
-    with pytest.raises(
+    with raises_at_call(
         ValueError,
         match="normalize: batch=True needs the same non-reduced "
         r"extents in every sample; sample 1 has \(1, 1, 1\)",
     ):
         ndd.normalize(ragged, axes=[0, 1], batch=True)
     pair = ndd.as_batch([np.zeros((2, 2), np.float32)] * 2)
-    with pytest.raises(
+    with raises_at_call(
         ValueError,
         match="normalize: argument 'mean' must be the same for every sample with batch=True",
     ):
         ndd.normalize(pair, batch=True, mean=ndd.as_batch([np.float32(0), np.float32(1)]))
-    with pytest.raises(ValueError, match="normalize: argument 'ddof' must be non-negative"):
+    with raises_at_call(ValueError, match="normalize: argument 'ddof' must be non-negative"):
         ndd.normalize(x, ddof=-1)
-    with pytest.raises(ValueError, match="normalize: argument 'epsilon' must be non-negative"):
+    with raises_at_call(ValueError, match="normalize: argument 'epsilon' must be non-negative"):
         ndd.normalize(x, epsilon=-0.1)
-    with pytest.raises(
+    with raises_at_call(
         TypeError, match="normalize: input 0 has dtype bool; expected an integer or float type"
     ):
         ndd.normalize(np.zeros(3, np.bool_))
-    with pytest.raises(
+    with raises_at_call(
         IndexError,
         match=r"normalize: argument 'axes': Axis index out of range: "
         r"3 not in range \[-3,2\]",

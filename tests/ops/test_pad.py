@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _check import check_op, samples_of
+from _check import check_op, raises_at_call, samples_of
 
 import ndd_triton as ndd
 
@@ -160,33 +160,33 @@ def test_pad_one_launch_per_ragged_batch():
 
 def test_pad_errors():
     batch = ndd.as_batch([np.zeros((2, 3), np.uint8), np.zeros((1, 5), np.uint8)], layout="HW")
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError, match="pad: arguments 'axes' and 'axis_names' are mutually exclusive"
     ):
         ndd.pad(batch, axes=[0], axis_names="H")
-    with pytest.raises(
+    with raises_at_call(
         IndexError,
         match=r"pad: argument 'axes': Axis index out of range: 2 not in"
         r" range \[-2,1\]",
     ):
         ndd.pad(batch, axes=[2])
-    with pytest.raises(
+    with raises_at_call(
         ValueError,
         match="pad: argument 'shape' sample 0: expected 1 or 2 values "
         r"\(one per padded axis\); got 3",
     ):
         ndd.pad(batch, shape=[1, 2, 3])
-    with pytest.raises(ValueError, match="pad: argument 'shape' sample 1: extents must be -1"):
+    with raises_at_call(ValueError, match="pad: argument 'shape' sample 1: extents must be -1"):
         ndd.pad(batch, shape=ndd.as_batch([np.array([1]), np.array([-5])]))
-    with pytest.raises(
+    with raises_at_call(
         ValueError, match="pad: argument 'align' sample 0: alignment must be positive; got 0"
     ):
         ndd.pad(batch, align=0)
-    with pytest.raises(ValueError, match="pad: argument 'axes' must be the same for every sample"):
+    with raises_at_call(ValueError, match="pad: argument 'axes' must be the same for every sample"):
         ndd.pad(batch, axes=ndd.as_batch([np.array([0]), np.array([1])]))
-    with pytest.raises(ValueError, match="pad: argument 'axis_names': axis 'C' is not present"):
+    with raises_at_call(ValueError, match="pad: argument 'axis_names': axis 'C' is not present"):
         ndd.pad(batch, axis_names="C")
-    with pytest.raises(ValueError, match="pad: argument 'fill_value' must be finite for integer"):
+    with raises_at_call(ValueError, match="pad: argument 'fill_value' must be finite for integer"):
         ndd.pad(batch, fill_value=float("nan"))
-    with pytest.raises(TypeError, match="pad: argument 'fill_value' expects a float"):
+    with raises_at_call(TypeError, match="pad: argument 'fill_value' expects a float"):
         ndd.pad(batch, fill_value=[1.0, 2.0])

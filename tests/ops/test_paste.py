@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _check import check_op
+from _check import check_op, raises_at_call
 
 import ndd_triton as ndd
 
@@ -57,15 +57,15 @@ def test_paste_one_launch_and_errors():
         ndd.paste(batch, ratio=2, fill_value=[1, 2, 3]).evaluate()
     assert prof.records[0].gpu_launches == 1
     img = np.zeros((4, 5, 3), np.uint8)
-    with pytest.raises(
+    with raises_at_call(
         ValueError,
         match=r"paste: argument 'fill_value' has 2 values; expected "
         r"one per channel \(3 for sample 0\)",
     ):
         ndd.paste(img, ratio=2, fill_value=[1, 2])
-    with pytest.raises(ValueError, match="argument 'n_channels' is 3 but 'fill_value' has 1"):
+    with raises_at_call(ValueError, match="argument 'n_channels' is 3 but 'fill_value' has 1"):
         ndd.paste(img[..., :1], ratio=2, fill_value=[1])
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError,
         match=r"argument 'ratio' sample 1: ratio of less than 1 is "
         r"not supported; got 0\.5",
@@ -73,11 +73,11 @@ def test_paste_one_launch_and_errors():
         ndd.paste(
             ndd.as_batch([img, img]), ratio=ndd.as_batch(np.array([1.0, 0.5])), fill_value=[0, 0, 0]
         )
-    with pytest.raises(ValueError, match=r"sample 0: paste_x and paste_y must be in \[0, 1\]"):
+    with raises_at_call(ValueError, match=r"sample 0: paste_x and paste_y must be in \[0, 1\]"):
         ndd.paste(img, ratio=2, fill_value=[0, 0, 0], paste_x=1.5)
-    with pytest.raises(TypeError, match="paste: input 0 has dtype f32"):
+    with raises_at_call(TypeError, match="paste: input 0 has dtype f32"):
         ndd.paste(img.astype(np.float32), ratio=2, fill_value=[0, 0, 0])
-    with pytest.raises(TypeError, match="ratio"):
+    with raises_at_call(TypeError, match="ratio"):
         ndd.paste(img, fill_value=[0, 0, 0])
 
 

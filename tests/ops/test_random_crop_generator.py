@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from _check import raises_at_call
 
 import ndd_triton as ndd
 
@@ -47,15 +48,15 @@ def test_windows_fit_follow_the_ranges_and_are_deterministic():
 
 
 def test_errors():
-    with pytest.raises(
+    with raises_at_call(
         ValueError,
         match=r"random_crop_generator: input 0 sample 0: expected a "
         r"shape \(H, W\) or \(H, W, C\)",
     ):
         ndd.random_crop_generator(np.array([1, 2, 3, 4]))
-    with pytest.raises(TypeError, match="input 0 must be an int32/int64 shape; got f32"):
+    with raises_at_call(TypeError, match="input 0 must be an int32/int64 shape; got f32"):
         ndd.random_crop_generator(np.array([10.0, 20.0], np.float32))
-    with pytest.raises(ValueError, match="argument 'random_aspect_ratio' expects"):
+    with raises_at_call(ValueError, match="argument 'random_aspect_ratio' expects"):
         ndd.random_crop_generator(np.array([10, 20]), random_aspect_ratio=[2, 1])
-    with pytest.raises(ValueError, match="not supported"):
+    with raises_at_call(ValueError, match="not supported"):
         ndd.random_crop_generator(np.array([10, 20]), device="gpu")

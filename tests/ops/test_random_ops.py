@@ -8,7 +8,7 @@ thousand values; CPU == GPU is checked on top.
 
 import numpy as np
 import pytest
-from _check import samples_of
+from _check import raises_at_call, samples_of
 from reference.philox_ref import draw
 
 import ndd_triton as ndd
@@ -351,7 +351,7 @@ def test_signatures_and_exports():
     (lambda: R.coin_flip(rng=3), TypeError, "argument 'rng' expects an ndd.random.RNG; got int"),
 ])  # fmt: skip
 def test_errors(call, exc, match):
-    with pytest.raises(exc, match=match):
+    with raises_at_call(exc, match=match):
         call()
 
 

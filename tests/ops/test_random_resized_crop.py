@@ -4,7 +4,7 @@ the arguments pin down."""
 
 import numpy as np
 import pytest
-from _check import assert_close, samples_of
+from _check import assert_close, raises_at_call, samples_of
 from reference import resample as ref
 
 import ndd_triton as ndd
@@ -87,16 +87,16 @@ def test_rrc_default_rng_advances():
 
 def test_rrc_errors():
     x = np.zeros((8, 8, 3), np.uint8)
-    with pytest.raises(TypeError, match="size"):
+    with raises_at_call(TypeError, match="size"):
         ndd.random_resized_crop(x)
-    with pytest.raises(ValueError, match=r"argument 'random_area' expects \[min, max\]"):
+    with raises_at_call(ValueError, match=r"argument 'random_area' expects \[min, max\]"):
         ndd.random_resized_crop(x, size=4, random_area=[0.9, 0.1])
-    with pytest.raises(ValueError, match=r"argument 'random_aspect_ratio' expects \[min, max\] "
+    with raises_at_call(ValueError, match=r"argument 'random_aspect_ratio' expects \[min, max\] "
                                          "with 0 < min"):
         ndd.random_resized_crop(x, size=4, random_aspect_ratio=[0, 1])
-    with pytest.raises(ValueError, match="argument 'num_attempts' must be at least 1; got 0"):
+    with raises_at_call(ValueError, match="argument 'num_attempts' must be at least 1; got 0"):
         ndd.random_resized_crop(x, size=4, num_attempts=0)
-    with pytest.raises(ValueError, match="argument 'size' expects 1 or 2 positive values"):
+    with raises_at_call(ValueError, match="argument 'size' expects 1 or 2 positive values"):
         ndd.random_resized_crop(x, size=[4, 4, 4])
 
 

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from _check import assert_close, check_op, samples_of
+from _check import assert_close, check_op, raises_at_call, samples_of
 
 import ndd_triton as ndd
 
@@ -267,61 +267,61 @@ def test_one_launch_per_ragged_batch():
 def test_errors():
     x = np.zeros((2, 3), np.float32)
     r = ndd.reductions
-    with pytest.raises(
+    with raises_at_call(
         IndexError,
         match=r"reductions.sum: argument 'axes': Axis index out of "
         r"range: 2 not in range \[-2,1\]",
     ):
         r.sum(x, axes=2)
-    with pytest.raises(IndexError, match=r"not in range \[-2,1\]"):
+    with raises_at_call(IndexError, match=r"not in range \[-2,1\]"):
         r.max(x, axes=[-3])
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError,
         match=r"reductions.mean: arguments 'axes' and 'axis_names' "
         "are mutually exclusive",
     ):
         r.mean(ndd.as_tensor(x, layout="HW"), axes=0, axis_names="W")
-    with pytest.raises(RuntimeError, match=r"reductions.sum: Unsupported input type f16"):
+    with raises_at_call(RuntimeError, match=r"reductions.sum: Unsupported input type f16"):
         r.sum(np.zeros(3, np.float16))
-    with pytest.raises(RuntimeError, match="Unsupported input type bool"):
+    with raises_at_call(RuntimeError, match="Unsupported input type bool"):
         r.min(np.zeros(3, np.bool_))
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError,
         match=r"reductions.mean: argument 'dtype' i32 cannot hold a "
         "reduction of float input f32",
     ):
         r.mean(x, dtype=ndd.int32)
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError,
         match=r"reductions.sum: argument 'dtype' must be an integer "
         "type, float32 or float64; got f16",
     ):
         r.sum(np.zeros(3, np.uint8), dtype=ndd.float16)
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError,
         match=r"reductions.std_dev: input 'mean' must be float32 or "
         "float64; got i32",
     ):
         r.std_dev(x, np.int32(1))
-    with pytest.raises(
+    with raises_at_call(
         ValueError,
         match=r"reductions.variance: input 'mean' sample 0: shape "
         r"\(2,\) does not match the reduced shape \(3,\)",
     ):
         r.variance(x, np.zeros(2, np.float32), axes=0)
-    with pytest.raises(ValueError, match="argument 'ddof' must be non-negative; got -1"):
+    with raises_at_call(ValueError, match="argument 'ddof' must be non-negative; got -1"):
         r.variance(x, np.float32(0), ddof=-1)
-    with pytest.raises(
+    with raises_at_call(
         ValueError,
         match=r"reductions.rms: argument 'axis_names': axis 'C' is not "
         "present in the input layout 'HW'",
     ):
         r.rms(ndd.as_tensor(x, layout="HW"), axis_names="C")
-    with pytest.raises(ValueError, match=r"argument 'axis_names' .* needs an input layout"):
+    with raises_at_call(ValueError, match=r"argument 'axis_names' .* needs an input layout"):
         r.sum(x, axis_names="W")
-    with pytest.raises(ValueError, match="argument 'axes' lists an axis twice"):
+    with raises_at_call(ValueError, match="argument 'axes' lists an axis twice"):
         r.sum(x, axes=[0, -2])
-    with pytest.raises(TypeError, match="unexpected keyword argument 'dtype'"):
+    with raises_at_call(TypeError, match="unexpected keyword argument 'dtype'"):
         r.min(x, dtype=ndd.float32)
 
 

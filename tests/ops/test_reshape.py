@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _check import check_op
+from _check import check_op, raises_at_call
 
 import ndd_triton as ndd
 
@@ -62,37 +62,37 @@ def test_reshape_layout_rules():
 
 def test_reshape_errors():
     x = np.zeros((4, 6), np.uint8)
-    with pytest.raises(RuntimeError, match="reshape: Input and output samples must occupy the "
+    with raises_at_call(RuntimeError, match="reshape: Input and output samples must occupy the "
                        "same size in bytes; sample 0: the input has 24 elements"):  # fmt: skip
         ndd.reshape(x, shape=[5, 5])
-    with pytest.raises(RuntimeError, match="reshape: shape, rel_shape are mutually exclusive"):
+    with raises_at_call(RuntimeError, match="reshape: shape, rel_shape are mutually exclusive"):
         ndd.reshape(x, shape=[24], rel_shape=[1.0])
-    with pytest.raises(RuntimeError, match="reshape: shape, shape_input are mutually exclusive"):
+    with raises_at_call(RuntimeError, match="reshape: shape, shape_input are mutually exclusive"):
         ndd.reshape(x, np.array([24]), shape=[24])
-    with pytest.raises(RuntimeError, match="reshape: nothing to do"):
+    with raises_at_call(RuntimeError, match="reshape: nothing to do"):
         ndd.reshape(x)
-    with pytest.raises(RuntimeError, match="reshape: argument 'shape' sample 0: only one extent "
+    with raises_at_call(RuntimeError, match="reshape: argument 'shape' sample 0: only one extent "
                        "may be -1"):  # fmt: skip
         ndd.reshape(x, shape=[-1, -1])
-    with pytest.raises(RuntimeError, match="argument 'shape' sample 0: cannot infer the -1 "
+    with raises_at_call(RuntimeError, match="argument 'shape' sample 0: cannot infer the -1 "
                        "extent"):  # fmt: skip
         ndd.reshape(x, shape=[-1, 5])
-    with pytest.raises(RuntimeError, match="extents must be non-negative"):
+    with raises_at_call(RuntimeError, match="extents must be non-negative"):
         ndd.reshape(x, shape=[-2, -12])
-    with pytest.raises(RuntimeError, match="reshape: argument 'layout' 'ABC' has 3 letters but "
+    with raises_at_call(RuntimeError, match="reshape: argument 'layout' 'ABC' has 3 letters but "
                        "the output has 2 dimensions"):  # fmt: skip
         ndd.reshape(x, layout="ABC")
-    with pytest.raises(RuntimeError, match="argument 'src_dims' sample 0: input dimension 1 "
+    with raises_at_call(RuntimeError, match="argument 'src_dims' sample 0: input dimension 1 "
                        "\\(extent 6\\) is omitted"):  # fmt: skip
         ndd.reshape(x, src_dims=[0])
-    with pytest.raises(RuntimeError, match="argument 'src_dims' sample 0: 5 is not a valid"):
+    with raises_at_call(RuntimeError, match="argument 'src_dims' sample 0: 5 is not a valid"):
         ndd.reshape(x, src_dims=[5, 0])
-    with pytest.raises(RuntimeError, match="argument 'rel_shape' sample 0 has 3 entries"):
+    with raises_at_call(RuntimeError, match="argument 'rel_shape' sample 0 has 3 entries"):
         ndd.reshape(x, rel_shape=[1, 1, 1])
-    with pytest.raises(RuntimeError, match="input 1 \\(shape_input\\) must be a 1-D integer"):
+    with raises_at_call(RuntimeError, match="input 1 \\(shape_input\\) must be a 1-D integer"):
         ndd.reshape(x, np.array([24.0], np.float32))
     batch = ndd.as_batch([x, x])
-    with pytest.raises(RuntimeError, match="every sample must get the same number of dim"):
+    with raises_at_call(RuntimeError, match="every sample must get the same number of dim"):
         ndd.reshape(batch, shape=ndd.as_batch([np.array([24]), np.array([4, 6])]))
 
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _check import assert_close, check_op, samples_of
+from _check import assert_close, check_op, raises_at_call, samples_of
 from reference import resample as ref
 
 import ndd_triton as ndd
@@ -167,29 +167,29 @@ def test_resize_two_launches_per_ragged_batch():
 
 def test_resize_errors():
     x = np.zeros((8, 8, 3), np.uint8)
-    with pytest.raises(RuntimeError, match="resize: Exactly one method of specifying size"):
+    with raises_at_call(RuntimeError, match="resize: Exactly one method of specifying size"):
         ndd.resize(x)
-    with pytest.raises(RuntimeError, match="got size, resize_shorter"):
+    with raises_at_call(RuntimeError, match="got size, resize_shorter"):
         ndd.resize(x, size=4, resize_shorter=3)
-    with pytest.raises(RuntimeError, match="argument 'size' sample 0: expected either a single "
+    with raises_at_call(RuntimeError, match="argument 'size' sample 0: expected either a single "
                                            "value or a list of 2 elements; got 3"):
         ndd.resize(x, size=[1, 2, 3])
-    with pytest.raises(RuntimeError, match="'roi_start' and 'roi_end' must be given together"):
+    with raises_at_call(RuntimeError, match="'roi_start' and 'roi_end' must be given together"):
         ndd.resize(x, size=4, roi_start=[0, 0])
-    with pytest.raises(ValueError, match="argument 'roi_end' sample 1: expected 1 or 2 values"):
+    with raises_at_call(ValueError, match="argument 'roi_end' sample 1: expected 1 or 2 values"):
         ndd.resize(ndd.as_batch([x, x]), size=4, roi_start=[0, 0],
                    roi_end=ndd.as_batch([np.array([4.0, 4.0]), np.array([1.0, 2.0, 3.0])]))
-    with pytest.raises(ValueError, match="argument 'mode' must be one of"):
+    with raises_at_call(ValueError, match="argument 'mode' must be one of"):
         ndd.resize(x, size=4, mode="fit")
-    with pytest.raises(ValueError, match="argument 'interp_type' must be one of"):
+    with raises_at_call(ValueError, match="argument 'interp_type' must be one of"):
         ndd.resize(x, size=4, interp_type=7)
-    with pytest.raises(RuntimeError, match=r"argument 'dtype' must be the input type \(u8\) "
+    with raises_at_call(RuntimeError, match=r"argument 'dtype' must be the input type \(u8\) "
                                            "or float32; got i32"):
         ndd.resize(x, size=4, dtype=ndd.int32)
-    with pytest.raises(TypeError, match="resize: input 0 has dtype i32"):
+    with raises_at_call(TypeError, match="resize: input 0 has dtype i32"):
         ndd.resize(x.astype(np.int32), size=4)
-    with pytest.raises(ValueError, match=r"resize: input 0 sample 1 has shape \(0, 3, 3\) \(HWC\): "
+    with raises_at_call(ValueError, match=r"resize: input 0 sample 1 has shape \(0, 3, 3\) \(HWC\): "
                                          "a spatial extent of 0 cannot be resampled"):
         ndd.resize(ndd.as_batch([x, np.zeros((0, 3, 3), np.uint8)]), size=4)
-    with pytest.raises(ValueError, match="argument 'max_size' expects 1 or 2 values; got 3"):
+    with raises_at_call(ValueError, match="argument 'max_size' expects 1 or 2 values; got 3"):
         ndd.resize(x, size=4, max_size=[1, 2, 3])

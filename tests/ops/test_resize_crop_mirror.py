@@ -3,7 +3,7 @@
 
 import numpy as np
 import pytest
-from _check import check_op
+from _check import check_op, raises_at_call
 from reference import resample as ref
 
 import ndd_triton as ndd
@@ -51,8 +51,8 @@ def test_rcm_shapes_and_errors():
     x = np.zeros((40, 60, 3), np.uint8)
     assert ndd.resize_crop_mirror(x, size=(20, 30), crop=(10, 10)).shape == (10, 10, 3)
     assert ndd.resize_crop_mirror(x, size=(20, 30)).shape == (20, 30, 3)
-    with pytest.raises(RuntimeError, match="resize_crop_mirror: arguments 'crop_h' and 'crop_w' "
+    with raises_at_call(RuntimeError, match="resize_crop_mirror: arguments 'crop_h' and 'crop_w' "
                                            "must be given together"):
         ndd.resize_crop_mirror(x, size=(20, 30), crop_w=3)
-    with pytest.raises(RuntimeError, match="Exactly one method of specifying size"):
+    with raises_at_call(RuntimeError, match="Exactly one method of specifying size"):
         ndd.resize_crop_mirror(x, crop=(2, 2))

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from _check import raises_at_call
 
 import ndd_triton as ndd
 
@@ -55,7 +56,7 @@ def test_bounds_from_in_shape_or_input_and_per_sample_args():
 
 
 def test_errors():
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError,
         match=r"roi_random_crop: sample 0: Cropping shape can't be "
         r"bigger than the input shape",
@@ -63,11 +64,11 @@ def test_errors():
         ndd.roi_random_crop(
             crop_shape=[30, 3], roi_start=[0, 0], roi_shape=[1, 1], in_shape=[20, 20]
         )
-    with pytest.raises(ValueError, match="give exactly one of 'roi_end' and 'roi_shape'"):
+    with raises_at_call(ValueError, match="give exactly one of 'roi_end' and 'roi_shape'"):
         ndd.roi_random_crop(crop_shape=[3, 3], roi_start=[0, 0], roi_shape=[1, 1], roi_end=[2, 2])
-    with pytest.raises(ValueError, match=r"argument 'roi_start' sample 0: expected 2 values"):
+    with raises_at_call(ValueError, match=r"argument 'roi_start' sample 0: expected 2 values"):
         ndd.roi_random_crop(crop_shape=[3, 3], roi_start=[0, 0, 0], roi_shape=[1, 1])
-    with pytest.raises(ValueError, match="'in_shape' cannot be combined with the positional"):
+    with raises_at_call(ValueError, match="'in_shape' cannot be combined with the positional"):
         ndd.roi_random_crop(
             np.zeros((5, 5), np.uint8),
             crop_shape=[3, 3],
@@ -75,5 +76,5 @@ def test_errors():
             roi_shape=[1, 1],
             in_shape=[5, 5],
         )
-    with pytest.raises(TypeError, match="crop_shape"):
+    with raises_at_call(TypeError, match="crop_shape"):
         ndd.roi_random_crop(roi_start=[0, 0], roi_shape=[1, 1])

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from _check import check_op
+from _check import check_op, raises_at_call
 from reference.affine import affine_ref, rotate_inverse
 
 import ndd_triton as ndd
@@ -120,21 +120,21 @@ def test_rotate_one_launch_per_ragged_batch():
 
 def test_rotate_errors():
     img = np.zeros((4, 5, 3), np.uint8)
-    with pytest.raises(TypeError, match="angle"):
+    with raises_at_call(TypeError, match="angle"):
         ndd.rotate(img)
-    with pytest.raises(ValueError, match="rotate: input 0 has layout 'CHW'"):
+    with raises_at_call(ValueError, match="rotate: input 0 has layout 'CHW'"):
         ndd.rotate(ndd.as_tensor(img, layout="CHW"), angle=3)
-    with pytest.raises(ValueError, match="rotate: argument 'axis' applies to volumes"):
+    with raises_at_call(ValueError, match="rotate: argument 'axis' applies to volumes"):
         ndd.rotate(img, angle=3, axis=[0, 0, 1])
-    with pytest.raises(
+    with raises_at_call(
         ValueError,
         match="argument 'interp_type': only INTERP_NN and "
         "INTERP_LINEAR are supported; got INTERP_LANCZOS3",
     ):
         ndd.rotate(img, angle=3, interp_type=DALIInterpType.INTERP_LANCZOS3)
-    with pytest.raises(ValueError, match="argument 'angle' sample 1: expected a finite angle"):
+    with raises_at_call(ValueError, match="argument 'angle' sample 1: expected a finite angle"):
         ndd.rotate(ndd.as_batch([img, img]), angle=ndd.as_batch(np.array([1.0, np.inf])))
-    with pytest.raises(
+    with raises_at_call(
         ValueError,
         match=r"argument 'size' sample 0: extents must be finite and "
         r"non-negative; got \[-1.0, 2.0\]",
@@ -176,9 +176,9 @@ def test_rotate_volumes_axis_angle():
         args={"keep_size": True, "fill_value": 5.0},
         per_sample={"angle": [25.0, -70.0], "axis": [np.array([1.0, 2, 3]), np.array([0, 1.0, 0])]},
     )
-    with pytest.raises(RuntimeError, match="rotate: Argument axis is required for volumes"):
+    with raises_at_call(RuntimeError, match="rotate: Argument axis is required for volumes"):
         ndd.rotate(ndd.as_tensor(vol, layout="DHWC"), angle=3)
-    with pytest.raises(ValueError, match=r"argument 'axis' sample 0: expected a non-zero"):
+    with raises_at_call(ValueError, match=r"argument 'axis' sample 0: expected a non-zero"):
         ndd.rotate(ndd.as_tensor(vol, layout="DHWC"), angle=3, axis=[0, 0, 0])
 
 

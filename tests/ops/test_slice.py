@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _check import assert_close, check_op, samples_of
+from _check import assert_close, check_op, raises_at_call, samples_of
 
 import ndd_triton as ndd
 
@@ -226,71 +226,71 @@ def test_one_launch_per_ragged_batch():
 def test_errors():
     img = ndd.as_tensor(np.zeros((4, 5, 3), np.uint8), layout="HWC")
     anchor = np.array([1, 1], np.int32)
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError,
         match=r"slice: Slice can't be placed out of bounds with "
         r"out_of_bounds_policy='error': sample 0 axis 1: "
         r"window \[3, 7\) vs extent 5",
     ):
         ndd.slice(img, start=[3, 0], shape=[4, 2])
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError,
         match="slice: the positional anchor/shape inputs and the "
         r"keyword coordinates \(start\) are mutually exclusive",
     ):
         ndd.slice(img, anchor, anchor, start=[0, 0])
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError,
         match="slice: the positional 'anchor' and 'shape' inputs must be given together",
     ):
         ndd.slice(img, anchor)
-    with pytest.raises(RuntimeError, match="slice: no slice coordinates given"):
+    with raises_at_call(RuntimeError, match="slice: no slice coordinates given"):
         ndd.slice(img)
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError,
         match="slice: Axis 'W' is not present: input 0 has 1 "
         r"dimension\(s\) and no layout.*pass axes=\[0\]",
     ):
         ndd.slice(np.zeros(5, np.uint8), start=[1], shape=[2])
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError, match="slice: Axis 'W' is not present in the input layout 'DHC'"
     ):
         ndd.slice(ndd.as_tensor(np.zeros((2, 2, 2)), layout="DHC"), start=[0, 0])
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError, match="slice: arguments 'start' and 'rel_start' are mutually exclusive"
     ):
         ndd.slice(img, start=[0, 0], rel_start=[0.1, 0.1])
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError, match="slice: arguments 'end', 'shape' are mutually exclusive"
     ):
         ndd.slice(img, end=[1, 1], shape=[1, 1])
-    with pytest.raises(
+    with raises_at_call(
         ValueError,
         match=r"slice: argument 'start' sample 0: expected 2 values "
         r"\(one per sliced axis\); got 3",
     ):
         ndd.slice(img, start=[0, 0, 0])
-    with pytest.raises(ValueError, match=r"slice: input 'anchor' sample 0: expected 2 values"):
+    with raises_at_call(ValueError, match=r"slice: input 'anchor' sample 0: expected 2 values"):
         ndd.slice(img, np.array([1], np.int32), np.array([1], np.int32))
-    with pytest.raises(
+    with raises_at_call(
         ValueError, match="slice: argument 'fill_values' has 2 values but sample 0 has 3 channels"
     ):
         ndd.slice(img, start=[0, 0], fill_values=[1.0, 2.0])
-    with pytest.raises(ValueError, match=r"argument 'fill_values' has 2 values .* no 'C' axis"):
+    with raises_at_call(ValueError, match=r"argument 'fill_values' has 2 values .* no 'C' axis"):
         ndd.slice(ndd.as_tensor(np.zeros((3, 3)), layout="HW"), start=[0, 0], fill_values=[1, 2])
-    with pytest.raises(ValueError, match="slice: argument 'out_of_bounds_policy' must be one of"):
+    with raises_at_call(ValueError, match="slice: argument 'out_of_bounds_policy' must be one of"):
         ndd.slice(img, start=[0, 0], out_of_bounds_policy="mirror")
-    with pytest.raises(
+    with raises_at_call(
         ValueError,
         match=r"slice: sample 0 axis 1: the slice end 1 is before its "
         r"start 3",
     ):
         ndd.slice(img, start=[3, 0], end=[1, 2])
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError, match="slice: arguments 'axes' and 'axis_names' are mutually exclusive"
     ):
         ndd.slice(img, start=[0], axes=[0], axis_names="H")
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError,
         match="slice: sample 0 axis 0: out_of_bounds_policy='wrap' needs a non-empty input extent",
     ):

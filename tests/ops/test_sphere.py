@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _check import check_op
+from _check import check_op, raises_at_call
 from reference.remap import sphere_ref
 
 import ndd_triton as ndd
@@ -40,7 +40,7 @@ def test_sphere_one_launch_and_errors():
     with ndd.profile() as prof:
         ndd.sphere(batch).evaluate()
     assert prof.records[0].gpu_launches == 1
-    with pytest.raises(ValueError, match="sphere: argument 'interp_type': only INTERP_NN"):
+    with raises_at_call(ValueError, match="sphere: argument 'interp_type': only INTERP_NN"):
         ndd.sphere(np.zeros((4, 5, 3), np.uint8), interp_type=3)
 
 

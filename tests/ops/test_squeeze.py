@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _check import check_op
+from _check import check_op, raises_at_call
 
 import ndd_triton as ndd
 
@@ -49,21 +49,21 @@ def test_squeeze_zero_volume_allows_any_axis():
 
 def test_squeeze_errors():
     x = ndd.as_tensor(np.zeros((1, 5, 1), np.uint8), layout="HWC")
-    with pytest.raises(RuntimeError, match="squeeze: give exactly one of 'axes' and "
+    with raises_at_call(RuntimeError, match="squeeze: give exactly one of 'axes' and "
                        "'axis_names'; got neither"):  # fmt: skip
         ndd.squeeze(x)
-    with pytest.raises(RuntimeError, match="got both"):
+    with raises_at_call(RuntimeError, match="got both"):
         ndd.squeeze(x, axes=[0], axis_names="H")
-    with pytest.raises(RuntimeError, match="squeeze: sample 0: cannot remove axis 1 of extent 5"):
+    with raises_at_call(RuntimeError, match="squeeze: sample 0: cannot remove axis 1 of extent 5"):
         ndd.squeeze(x, axes=[1])
-    with pytest.raises(RuntimeError, match="argument 'axes' sample 0: axis 3 is out of range for "
+    with raises_at_call(RuntimeError, match="argument 'axes' sample 0: axis 3 is out of range for "
                        "3-D input"):  # fmt: skip
         ndd.squeeze(x, axes=[3])
-    with pytest.raises(RuntimeError, match="argument 'axis_names' 'D': axis 'D' is not in the "
+    with raises_at_call(RuntimeError, match="argument 'axis_names' 'D': axis 'D' is not in the "
                        "input layout 'HWC'"):  # fmt: skip
         ndd.squeeze(x, axis_names="D")
     batch = ndd.as_batch([np.zeros((1, 1, 2))] * 2)
-    with pytest.raises(RuntimeError, match="must remove the same number of axes from every"):
+    with raises_at_call(RuntimeError, match="must remove the same number of axes from every"):
         ndd.squeeze(batch, axes=ndd.as_batch([np.array([0]), np.array([0, 1])]))
 
 

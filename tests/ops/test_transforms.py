@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from _check import raises_at_call
 from reference.affine import affine_ref
 
 import ndd_triton as ndd
@@ -98,37 +99,37 @@ def test_composed_matrix_drives_warp_affine_on_both_backends():
 
 
 def test_transforms_errors():
-    with pytest.raises(TypeError, match="offset"):
+    with raises_at_call(TypeError, match="offset"):
         ndd.transforms.translation()
-    with pytest.raises(
+    with raises_at_call(
         ValueError,
         match=r"transforms.translation: argument 'offset' sample 0: "
         r"only 2-D transforms are supported: expected 2 values",
     ):
         ndd.transforms.translation(offset=[1, 2, 3])
-    with pytest.raises(
+    with raises_at_call(
         ValueError,
         match=r"transforms\.shear: give exactly one of 'shear' and "
         "'angles'",
     ):
         ndd.transforms.shear()
-    with pytest.raises(
+    with raises_at_call(
         ValueError,
         match=r"argument 'angles' sample 0: shear angles must be in "
         r"\(-90, 90\)",
     ):
         ndd.transforms.shear(angles=[90, 0])
-    with pytest.raises(ValueError, match=r"transforms\.combine: expects at least 2 transforms"):
+    with raises_at_call(ValueError, match=r"transforms\.combine: expects at least 2 transforms"):
         ndd.transforms.combine(ndd.transforms.translation(offset=[1, 1]))
-    with pytest.raises(
+    with raises_at_call(
         ValueError,
         match=r"transforms.rotation: input 0 sample 0: expected a "
         r"\(2, 3\) transform; got shape \(4,\)",
     ):
         ndd.transforms.rotation(np.zeros(4, np.float32), angle=3)
-    with pytest.raises(ValueError, match=r"transforms\.crop: sample 0: the source box is empty"):
+    with raises_at_call(ValueError, match=r"transforms\.crop: sample 0: the source box is empty"):
         ndd.transforms.crop(from_start=[1, 1], from_end=[1, 2])
-    with pytest.raises(ValueError, match="argument 'axis' is for 3-D rotations"):
+    with raises_at_call(ValueError, match="argument 'axis' is for 3-D rotations"):
         ndd.transforms.rotation(angle=3, axis=[0, 0, 1])
-    with pytest.raises(ValueError, match="not supported"):
+    with raises_at_call(ValueError, match="not supported"):
         ndd.transforms.translation(offset=[1, 1], device="gpu")

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _check import check_op
+from _check import check_op, raises_at_call
 from reference.affine import affine_ref, affine_ref_3d
 
 import ndd_triton as ndd
@@ -130,43 +130,43 @@ def test_warp_affine_one_launch_per_ragged_batch():
 
 def test_warp_affine_errors():
     img = np.zeros((4, 5, 3), np.uint8)
-    with pytest.raises(RuntimeError, match="warp_affine: no transform given"):
+    with raises_at_call(RuntimeError, match="warp_affine: no transform given"):
         ndd.warp_affine(img)
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError,
         match=r"argument 'matrix' sample 0: matrix parameter must "
         r"have 6 elements \(2x3\); got shape \(9,\)",
     ):
         ndd.warp_affine(img, matrix=list(range(9)))
-    with pytest.raises(
+    with raises_at_call(
         RuntimeError,
         match=r"input 1 \(mtx\) sample 0: expected a \(2, 3\) "
         r"matrix; got shape \(6,\)",
     ):
         ndd.warp_affine(img, ndd.as_tensor(np.zeros(6, np.float32)))
-    with pytest.raises(ValueError, match="given both as input 1 and as argument 'matrix'"):
+    with raises_at_call(ValueError, match="given both as input 1 and as argument 'matrix'"):
         ndd.warp_affine(img, ndd.as_tensor(np.eye(2, 3, dtype=np.float32)), matrix=M)
-    with pytest.raises(
+    with raises_at_call(
         ValueError,
         match="argument 'interp_type': only INTERP_NN and "
         "INTERP_LINEAR are supported; got INTERP_CUBIC",
     ):
         ndd.warp_affine(img, matrix=M, interp_type=DALIInterpType.INTERP_CUBIC)
-    with pytest.raises(ValueError, match="sample 1: the affine matrix is singular"):
+    with raises_at_call(ValueError, match="sample 1: the affine matrix is singular"):
         ndd.warp_affine(
             ndd.as_batch([img, img]),
             inverse_map=False,
             matrix=ndd.as_batch([np.eye(2, 3), np.zeros((2, 3))]),
         )
-    with pytest.raises(
+    with raises_at_call(
         ValueError,
         match=r"argument 'size' sample 0: expected 2 values \(H, W\); "
         "got 3",
     ):
         ndd.warp_affine(img, matrix=M, size=[1, 2, 3])
-    with pytest.raises(ValueError, match="warp_affine: input 0 has layout 'CHW'"):
+    with raises_at_call(ValueError, match="warp_affine: input 0 has layout 'CHW'"):
         ndd.warp_affine(ndd.as_tensor(img, layout="CHW"), matrix=M)
-    with pytest.raises(ValueError, match="argument 'dtype': expected one of"):
+    with raises_at_call(ValueError, match="argument 'dtype': expected one of"):
         ndd.warp_affine(img, matrix=M, dtype=ndd.float64)
 
 
@@ -203,5 +203,5 @@ def test_warp_affine_volumes_and_frames():
         atol=1e-3,
         all_modes=False,
     )
-    with pytest.raises(RuntimeError, match=r"matrix parameter must have 12 elements \(3x4\)"):
+    with raises_at_call(RuntimeError, match=r"matrix parameter must have 12 elements \(3x4\)"):
         ndd.warp_affine(ndd.as_tensor(vols[0], layout="DHWC"), matrix=M)

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _check import check_op
+from _check import check_op, raises_at_call
 from reference.remap import water_ref
 
 import ndd_triton as ndd
@@ -59,11 +59,11 @@ def test_water_one_launch_and_errors():
         ndd.water(batch).evaluate()
     assert prof.records[0].gpu_launches == 1
     img = np.zeros((4, 5, 3), np.uint8)
-    with pytest.raises(ValueError, match="water: input 0 has layout 'CHW'"):
+    with raises_at_call(ValueError, match="water: input 0 has layout 'CHW'"):
         ndd.water(ndd.as_tensor(img, layout="CHW"))
-    with pytest.raises(ValueError, match="water: argument 'interp_type': only INTERP_NN"):
+    with raises_at_call(ValueError, match="water: argument 'interp_type': only INTERP_NN"):
         ndd.water(img, interp_type=2)
-    with pytest.raises(TypeError, match="water: input 0 has dtype i16"):
+    with raises_at_call(TypeError, match="water: input 0 has dtype i16"):
         ndd.water(img.astype(np.int16))
 
 

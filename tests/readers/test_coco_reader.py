@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from _check import raises_at_call
 
 import ndd_triton as ndd
 
@@ -113,6 +114,6 @@ def test_decoder_errors_name_the_file(coco, tmp_path):
     """The fixture's files are not images: the decoder error names each file."""
     reader = ndd.readers.COCO(**coco)
     (images, *_), = reader.next_epoch(batch_size=3)
-    with pytest.raises(RuntimeError, match=r"decoders.image: sample 0 from 'a\.jpg': "
+    with raises_at_call(RuntimeError, match=r"decoders.image: sample 0 from 'a\.jpg': "
                                            r"unrecognised or corrupt image data"):
         ndd.decoders.image(images)

@@ -1,0 +1,40 @@
+"""Which errors surface at the call in every eval mode (spec/core.md §2).
+
+Python signature errors, argument conversions (a str where an int is expected), inputs that
+cannot become tensors, a layout-less input whose rank fits no layout, and the choice of device
+are about *how the op was called*: they raise at the call in every mode. Everything the
+operator checks from data or argument values (bad values, wrong layout strings, dtypes,
+windows, headers, shape mismatches) surfaces where the result is first consumed in eager and
+deferred mode. The first kind is marked by deriving from `CallError`; prepare raises those at
+once and defers the rest (runtime/prepare.py).
+"""
+
+from __future__ import annotations
+
+
+class CallError(Exception):
+    """Marker: an error in how an operator was called, raised at the call in every mode."""
+
+
+class CallTypeError(CallError, TypeError):
+    """A wrong argument or input type, found while converting the call."""
+
+
+class CallValueError(CallError, ValueError):
+    """A value that cannot be converted, or a layout-less input of no supported rank."""
+
+
+class CallRuntimeError(CallError, RuntimeError):
+    """A call that cannot be placed (e.g. device='gpu' with no GPU)."""
+
+
+_CALL_CLASSES: dict[type[Exception], type[Exception]] = {
+    TypeError: CallTypeError, ValueError: CallValueError, RuntimeError: CallRuntimeError}
+
+
+def call_error(kind: type[Exception], message: str) -> Exception:
+    """An exception of class `kind` marked as a call error (a subclass of both)."""
+    cls = _CALL_CLASSES.get(kind)
+    if cls is None:
+        cls = _CALL_CLASSES[kind] = type(f"Call{kind.__name__}", (CallError, kind), {})
+    return cls(message)
