@@ -136,3 +136,11 @@ def test_cat_first_input_empty_in_every_sample(backend):
     out = _run(ndd.cat, [empty, ndd.as_batch(full), empty], backend)
     for g, s in zip(samples_of(out), full, strict=True):
         assert_close(g, s)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_cat_row_tiles_split_rows_and_samples(small_tiles, axis):
+    inputs = [_data([(7, 13, 3), (1, 1, 3), (9, 5, 3)], np.int16, seed=k) for k in range(2)]
+    out = _run(ndd.cat, [ndd.as_batch(x, layout="HWC") for x in inputs], "gpu", axis=axis)
+    for i, g in enumerate(samples_of(out)):
+        assert_close(g, np.concatenate([x[i] for x in inputs], axis=axis), where=f"cat {i}")

@@ -32,3 +32,10 @@ def test_copy_one_launch_per_ragged_batch():
         ndd.copy(batch).evaluate()
     (record,) = prof.records
     assert record.gpu_launches == 1
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+def test_copy_row_tiles_split_samples(small_tiles, dtype):
+    rng = np.random.default_rng(1)
+    samples = [rng.integers(0, 200, s).astype(dtype) for s in [(7, 13, 3), (1, 1, 1), (9, 5, 2)]]
+    check_op(ndd.copy, samples, lambda s: s.copy(), all_modes=False)

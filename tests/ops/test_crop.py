@@ -148,3 +148,11 @@ def test_crop_window_start_uses_float32_position():
             b = b.gpu() if device == "gpu" else b
             out = ndd.crop(b, crop=[1, crop], crop_pos_x=pos).cpu()
             assert int(np.asarray(out.select(0))[0, 0, 0]) == start, (width, crop, pos, device)
+
+
+@pytest.mark.parametrize("policy", ["pad", "edge"])
+def test_crop_row_tiles_split_rows_and_samples(small_tiles, policy):
+    samples = _images([(7, 13, 3), (1, 1, 3), (9, 5, 3)])
+    check_op(ndd.crop, samples, ref_crop(), layout="HWC", all_modes=False,
+             args={"crop": [9, 11], "crop_pos_x": 0.3, "out_of_bounds_policy": policy,
+                   "fill_values": [4, 5, 6], "dtype": ndd.float32})  # fmt: skip

@@ -3,7 +3,6 @@
 import math
 
 import numpy as np
-import pytest
 from _check import check_op, raises_at_call
 
 import ndd_triton as ndd
@@ -177,3 +176,13 @@ def test_erase_region_rounding_matches_dali():
             zero = np.flatnonzero(out == 0)
             got = (int(zero[0]), int(zero[-1]) + 1) if zero.size else (-1, -1)
             assert got == expected, (mode, h, a, s)
+
+
+def test_erase_row_tiles_split_rows_and_samples(small_tiles):
+    samples = _images([(7, 13, 3), (1, 1, 3), (9, 5, 3)])
+    check_op(ndd.erase, samples, erase_ref("HWC", "HWC"), layout="HWC", all_modes=False,
+             args={"anchor": [1, 2, 1, 0, 7, 0], "shape": [4, 5, 2, 9, 3, 1],
+                   "axis_names": "HWC", "fill_value": [7]})  # fmt: skip
+    check_op(ndd.erase, samples, erase_ref("HWC", "HW"), layout="HWC", all_modes=False,
+             args={"anchor": [1, 2, 0, 7], "shape": [4, 5, 9, 3], "axis_names": "HW",
+                   "fill_value": [7, 8, 9]})  # fmt: skip

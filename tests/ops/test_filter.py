@@ -158,6 +158,49 @@ def test_filter_errors():
         ndd.filter(x, k3, dtype=ndd.int16)
 
 
+@pytest.fixture
+def small_gpu_blocks(monkeypatch):
+    """GPU blocks of at most 16 row elements and 64 outputs: several blocks per sample."""
+    from ndd_triton.kernels.gpu import _conv
+
+    monkeypatch.setattr(_conv, "MAX_BX", 16)
+    monkeypatch.setattr(_conv, "BLOCK_ELEMENTS", 64)
+
+
+KERNEL_5x4 = np.arange(20, dtype=np.float32).reshape(5, 4) / 40 - 0.2
+
+
+@pytest.mark.parametrize("border", ["reflect_101", "reflect_1001", "wrap", "clamp", "constant"])
+def test_gpu_blocks_edges_and_wide_kernels(small_gpu_blocks, border):
+    """Interior and edge blocks; a 3x2 sample smaller than the 5x4 kernel (periodic borders)."""
+    samples = images([(13, 11, 3), (3, 2, 3)])
+    check_op(shared_kernel_op(KERNEL_5x4), samples,
+             lambda s, **a: ref_filter(s, KERNEL_5x4, "HWC", **a),
+             args={"border": border, "anchor": [1, 3]}, layout="HWC", atol=1,
+             backends=("gpu",), all_modes=False)  # fmt: skip
+
+
+@pytest.mark.parametrize(("layout", "shapes", "kernel", "args"), [
+    ("DHWC", [(4, 6, 5, 2)], np.arange(12, dtype=np.float32).reshape(2, 3, 2) / 10, {}),
+    ("HWC", [(9, 12, 5), (6, 7, 5)], KERNEL_5x4, {"mode": "valid"}),  # channels from the table
+    ("HW", [(9, 16), (3, 32)], KERNEL_5x4, {"border": "clamp"}),  # 16-aligned output rows
+])
+def test_gpu_blocks_volumes_and_valid(small_gpu_blocks, layout, shapes, kernel, args):
+    check_op(shared_kernel_op(kernel), images(shapes, np.float32),
+             lambda s, **a: ref_filter(s, kernel, layout, **a), args=args, layout=layout,
+             atol=1e-5, backends=("gpu",), all_modes=False)  # fmt: skip
+
+
+def test_gpu_int64_index_path(monkeypatch):
+    """Samples of 2^31+ elements index in int64 (forced here for small ones)."""
+    from ndd_triton.kernels.gpu import _conv
+
+    monkeypatch.setattr(_conv, "INT32_LIMIT", 1)
+    check_op(shared_kernel_op(KERNEL), images([(6, 7, 3), (5, 3, 3)]),
+             lambda s, **a: ref_filter(s, KERNEL, "HWC", **a), args={"border": "wrap"},
+             layout="HWC", atol=1, backends=("gpu",), all_modes=False)  # fmt: skip
+
+
 def test_one_launch_per_ragged_batch():
     batch = ndd.as_batch(images([(3, 5, 3), (9, 2, 3), (1, 1, 3)]), layout="HWC").gpu()
     kernels = ndd.as_batch([np.ones((1, 2), np.float32), np.ones((3, 3), np.float32),

@@ -82,3 +82,15 @@ def test_flip_large_hwc_opencv_and_torch_paths(dtype, channels):
     check_op(ndd.flip, samples, lambda s, **a: ref_flip(s, "HWC", **a),
              per_sample={"horizontal": [1, 0, 1], "vertical": [0, 1, 1]}, layout="HWC",
              backends=["cpu"], all_modes=False)  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+def test_flip_row_tiles_split_rows_and_samples(small_tiles, dtype):
+    # 8-element blocks, 4 rows per program: every sample spans several tiles both ways
+    samples = _images([(7, 13, 3), (1, 1, 3), (9, 5, 3), (4, 11, 3)], dtype)
+    check_op(ndd.flip, samples, lambda s, **a: ref_flip(s, "HWC", **a), layout="HWC",
+             all_modes=False, per_sample={"horizontal": [1, 1, 0, 1],
+                                          "vertical": [0, 1, 1, 1]})  # fmt: skip
+    chw = _images([(3, 7, 9), (2, 5, 1)], dtype)
+    check_op(ndd.flip, chw, lambda s, **a: ref_flip(s, "CHW", **a), layout="CHW",
+             all_modes=False, args={"horizontal": 1, "vertical": 1})  # fmt: skip

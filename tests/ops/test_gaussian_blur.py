@@ -117,13 +117,51 @@ def test_gaussian_blur_errors():
         ndd.gaussian_blur(ndd.as_tensor(np.zeros((3, 3), np.uint8), layout="XY"), sigma=1)
 
 
-def test_one_launch_per_ragged_batch():
-    batch = ndd.as_batch(images([(3, 5, 3), (9, 2, 3), (1, 1, 3)]), layout="HWC").gpu()
+@pytest.mark.parametrize(("layout", "shapes", "launches"), [
+    ("HWC", [(3, 5, 3), (9, 2, 3), (1, 1, 3)], 2),
+    ("DHWC", [(3, 4, 5, 1), (2, 2, 2, 1)], 3),
+])
+def test_one_launch_per_pass_per_ragged_batch(layout, shapes, launches):
+    """One launch per spatial axis (separable passes), whatever the batch size."""
+    batch = ndd.as_batch(images(shapes), layout=layout).gpu()
+    sigma = ndd.as_batch([np.float32(0.5 + i) for i in range(len(shapes))])
     with ndd.profile() as prof:
-        ndd.gaussian_blur(batch, sigma=ndd.as_batch([np.float32(v) for v in (0.5, 1, 2)])
-                          ).evaluate()  # fmt: skip
+        ndd.gaussian_blur(batch, sigma=sigma).evaluate()
     (record,) = prof.records
-    assert record.gpu_launches == 1
+    assert record.gpu_launches == launches
+
+
+@pytest.fixture
+def small_gpu_blocks(monkeypatch):
+    """GPU blocks of at most 16 row elements and 64 outputs: several blocks per sample."""
+    from ndd_triton.kernels.gpu import _conv
+
+    monkeypatch.setattr(_conv, "MAX_BX", 16)
+    monkeypatch.setattr(_conv, "BLOCK_ELEMENTS", 64)
+
+
+@pytest.mark.parametrize(("shapes", "dtype", "layout", "args"), [
+    ([(13, 14, 3), (3, 2, 3)], np.uint8, "HWC", {"sigma": 1.0}),  # 3x2: smaller than window
+    ([(7, 9, 1), (6, 5, 5)], np.float32, "HWC", {"sigma": [1.0, 0.6]}),  # channels from table
+    ([(9, 16, 1), (5, 32, 1)], np.float32, "HWC", {"window_size": 5}),  # 16-aligned rows
+    ([(4, 9, 7, 2), (2, 3, 4, 2)], np.uint16, "DHWC", {"sigma": 0.7}),  # D, W, H passes
+    ([(19, 2), (4, 3)], np.float32, "WC", {"sigma": 1.5}),  # one spatial axis
+])
+def test_gpu_blocks_edges_and_wide_windows(small_gpu_blocks, shapes, dtype, layout, args):
+    """Interior and edge blocks in both directions, windows longer than the sample."""
+    check_op(ndd.gaussian_blur, images(shapes, dtype), lambda s, **a: ref_blur(s, layout, **a),
+             args=args, layout=layout, atol=1 if np.dtype(dtype).kind in "iu" else 1e-5,
+             backends=("gpu",), all_modes=False)  # fmt: skip
+
+
+def test_gpu_int64_index_path(monkeypatch):
+    """Samples of 2^31+ elements index in int64 (forced here for small ones)."""
+    from ndd_triton.kernels.gpu import _conv
+
+    monkeypatch.setattr(_conv, "INT32_LIMIT", 1)
+    check_op(ndd.gaussian_blur, images([(6, 7, 3), (5, 3, 3)]),
+             lambda s, **a: ref_blur(s, "HWC", **a), args={"sigma": 1.0}, layout="HWC", atol=1,
+             backends=("gpu",), all_modes=False)  # fmt: skip
 
 
 @pytest.mark.parametrize("path", ["opencv", "torch"])

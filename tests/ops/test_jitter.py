@@ -71,3 +71,24 @@ def test_jitter_errors():
         ndd.jitter(img, interp_type=1)
     with raises_at_call(ValueError, match="jitter: input 0 has layout 'CHW'"):
         ndd.jitter(ndd.as_tensor(img, layout="CHW"))
+
+
+def test_jitter_gpu_row_blocks_channels_and_tails(monkeypatch):
+    """Tiny GPU program shapes (several row blocks, column spans and tails per sample), one
+    channel count per batch (constexpr) and mixed counts; exact against the reference."""
+    from ndd_triton.kernels.gpu import jitter as gpu_jitter
+
+    monkeypatch.setattr(gpu_jitter, "BLOCK_Y", 2)
+    monkeypatch.setattr(gpu_jitter, "BLOCK_X", 4)
+    monkeypatch.setattr(gpu_jitter, "SPAN", 8)
+    samples = _images([(9, 19, 4), (5, 11, 1), (3, 2, 2)], seed=4)
+    for group in (samples[:1], samples, samples[1:]):
+        if len(group) == 2:  # the int64 address path
+            monkeypatch.setattr(gpu_jitter, "I32_LIMIT", 1)
+        sizes = np.array([s.shape[0] * s.shape[1] * 2 for s in group])
+        key, bases = ndd.random.RNG(seed=3).reserve(sizes)
+        expected = [jitter_ref(s, key, int(b), 3, 5) for s, b in zip(group, bases, strict=True)]
+        batch = ndd.as_batch(group, layout="HWC").gpu()
+        out = ndd.jitter(batch, nDegree=3, fill_value=5.0, rng=ndd.random.RNG(seed=3))
+        for got, exp in zip(out.cpu(), expected, strict=True):
+            np.testing.assert_array_equal(np.asarray(got), exp)

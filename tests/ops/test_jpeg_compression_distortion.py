@@ -3,7 +3,6 @@
 import io
 
 import numpy as np
-import pytest
 from _check import check_op, raises_at_call
 from PIL import Image
 

@@ -117,12 +117,39 @@ def test_laplacian_errors():
         ndd.laplacian(x, dtype=ndd.int32)
 
 
-def test_one_launch_per_ragged_batch():
-    batch = ndd.as_batch(images([(3, 5, 3), (9, 2, 3), (1, 1, 3)]), layout="HWC").gpu()
+@pytest.mark.parametrize(("layout", "shapes", "launches"), [
+    ("HWC", [(3, 5, 3), (9, 2, 3), (1, 1, 3)], 2),
+    ("DHW", [(3, 4, 5), (2, 2, 2)], 3),
+])
+def test_one_launch_per_pass_per_ragged_batch(layout, shapes, launches):
+    """One launch per spatial axis, each carrying every term, whatever the batch size."""
+    batch = ndd.as_batch(images(shapes), layout=layout).gpu()
     with ndd.profile() as prof:
         ndd.laplacian(batch, window_size=5).evaluate()
     (record,) = prof.records
-    assert record.gpu_launches == 1
+    assert record.gpu_launches == launches
+
+
+@pytest.fixture
+def small_gpu_blocks(monkeypatch):
+    """GPU blocks of at most 16 row elements and 64 outputs: several blocks per sample."""
+    from ndd_triton.kernels.gpu import _conv
+
+    monkeypatch.setattr(_conv, "MAX_BX", 16)
+    monkeypatch.setattr(_conv, "BLOCK_ELEMENTS", 64)
+
+
+@pytest.mark.parametrize(("shapes", "dtype", "layout", "args"), [
+    ([(13, 14, 3), (2, 3, 3)], np.uint8, "HWC", {"scale": 1.5}),  # 2x3: smaller than window
+    ([(9, 16), (5, 11)], np.float32, "HW", {"window_size": [5, 3], "smoothing_size": [1, 5]}),
+    ([(5, 9, 7), (2, 3, 4)], np.int16, "DHW", {"window_size": 3}),  # torch order, scaled sum
+    ([(19, 2), (4, 3)], np.float32, "WC", {"scale": 0.5}),  # one spatial axis
+])
+def test_gpu_blocks_edges_and_wide_windows(small_gpu_blocks, shapes, dtype, layout, args):
+    """Interior and edge blocks in both directions, windows longer than the sample."""
+    check_op(ndd.laplacian, images(shapes, dtype), lambda s, **a: ref_laplacian(s, layout, **a),
+             args=args, layout=layout, atol=1 if np.dtype(dtype).kind in "iu" else 1e-4,
+             backends=("gpu",), all_modes=False)  # fmt: skip
 
 
 @pytest.mark.parametrize(("args", "dtype"), [

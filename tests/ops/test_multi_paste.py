@@ -122,3 +122,17 @@ def test_multi_paste_errors():
             in_anchors=[[3, 3]],
             shapes=[[3, 3]],
         )
+
+
+def test_multi_paste_row_tiles_split_rows_and_samples(small_tiles):
+    imgs = _images([(6, 7, 3), (9, 5, 3), (4, 4, 3)])
+    in_ids = [np.array([0, 2, 1]), np.array([1]), np.array([2, 2])]
+    anchors = [np.array([[1, 1], [0, 0], [2, 0]]), np.array([[3, 1]]), np.array([[0, 0], [1, 1]])]
+    shapes = [np.array([[3, 4], [4, 4], [5, 5]]), np.array([[6, 4]]), np.array([[4, 4], [2, 2]])]
+    outs = [np.array([[0, 0], [5, 6], [3, 3]]), np.array([[0, 1]]), np.array([[0, 0], [6, 9]])]
+    got = _run("gpu", [ndd.as_batch(imgs, layout="HWC")], in_ids=ndd.as_batch(in_ids),
+               in_anchors=ndd.as_batch(anchors), shapes=ndd.as_batch(shapes),
+               out_anchors=ndd.as_batch(outs), output_size=[9, 13])  # fmt: skip
+    for i in range(3):
+        regions = [(imgs[j], anchors[i][r], shapes[i][r], outs[i][r]) for r, j in enumerate(in_ids[i])]
+        np.testing.assert_array_equal(got[i], paste_ref((9, 13), 3, np.uint8, regions))

@@ -190,3 +190,10 @@ def test_pad_errors():
         ndd.pad(batch, fill_value=float("nan"))
     with raises_at_call(TypeError, match="pad: argument 'fill_value' expects a float"):
         ndd.pad(batch, fill_value=[1.0, 2.0])
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32])
+def test_pad_row_tiles_split_rows_and_samples(small_tiles, dtype):
+    samples = _samples([(7, 5, 3), (1, 1, 3), (9, 13, 3)], dtype)  # last: largest (Tensor check)
+    check_op(ndd.pad, samples, lambda s, **a: ref_pad(s, samples, **a), layout="HWC",
+             all_modes=False, args={"fill_value": 7, "align": [4, 3, 1]})  # fmt: skip

@@ -100,3 +100,9 @@ def test_paste_canvas_is_the_float32_product(key, backend):
                                paste_y=py).cpu().select(0))[..., 0]  # fmt: skip
     ys, xs = np.nonzero(out == 9)
     assert (out.shape, (int(ys.min()), int(xs.min()))) == RECORDED_CANVAS[key]
+
+
+def test_paste_row_tiles_split_rows_and_samples(small_tiles):
+    samples = _images([(7, 13, 3), (1, 1, 3), (5, 3, 3)])
+    check_op(ndd.paste, samples, paste_ref, layout="HWC", all_modes=False,
+             args={"fill_value": [7, 8, 9], "ratio": 1.9, "paste_x": 0.3})  # fmt: skip

@@ -3,7 +3,6 @@
 import math
 
 import numpy as np
-import pytest
 from _check import raises_at_call
 
 import ndd_triton as ndd

@@ -2,7 +2,6 @@
 (window start from the crop rule in resized coordinates), mirrored when asked."""
 
 import numpy as np
-import pytest
 from _check import check_op, raises_at_call
 from reference import resample as ref
 

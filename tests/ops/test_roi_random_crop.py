@@ -1,7 +1,6 @@
 """roi_random_crop: start ranges (ROI kept, bounds respected), spec behaviours, errors."""
 
 import numpy as np
-import pytest
 from _check import raises_at_call
 
 import ndd_triton as ndd

@@ -343,3 +343,16 @@ def test_slice_relative_ties_as_dali(extent, start, shape, positional, keyword, 
     for out, want in ((by_input, positional), (by_keyword, keyword)):
         row = np.asarray(out.cpu().select(0))[0, :, 0]
         assert (len(row), int(row[0])) == want
+
+
+@pytest.mark.parametrize("policy", ["pad", "edge", "reflect", "reflect_101", "wrap"])
+def test_slice_row_tiles_split_rows_and_samples(small_tiles, policy):
+    # border columns land in some tiles and not in others
+    samples = _samples([(7, 13, 3), (1, 1, 3), (9, 5, 3)], np.int16)
+    fills = [1, 2, 3] if policy == "pad" else [0]
+    args = {"start": [-3, -2], "shape": [11, 19], "axes": [0, 1], "out_of_bounds_policy": policy,
+            "fill_values": fills}  # fmt: skip
+    check_op(ndd.slice, samples, lambda s, **a: ref_abs(s, [-3, -2], [11, 19], [0, 1],
+                                                        policy=policy, fill_values=fills,
+                                                        channel_axis=2),
+             args=args, layout="HWC", all_modes=False)  # fmt: skip

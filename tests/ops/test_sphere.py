@@ -101,3 +101,18 @@ def test_sphere_1x1_nn_fill_linear_nan():
         assert np.asarray(nn.select(0)).tolist() == [[[4, 4, 4]]]  # DALI 2.4: fill
         assert np.asarray(lin.select(0)).tolist() == [[[0, 0, 0]]]  # DALI 2.4: NaN -> 0
         assert np.isnan(np.asarray(linf.select(0))).all()
+
+
+@pytest.mark.parametrize("interp", [0, 1])
+def test_sphere_gpu_row_blocks_channels_and_tails(monkeypatch, interp):
+    """Tiny GPU program shapes: several row blocks, column spans and tails per sample; mixed
+    channel counts in one batch."""
+    from ndd_triton.kernels.gpu import water as gpu_water
+
+    monkeypatch.setattr(gpu_water, "BLOCK_Y", 2)
+    monkeypatch.setattr(gpu_water, "BLOCK_X", 4)
+    monkeypatch.setattr(gpu_water, "SPAN", 8)
+    mixed = _images([(11, 17, 1), (6, 9, 4)], seed=6)
+    check_op(ndd.sphere, mixed, sphere_ref, layout="HWC", atol=1, all_modes=False,
+             backends=("gpu",), args={"interp_type": interp, "fill_value": 3.0},
+             per_sample={"mask": [1, 1]})  # fmt: skip

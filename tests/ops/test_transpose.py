@@ -78,3 +78,10 @@ def test_transpose_one_launch_per_ragged_batch():
         ndd.transpose(batch, perm=[2, 0, 1]).evaluate()
     (record,) = prof.records
     assert record.gpu_launches == 1
+
+
+@pytest.mark.parametrize("perm", [[2, 0, 1], [1, 2, 0], [1, 0, 2], [0, 1, 2]])
+def test_transpose_row_tiles_split_rows_and_samples(small_tiles, perm):
+    samples = _data([(7, 13, 3), (1, 1, 3), (9, 5, 3)])
+    check_op(ndd.transpose, samples, lambda s, perm: np.transpose(s, perm),
+             args={"perm": perm}, all_modes=False)  # fmt: skip

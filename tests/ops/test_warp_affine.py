@@ -205,3 +205,80 @@ def test_warp_affine_volumes_and_frames():
     )
     with raises_at_call(RuntimeError, match=r"matrix parameter must have 12 elements \(3x4\)"):
         ndd.warp_affine(ndd.as_tensor(vols[0], layout="DHWC"), matrix=M)
+
+
+def _small_blocks(monkeypatch, module):
+    """Tiny GPU program shapes (2 rows x 4 pixels, 8-pixel spans): several row blocks, column
+    spans, steps and ragged tails per sample at tens of pixels."""
+    monkeypatch.setattr(module, "BLOCK_Y", 2)
+    monkeypatch.setattr(module, "BLOCK_X", 4)
+    monkeypatch.setattr(module, "SPAN", 8)
+    if hasattr(module, "ROW_BLOCK_Y"):
+        monkeypatch.setattr(module, "ROW_BLOCK_Y", 2)
+        monkeypatch.setattr(module, "ROW_BLOCK_X", 4)
+
+
+@pytest.mark.parametrize("interp", [0, 1])
+@pytest.mark.parametrize("fill", [None, 23.0])
+def test_warp_affine_gpu_row_blocks_channels_and_tails(monkeypatch, interp, fill):
+    from ndd_triton.kernels.gpu import warp_affine as gpu_warp
+
+    _small_blocks(monkeypatch, gpu_warp)
+    mixed = _images([(9, 19, 3), (5, 9, 1), (7, 11, 5), (1, 1, 2), (3, 2, 4)], seed=3)
+    args = {"matrix": M, "size": [11, 17], "interp_type": interp}
+    if fill is not None:
+        args["fill_value"] = fill
+    # one channel count per batch (constexpr CH) and mixed counts (CH from the sample table)
+    for group in (mixed[:1], mixed[1:2], mixed[3:4], mixed[4:], mixed):
+        check_op(ndd.warp_affine, group, _ref(size=(11, 17), fill=fill, interp=interp),
+                 args=args, layout="HWC", atol=1 if interp else 0, all_modes=False,
+                 backends=("gpu",))  # fmt: skip
+
+
+def test_warp_affine_gpu_volume_row_blocks(monkeypatch):
+    from ndd_triton.kernels.gpu import warp_affine as gpu_warp
+
+    _small_blocks(monkeypatch, gpu_warp)
+    rng = np.random.default_rng(8)
+    vols = [rng.integers(0, 255, (3, 5, 9, 3)).astype(np.uint8),
+            rng.integers(0, 255, (2, 3, 2, 1)).astype(np.uint8)]  # fmt: skip
+    m = np.reshape(M3, (3, 4))
+    for interp, fill in ((1, 11.0), (0, None)):
+        args = {"matrix": M3, "size": [3, 5, 10], "interp_type": interp}
+        if fill is not None:
+            args["fill_value"] = fill
+        check_op(ndd.warp_affine, vols,
+                 lambda s, interp=interp, fill=fill, **_: affine_ref_3d(s, m, (3, 5, 10), fill,
+                                                                        interp),
+                 args=args, layout="DHWC", atol=1, all_modes=False,
+                 backends=("gpu",))  # fmt: skip
+
+
+def test_block_tiles_cover_each_block_once():
+    from ndd_triton.kernels.gpu._tables import block_tiles
+
+    planes, rows, cols = np.array([2, 1, 0, 3]), np.array([5, 1, 4, 0]), np.array([7, 20, 3, 2])
+    tiles = block_tiles(planes, rows, cols, 2, 8)
+    expected = [(s, p, y, x) for s in range(4) for p in range(planes[s])
+                for y in range(0, rows[s], 2) for x in range(0, cols[s], 8)]  # fmt: skip
+    assert tiles.dtype == np.int32
+    assert [tuple(t) for t in tiles.tolist()] == expected
+    assert block_tiles(np.zeros(0), np.zeros(0), np.zeros(0), 2, 8).shape == (0, 4)
+
+
+@pytest.mark.parametrize("interp", [0, 1])
+def test_warp_affine_gpu_int64_addresses(monkeypatch, interp):
+    """The int64 in-plane address path (taken for planes of 2**31 elements and more), forced on
+    small images and volumes."""
+    from ndd_triton.kernels.gpu import warp_affine as gpu_warp
+
+    monkeypatch.setattr(gpu_warp, "I32_LIMIT", 1)
+    images = _images([(9, 13, 3), (4, 5, 3)], seed=9)
+    check_op(ndd.warp_affine, images, _ref(fill=4.0, interp=interp),
+             args={"matrix": M, "fill_value": 4.0, "interp_type": interp}, layout="HWC",
+             atol=1 if interp else 0, all_modes=False, backends=("gpu",))  # fmt: skip
+    vol = [np.random.default_rng(1).integers(0, 255, (3, 4, 5, 2)).astype(np.uint8)]
+    m = np.reshape(M3, (3, 4))
+    check_op(ndd.warp_affine, vol, lambda s, **_: affine_ref_3d(s, m, s.shape[:3], None, interp),
+             args={"matrix": M3, "interp_type": interp}, layout="DHWC", atol=1,
+             all_modes=False, backends=("gpu",))  # fmt: skip

@@ -77,3 +77,22 @@ def test_water_default_frequency_is_2pi_over_128():
     for dev in ("cpu", "gpu"):
         out = ndd.water(ndd.as_batch([idx], layout="HWC"), fill_value=-1.0, device=dev).cpu()
         np.testing.assert_array_equal(np.asarray(out.select(0))[:, 30:35, 0], expected)
+
+
+@pytest.mark.parametrize("interp", [0, 1])
+def test_water_gpu_row_blocks_channels_and_tails(monkeypatch, interp):
+    """Tiny GPU program shapes: several row blocks, column spans and tails per sample; one
+    channel count per batch (constexpr) and mixed counts."""
+    from ndd_triton.kernels.gpu import water as gpu_water
+
+    monkeypatch.setattr(gpu_water, "BLOCK_Y", 2)
+    monkeypatch.setattr(gpu_water, "BLOCK_X", 4)
+    monkeypatch.setattr(gpu_water, "SPAN", 8)
+    mixed = _images([(9, 19, 4), (5, 11, 1), (3, 2, 2)], seed=2)
+    for group, masks in ((mixed[:1], [1]), (mixed, [1, 0, 1])):
+        check_op(ndd.water, group, water_ref, layout="HWC", atol=1, all_modes=False,
+                 backends=("gpu",), args={**WAVES, "interp_type": interp, "fill_value": 7.0},
+                 per_sample={"mask": masks})  # fmt: skip
+    monkeypatch.setattr(gpu_water, "I32_LIMIT", 1)  # the int64 address path
+    check_op(ndd.water, mixed[1:], water_ref, layout="HWC", atol=1, all_modes=False,
+             backends=("gpu",), args={**WAVES, "interp_type": interp})  # fmt: skip

@@ -1,12 +1,13 @@
 """Generic elementwise Triton kernels (unary, binary, ternary), specialised by an op code.
 
-One launch per op call for the whole ragged batch. Each program handles one tile of one output
-sample (tile table rows `(sample, first)`). The sample table holds, per sample: the output
-size, offset and shape (left-padded to rank 6), and per operand its offset and its strides
-against the output (0 on broadcast axes). Each operand is read in one of three modes chosen on
-the host for the whole batch: DENSE (same shape as the output, index = output index),
-BROADCAST (output index unravelled over the output shape, dotted with the strides) and SCALAR
-(a constant: a one-element array uploaded with the tables, index 0).
+One launch per op call for the whole ragged batch. The output is a flat stream cut into
+BLOCK-aligned tiles (`_stream.py`): full tiles run unmasked with 16-byte loads and stores, a
+64-bit block base plus int32 lane offsets, nothing unravelled. Each operand is read in one of
+three modes chosen on the host for the whole batch: DENSE (same shape as the output: the same
+stream index, plus a per-sample delta when it is packed differently), BROADCAST (coordinates
+over the sample's collapsed axes, `_broadcast.py`: R - 1 int32 multiply-shift divisions per
+element, dotted with the operand's strides) and SCALAR (a constant: a one-element array
+uploaded with the tables, loaded once per program).
 
 Operands are converted to the compute type CT (the promoted type; float32 for float16; uint8
 for bool), the op is applied, and the result is converted to the output type on store.
@@ -24,8 +25,23 @@ import triton.language as tl
 
 from ndd_triton.core.dtype import DType
 from ndd_triton.kernels.gpu import _fmath as fm
+from ndd_triton.kernels.gpu._broadcast import (
+    INT32_LIMIT,
+    _helper_axis_step,
+    collapse,
+    contiguous_strides,
+    magic_numbers,
+)
 from ndd_triton.kernels.gpu._common import padded_shapes
-from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
+from ndd_triton.kernels.gpu._stream import (
+    S_NCOL,
+    S_START,
+    _helper_stream_tile,
+    block_for,
+    input_view,
+    plan_stream,
+)
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.ops.schema import Call
 
 # op codes (binary)
@@ -54,42 +70,21 @@ UNARY_CODES = {
     "ceil": CEIL,
 }  # fmt: skip
 
-# sample table columns (binary/ternary): size, output offset, output shape, then per operand
-# its offset and 6 strides
-SIZE: tl.constexpr = tl.constexpr(0)
-OUT_OFF: tl.constexpr = tl.constexpr(1)
-OUT_SHAPE: tl.constexpr = tl.constexpr(2)
-OPERAND: tl.constexpr = tl.constexpr(8)  # operand k: offset at OPERAND + 7k, strides after
-NCOL2: tl.constexpr = tl.constexpr(22)
-NCOL3: tl.constexpr = tl.constexpr(29)
-# unary sample table: size, input offset, output offset
-IN_OFF_U: tl.constexpr = tl.constexpr(1)
-OUT_OFF_U: tl.constexpr = tl.constexpr(2)
-NCOL1: tl.constexpr = tl.constexpr(3)
-DENSE, BROADCAST, SCALAR = 0, 1, 2
-TILE = 1024
+# sample table columns after the stream's S_START, S_END: per operand k (up to 3) at B_OPND + k
+# its per-sample delta (DENSE packed differently) or sample offset (BROADCAST); then the
+# collapsed output extents, their division multipliers and shifts, and 6 strides per operand
+B_OPND: tl.constexpr = tl.constexpr(2)
+B_EXT: tl.constexpr = tl.constexpr(5)
+B_MUL: tl.constexpr = tl.constexpr(11)
+B_SHIFT: tl.constexpr = tl.constexpr(17)
+B_STR: tl.constexpr = tl.constexpr(23)  # operand k: B_STR + 6k .. B_STR + 6k + 5
+NCOL: tl.constexpr = tl.constexpr(41)
+NCOL1: tl.constexpr = tl.constexpr(3)  # unary: S_START, S_END, the input's delta
+DENSE, BROADCAST, SCALAR = 0, 1, 2  # operand read modes
 
 _TL = {"bool": tl.uint8, "u8": tl.uint8, "u16": tl.uint16, "u32": tl.uint32, "u64": tl.uint64,
        "i8": tl.int8, "i16": tl.int16, "i32": tl.int32, "i64": tl.int64, "f32": tl.float32,
        "f64": tl.float64}  # fmt: skip
-
-
-@triton.jit
-def _helper_src_index(row, idx, COL: tl.constexpr, MODE: tl.constexpr):
-    """Element index inside one operand for flat output indices `idx`."""
-    if MODE == 0:
-        src = idx
-    elif MODE == 2:
-        src = idx * 0
-    else:
-        rem = idx
-        src = idx * 0
-        for d in tl.static_range(6):
-            axis = 5 - d
-            extent = tl.load(row + OUT_SHAPE + axis)
-            src += (rem % extent) * tl.load(row + COL + 1 + axis)
-            rem = rem // extent
-    return src
 
 
 @triton.jit
@@ -224,22 +219,18 @@ def _helper_unary_math(x, OP: tl.constexpr):
 
 
 @triton.jit
-def _helper_store(dst, index, r, mask, OUT_BOOL: tl.constexpr):
+def _helper_store(dst, index, r, mask, OUT_BOOL: tl.constexpr, MASKED: tl.constexpr):
     if OUT_BOOL:
         r = r != 0
-    tl.store(dst + index, r.to(dst.dtype.element_ty), mask=mask)
+    if MASKED:
+        tl.store(dst + index, r.to(dst.dtype.element_ty), mask=mask)
+    else:
+        tl.store(dst + index, r.to(dst.dtype.element_ty))
 
 
 @triton.jit
-def _unary_kernel(src, dst, samples, tiles, OP: tl.constexpr, CT: tl.constexpr,
-                  OUT_BOOL: tl.constexpr, BLOCK: tl.constexpr):
-    """out = op(in) over one tile of one sample (no broadcasting)."""
-    sample = tl.load(tiles + 2 * tl.program_id(0))
-    first = tl.load(tiles + 2 * tl.program_id(0) + 1)
-    row = samples + sample * NCOL1
-    idx = first + tl.arange(0, BLOCK).to(tl.int64)
-    mask = idx < tl.load(row + SIZE)
-    x = tl.load(src + tl.load(row + IN_OFF_U) + idx, mask=mask, other=0).to(CT)
+def _helper_unary_op(x, OP: tl.constexpr):
+    """One unary op on an operand already in the compute type."""
     if OP == NEG:
         r = fm._helper_full_like(x, 0) - x  # wraps for unsigned types, as DALI
     elif OP == POS:
@@ -252,45 +243,132 @@ def _unary_kernel(src, dst, samples, tiles, OP: tl.constexpr, CT: tl.constexpr,
         r = tl.abs(x)
     else:
         r = _helper_unary_math(x, OP)
-    _helper_store(dst, tl.load(row + OUT_OFF_U) + idx, r, mask, OUT_BOOL)
+    return r
 
 
 @triton.jit
-def _binary_kernel(a_ptr, b_ptr, dst, samples, tiles, OP: tl.constexpr, CT: tl.constexpr,
-                   MODE_A: tl.constexpr, MODE_B: tl.constexpr, IS_INT: tl.constexpr,
-                   BITS: tl.constexpr, OUT_BOOL: tl.constexpr, BLOCK: tl.constexpr):
-    """out = a <op> b over one tile of one output sample, operands broadcast per MODE."""
-    sample = tl.load(tiles + 2 * tl.program_id(0))
-    first = tl.load(tiles + 2 * tl.program_id(0) + 1)
-    row = samples + sample * NCOL2
-    idx = first + tl.arange(0, BLOCK).to(tl.int64)
-    mask = idx < tl.load(row + SIZE)
-    ia = tl.load(row + OPERAND) + _helper_src_index(row, idx, OPERAND, MODE_A)
-    ib = tl.load(row + OPERAND + 7) + _helper_src_index(row, idx, OPERAND + 7, MODE_B)
-    a = tl.load(a_ptr + ia, mask=mask, other=0).to(CT)
-    b = tl.load(b_ptr + ib, mask=mask, other=1).to(CT)
-    r = _helper_binary_op(a, b, OP, IS_INT, BITS)
-    _helper_store(dst, tl.load(row + OUT_OFF) + idx, r, mask, OUT_BOOL)
+def _helper_operand(ptr, row, K: tl.constexpr, start, offs, bidx, mask, other, CT: tl.constexpr,
+                    MODE: tl.constexpr, SAME: tl.constexpr, MASKED: tl.constexpr):  # fmt: skip
+    """Operand K at stream block `start` + offs, in the compute type (see module doc)."""
+    if MODE == 2:  # SCALAR: the constant, one load per program
+        x = tl.broadcast_to(tl.load(ptr).to(CT), offs.shape)
+    else:
+        if MODE == 1:  # BROADCAST: the sample's offset + collapsed-axis index
+            p = ptr + tl.load(row + B_OPND + K) + bidx
+        elif SAME:  # DENSE, packed like the output: the same stream index
+            p = ptr + start + offs
+        else:  # DENSE elsewhere: stream index + the sample's delta
+            p = ptr + (tl.load(row + B_OPND + K) + start) + offs
+        if MASKED:  # noqa: SIM108 (a static if: Triton compiles one branch)
+            x = tl.load(p, mask=mask, other=other).to(CT)
+        else:
+            x = tl.load(p).to(CT)
+    return x
 
 
 @triton.jit
-def _clamp_kernel(v_ptr, lo_ptr, hi_ptr, dst, samples, tiles, CT: tl.constexpr,
+def _helper_broadcast_indices(row, start, offs, R: tl.constexpr, MODE_A: tl.constexpr,
+                              MODE_B: tl.constexpr, MODE_C: tl.constexpr,
+                              WIDE: tl.constexpr):  # fmt: skip
+    """Element index of each BROADCAST operand for sample elements start - S_START + offs."""
+    if R == 0:  # no BROADCAST operand
+        ia = offs
+        ib = offs
+        ic = offs
+    else:
+        first = start - tl.load(row + S_START)
+        if WIDE:
+            e = tl.maximum(first + offs.to(tl.int64), 0)
+        else:
+            e = tl.maximum(first.to(tl.int32) + offs, 0)  # lanes before the sample are masked
+        ia = e * 0
+        ib = e * 0
+        ic = e * 0
+        rem = e
+        for d in tl.static_range(R):  # collapsed axes, innermost first; the outermost: the rest
+            axis = 5 - d
+            if d == R - 1:
+                coord = rem
+            else:
+                coord, rem = _helper_axis_step(row, rem, axis, B_EXT, B_MUL, B_SHIFT, WIDE)
+            if MODE_A == 1:
+                ia += coord * tl.load(row + B_STR + axis).to(e.dtype)
+            if MODE_B == 1:
+                ib += coord * tl.load(row + B_STR + 6 + axis).to(e.dtype)
+            if MODE_C == 1:
+                ic += coord * tl.load(row + B_STR + 12 + axis).to(e.dtype)
+    return ia, ib, ic
+
+
+@triton.jit
+def _unary_kernel(src, dst, samples, tiles, total, OP: tl.constexpr, CT: tl.constexpr,
+                  OUT_BOOL: tl.constexpr, BLOCK: tl.constexpr, GLOBAL: tl.constexpr,
+                  SAME: tl.constexpr):  # fmt: skip
+    """out = op(in) over one stream tile (element g of the tile: stream index start + g)."""
+    _, row, start, lo, hi = _helper_stream_tile(tiles, samples, total, NCOL1, BLOCK, GLOBAL)
+    offs = tl.arange(0, BLOCK)
+    if hi - lo == BLOCK:  # a full tile: unmasked, vectorised
+        x = _helper_operand(src, row, 0, start, offs, offs, offs, 0, CT, 0, SAME, False)
+        _helper_store(dst, start + offs, _helper_unary_op(x, OP), offs, OUT_BOOL, False)
+    else:
+        mask = (offs >= (lo - start).to(tl.int32)) & (offs < (hi - start).to(tl.int32))
+        x = _helper_operand(src, row, 0, start, offs, offs, mask, 0, CT, 0, SAME, True)
+        _helper_store(dst, start + offs, _helper_unary_op(x, OP), mask, OUT_BOOL, True)
+
+
+@triton.jit
+def _binary_kernel(a_ptr, b_ptr, dst, samples, tiles, total, OP: tl.constexpr, CT: tl.constexpr,
+                   MODE_A: tl.constexpr, MODE_B: tl.constexpr, SAME_A: tl.constexpr,
+                   SAME_B: tl.constexpr, IS_INT: tl.constexpr, BITS: tl.constexpr,
+                   OUT_BOOL: tl.constexpr, BLOCK: tl.constexpr, GLOBAL: tl.constexpr,
+                   R: tl.constexpr, WIDE: tl.constexpr):  # fmt: skip
+    """out = a <op> b over one stream tile of one output sample, operands read per MODE."""
+    _, row, start, lo, hi = _helper_stream_tile(tiles, samples, total, NCOL, BLOCK, GLOBAL)
+    offs = tl.arange(0, BLOCK)
+    ia, ib, _ = _helper_broadcast_indices(row, start, offs, R, MODE_A, MODE_B, 2, WIDE)
+    if hi - lo == BLOCK:
+        a = _helper_operand(a_ptr, row, 0, start, offs, ia, offs, 0, CT, MODE_A, SAME_A, False)
+        b = _helper_operand(b_ptr, row, 1, start, offs, ib, offs, 1, CT, MODE_B, SAME_B, False)
+        r = _helper_binary_op(a, b, OP, IS_INT, BITS)
+        _helper_store(dst, start + offs, r, offs, OUT_BOOL, False)
+    else:
+        mask = (offs >= (lo - start).to(tl.int32)) & (offs < (hi - start).to(tl.int32))
+        a = _helper_operand(a_ptr, row, 0, start, offs, ia, mask, 0, CT, MODE_A, SAME_A, True)
+        b = _helper_operand(b_ptr, row, 1, start, offs, ib, mask, 1, CT, MODE_B, SAME_B, True)
+        r = _helper_binary_op(a, b, OP, IS_INT, BITS)
+        _helper_store(dst, start + offs, r, mask, OUT_BOOL, True)
+
+
+@triton.jit
+def _helper_clamp(v_ptr, lo_ptr, hi_ptr, row, start, offs, iv, ilo, ihi, mask, CT: tl.constexpr,
                   MODE_V: tl.constexpr, MODE_LO: tl.constexpr, MODE_HI: tl.constexpr,
-                  OUT_BOOL: tl.constexpr, BLOCK: tl.constexpr):
-    """out = min(max(value, lo), hi) over one tile of one output sample."""
-    sample = tl.load(tiles + 2 * tl.program_id(0))
-    first = tl.load(tiles + 2 * tl.program_id(0) + 1)
-    row = samples + sample * NCOL3
-    idx = first + tl.arange(0, BLOCK).to(tl.int64)
-    mask = idx < tl.load(row + SIZE)
-    iv = tl.load(row + OPERAND) + _helper_src_index(row, idx, OPERAND, MODE_V)
-    ilo = tl.load(row + OPERAND + 7) + _helper_src_index(row, idx, OPERAND + 7, MODE_LO)
-    ihi = tl.load(row + OPERAND + 14) + _helper_src_index(row, idx, OPERAND + 14, MODE_HI)
-    v = tl.load(v_ptr + iv, mask=mask, other=0).to(CT)
-    lo = tl.load(lo_ptr + ilo, mask=mask, other=0).to(CT)
-    hi = tl.load(hi_ptr + ihi, mask=mask, other=0).to(CT)
-    r = _helper_binary_op(_helper_binary_op(v, lo, MAX, False, 8), hi, MIN, False, 8)
-    _helper_store(dst, tl.load(row + OUT_OFF) + idx, r, mask, OUT_BOOL)
+                  SAME_V: tl.constexpr, SAME_LO: tl.constexpr, SAME_HI: tl.constexpr,
+                  MASKED: tl.constexpr):  # fmt: skip
+    v = _helper_operand(v_ptr, row, 0, start, offs, iv, mask, 0, CT, MODE_V, SAME_V, MASKED)
+    lo = _helper_operand(lo_ptr, row, 1, start, offs, ilo, mask, 0, CT, MODE_LO, SAME_LO, MASKED)
+    hi = _helper_operand(hi_ptr, row, 2, start, offs, ihi, mask, 0, CT, MODE_HI, SAME_HI, MASKED)
+    return _helper_binary_op(_helper_binary_op(v, lo, MAX, False, 8), hi, MIN, False, 8)
+
+
+@triton.jit
+def _clamp_kernel(v_ptr, lo_ptr, hi_ptr, dst, samples, tiles, total, CT: tl.constexpr,
+                  MODE_V: tl.constexpr, MODE_LO: tl.constexpr, MODE_HI: tl.constexpr,
+                  SAME_V: tl.constexpr, SAME_LO: tl.constexpr, SAME_HI: tl.constexpr,
+                  OUT_BOOL: tl.constexpr, BLOCK: tl.constexpr, GLOBAL: tl.constexpr,
+                  R: tl.constexpr, WIDE: tl.constexpr):  # fmt: skip
+    """out = min(max(value, lo), hi) over one stream tile of one output sample."""
+    _, row, start, lo, hi = _helper_stream_tile(tiles, samples, total, NCOL, BLOCK, GLOBAL)
+    offs = tl.arange(0, BLOCK)
+    iv, ilo, ihi = _helper_broadcast_indices(row, start, offs, R, MODE_V, MODE_LO, MODE_HI, WIDE)
+    if hi - lo == BLOCK:
+        r = _helper_clamp(v_ptr, lo_ptr, hi_ptr, row, start, offs, iv, ilo, ihi, offs, CT,
+                          MODE_V, MODE_LO, MODE_HI, SAME_V, SAME_LO, SAME_HI, False)
+        _helper_store(dst, start + offs, r, offs, OUT_BOOL, False)
+    else:
+        mask = (offs >= (lo - start).to(tl.int32)) & (offs < (hi - start).to(tl.int32))
+        r = _helper_clamp(v_ptr, lo_ptr, hi_ptr, row, start, offs, iv, ilo, ihi, mask, CT,
+                          MODE_V, MODE_LO, MODE_HI, SAME_V, SAME_LO, SAME_HI, True)
+        _helper_store(dst, start + offs, r, mask, OUT_BOOL, True)
 
 
 # ---- host side --------------------------------------------------------------------------------
@@ -301,22 +379,6 @@ def compute_tl(dtype: DType) -> Any:
 
 def _compute_np(dtype: DType) -> np.dtype[Any]:
     return np.dtype(np.uint8) if dtype.name == "bool" else dtype.numpy_dtype
-
-
-def _contiguous_strides(shapes: np.ndarray) -> np.ndarray:
-    strides = np.ones_like(shapes)
-    strides[:, :-1] = np.cumprod(shapes[:, :0:-1], axis=1)[:, ::-1]
-    return np.where(shapes == 1, 0, strides)
-
-
-def _operand_columns(x: GpuBatch | None, out_shapes: np.ndarray) -> tuple[np.ndarray, int]:
-    """Offset + 6 strides per sample, and the operand's read mode."""
-    n = len(out_shapes)
-    if x is None:
-        return np.zeros((n, 7), np.int64), SCALAR
-    shapes = padded_shapes(x.shapes)
-    mode = DENSE if np.array_equal(shapes, out_shapes) else BROADCAST
-    return np.concatenate([x.offsets[:, None], _contiguous_strides(shapes)], axis=1), mode
 
 
 def operand_pointer(x: GpuBatch | None, name: str, call: Call, compute: DType) -> Any:
@@ -336,37 +398,71 @@ def launch_elementwise(run: GpuRun, out: GpuBatch, operands: list[GpuBatch | Non
         _launch(run, out, operands, call, op)
 
 
+def _geometry(out: GpuBatch, operands: list[GpuBatch | None]
+              ) -> tuple[list[int], np.ndarray, int, bool]:  # fmt: skip
+    """Operand modes, the `[N, NCOL - 2]` columns after the stream's, R (0: no broadcast), WIDE."""
+    n = out.batch_size
+    out_shapes = padded_shapes(out.shapes)
+    modes, strides = [], []
+    offsets = np.zeros((n, 3), np.int64)
+    for k, x in enumerate(operands):
+        if x is None:
+            modes.append(SCALAR)
+        elif np.array_equal(shapes := padded_shapes(x.shapes), out_shapes):
+            modes.append(DENSE)
+        else:
+            modes.append(BROADCAST)
+            offsets[:, k] = x.offsets
+            strides.append(contiguous_strides(shapes))
+    ext, rank = np.ones((n, 6), np.int64), 0
+    cols = [np.zeros((n, 6), np.int64) for _ in range(3)]
+    if strides:
+        ext, collapsed, rank = collapse(out_shapes, strides)
+        for k in (k for k, mode in enumerate(modes) if mode == BROADCAST):
+            cols[k] = collapsed.pop(0)
+    mul, shift = magic_numbers(ext)
+    wide = bool(n) and rank > 0 and int(out.sizes.max()) >= INT32_LIMIT - 2 * 8192
+    return modes, np.concatenate([offsets, ext, mul, shift, *cols], axis=1), rank, wide
+
+
 def _launch(run: GpuRun, out: GpuBatch, operands: list[GpuBatch | None], call: Call, op: str
             ) -> None:  # fmt: skip
     compute: DType = call.compute_dtype
     ct = compute_tl(compute)
     out_bool = out.dtype.name == "bool" and compute.name == "bool"
-    tiles = tile_table(out.sizes, TILE)
     names = [spec.name for spec in call.schema.inputs]
+    arrays = [x for x in operands if x is not None]
+    block = block_for(_compute_np(compute), out.data.dtype, *(x.data.dtype for x in arrays))
+    modes, geometry, rank, wide = _geometry(out, operands)
+    pointers, same = [], []
+    for k, (x, name) in enumerate(zip(operands, names, strict=True)):
+        if modes[k] == DENSE:
+            assert x is not None
+            view, delta, is_same = input_view(x, out)
+            pointers.append(view)
+            geometry[:, k] = delta
+            same.append(is_same)
+        else:
+            pointers.append(operand_pointer(x, name, call, compute))
+            same.append(True)
+    plan = plan_stream(out, block, global_ok=BROADCAST not in modes and all(same))
+    width = (NCOL1 if len(operands) == 1 else NCOL) - S_NCOL
+    samples, tiles = plan.tables(geometry[:, :width])
+    common = {"BLOCK": block, "GLOBAL": plan.is_global}
     if len(operands) == 1:
-        (x,) = operands
-        assert x is not None
-        samples = np.stack([out.sizes, x.offsets, out.offsets], axis=1)
         code = NOT if op == "invert" and compute.name == "bool" else UNARY_CODES[op]
-        code = code.value  # launch meta-arguments are plain values
-        run.launch(_unary_kernel, (len(tiles),), x.data, out.data, samples, tiles, OP=code,
-                   CT=ct, OUT_BOOL=out_bool, BLOCK=TILE)  # fmt: skip
+        run.launch(_unary_kernel, (plan.grid,), pointers[0], plan.out, samples, tiles,
+                   plan.total, OP=code.value, CT=ct, OUT_BOOL=out_bool, SAME=same[0],
+                   **common)  # fmt: skip
         return
-    out_shapes = padded_shapes(out.shapes)
-    columns, modes = [], []
-    for x in operands:
-        cols, mode = _operand_columns(x, out_shapes)
-        columns.append(cols)
-        modes.append(mode)
-    samples = np.concatenate([out.sizes[:, None], out.offsets[:, None], out_shapes, *columns],
-                             axis=1)  # fmt: skip
-    pointers = [operand_pointer(x, n, call, compute) for x, n in zip(operands, names, strict=True)]
+    common.update(R=rank, WIDE=wide)
     if op == "clamp":
-        run.launch(_clamp_kernel, (len(tiles),), *pointers, out.data, samples, tiles, CT=ct,
-                   MODE_V=modes[0], MODE_LO=modes[1], MODE_HI=modes[2], OUT_BOOL=out_bool,
-                   BLOCK=TILE)  # fmt: skip
+        run.launch(_clamp_kernel, (plan.grid,), *pointers, plan.out, samples, tiles, plan.total,
+                   CT=ct, MODE_V=modes[0], MODE_LO=modes[1], MODE_HI=modes[2], SAME_V=same[0],
+                   SAME_LO=same[1], SAME_HI=same[2], OUT_BOOL=out_bool, **common)  # fmt: skip
         return
     is_int = compute.is_integer or compute.name == "bool"
-    run.launch(_binary_kernel, (len(tiles),), *pointers, out.data, samples, tiles,
-               OP=BINARY_CODES[op].value, CT=ct, MODE_A=modes[0], MODE_B=modes[1], IS_INT=is_int,
-               BITS=max(compute.bits, 8), OUT_BOOL=out_bool, BLOCK=TILE)  # fmt: skip
+    run.launch(_binary_kernel, (plan.grid,), *pointers, plan.out, samples, tiles, plan.total,
+               OP=BINARY_CODES[op].value, CT=ct, MODE_A=modes[0], MODE_B=modes[1],
+               SAME_A=same[0], SAME_B=same[1], IS_INT=is_int, BITS=max(compute.bits, 8),
+               OUT_BOOL=out_bool, **common)  # fmt: skip

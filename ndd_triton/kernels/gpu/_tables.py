@@ -93,6 +93,70 @@ def tile_table(sizes: np.ndarray, tile: int) -> np.ndarray:
     return np.stack([samples, starts], axis=1)
 
 
+# Elements a row-tiled program copies (ROWS x BLOCK), and its longest block; tests shrink them
+# to get many tiles per sample from small images.
+ROW_TILE_ELEMENTS = 4096
+ROW_TILE_MAX_BLOCK = 4096
+
+
+def row_block(rows: np.ndarray, row_len: np.ndarray) -> tuple[int, int]:
+    """`(ROWS, BLOCK)` powers of two for `row_tiles`: BLOCK covers the longest row (up to
+    ROW_TILE_MAX_BLOCK) in blocks that leave at most ~15% of the lanes idle (a 672-element
+    row takes 3 x 256, not 1 x 1024), ROWS fills about ROW_TILE_ELEMENTS (no more rows than a
+    sample has)."""
+    longest = max(int(np.max(row_len, initial=1)), 1)
+    block = min(1 << (longest - 1).bit_length(), ROW_TILE_MAX_BLOCK)
+    while block > 64 and -(-longest // block) * block > 1.15 * longest:
+        block //= 2
+    most_rows = 1 << (max(int(np.max(rows, initial=1)), 1) - 1).bit_length()
+    return max(min(ROW_TILE_ELEMENTS // block, most_rows), 1), block
+
+
+def row_tiles(rows: np.ndarray, row_len: np.ndarray, rows_per_tile: int, block: int
+              ) -> np.ndarray:  # fmt: skip
+    """`[T, 3]` rows `(sample, first_row, first_column)` (int32; int64 past 2**31): sample
+    i's `rows[i]` rows of `row_len[i]` elements in blocks of `rows_per_tile` x `block`.
+
+    A program then handles a 2-D block of one sample, so its per-row work (unravelling, source
+    address) is done once per row and its columns are contiguous. Empty samples get no tiles.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    row_len = np.asarray(row_len, dtype=np.int64)
+    col_tiles = (row_len + block - 1) // block
+    counts = ((rows + rows_per_tile - 1) // rows_per_tile) * col_tiles
+    samples = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    if not len(samples):
+        return np.zeros((0, 3), np.int32)
+    # tile index within its sample, row-block major (no loop over samples)
+    first = np.cumsum(counts) - counts
+    local = np.arange(len(samples), dtype=np.int64) - np.repeat(first, counts)
+    per_row = col_tiles[samples]
+    table = np.stack([samples, local // per_row * rows_per_tile, local % per_row * block], axis=1)
+    small = table.max(initial=0) < 2**31  # int32 halves the upload; huge samples keep int64
+    return table.astype(np.int32) if small else table
+
+
+def block_tiles(planes: np.ndarray, rows: np.ndarray, cols: np.ndarray, block_rows: int,
+                span: int) -> np.ndarray:  # fmt: skip
+    """`[T, 4]` int32 rows `(sample, plane, first row, first column)` for kernels whose program
+    covers `block_rows` rows x `span` columns of one plane (image / frame / depth slice) of one
+    sample. Samples are `planes` x `rows` x `cols` (pixels, not elements); empty ones get no
+    tiles. Built with NumPy over the `[N]` arrays (no loop per sample)."""
+    planes, rows, cols = (np.asarray(a, dtype=np.int64) for a in (planes, rows, cols))
+    row_blocks = -(-rows // block_rows)
+    col_blocks = -(-cols // span)
+    per_plane = row_blocks * col_blocks
+    counts = planes * per_plane
+    sample = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    if not len(sample):
+        return np.zeros((0, 4), np.int32)
+    local = np.arange(len(sample), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    per, col_b = per_plane[sample], col_blocks[sample]
+    plane, rest = np.divmod(local, per)
+    row_b, col_b = np.divmod(rest, col_b)
+    return np.stack([sample, plane, row_b * block_rows, col_b * span], axis=1).astype(np.int32)
+
+
 class _PinnedRing:
     """Reused pinned host memory for table uploads: `Tensor.pin_memory()` per launch cost
     ~0.3 ms (H200), and a pageable copy would synchronise the stream. A region is written

@@ -9,8 +9,8 @@ the cost is that the kernel addresses memory outside its pointer argument's allo
 CUDA's flat address space (and the interpreter's raw addresses) allow.
 
 A piece table row describes one (sample, input) pair: source offset, destination offset of
-its first row, source row length, destination row length and size; the tile table spreads the
-pieces over programs.
+its first row, source row length, destination row length and number of rows; the tile table
+gives each program a block of rows of one piece.
 
 In the row view, `cat` along axis `a` sees input k as `[outer, ext_k * inner]` rows landing at
 column `(ext_0 + ... + ext_{k-1}) * inner` of `[outer, total * inner]` output rows; `stack` is the
@@ -46,7 +46,7 @@ def _deltas(inputs: list[GpuBatch]) -> np.ndarray:
 
 
 def _pieces(out: GpuBatch, inputs: list[GpuBatch], axis: int) -> np.ndarray:
-    """`[N * K, 5]` piece table (sample-major): src, dst, row, out_row, size."""
+    """`[N * K, 5]` piece table (sample-major): src, dst, row, out_row, rows."""
     shapes = np.stack([inp.shapes for inp in inputs])  # [K, N, ndim]
     k_count, n = shapes.shape[:2]
     outer = np.prod(shapes[:, :, :axis], axis=2, dtype=np.int64)  # [K, N]
@@ -55,7 +55,7 @@ def _pieces(out: GpuBatch, inputs: list[GpuBatch], axis: int) -> np.ndarray:
     shift = np.cumsum(rows, axis=0) - rows  # columns taken by the inputs before k
     src = _deltas(inputs)[:, None] + np.stack([inp.offsets for inp in inputs])
     dst = out.offsets[None, :] + shift
-    table = np.stack([src, dst, rows, np.broadcast_to(out_rows, (k_count, n)), outer * rows],
+    table = np.stack([src, dst, rows, np.broadcast_to(out_rows, (k_count, n)), outer],
                      axis=2)  # fmt: skip
     return np.ascontiguousarray(table.transpose(1, 0, 2).reshape(-1, 5), dtype=np.int64)
 

@@ -1,11 +1,17 @@
-"""crop on the GPU, and the one-launch window kernel shared with crop_mirror_normalize.
+"""crop on the GPU (row-tiled `_window_rows` launch), and the one-launch window kernel of
+crop_mirror_normalize.
 
-Each program writes one tile of one sample's output. The flat output index is unravelled over
-the output extents (output layout order, left-padded to rank 5); each coordinate is mirrored
-if asked, shifted by the window start and mapped through the input stride of its axis.
-Coordinates outside the input read the sample's fill value of that channel (pad policy) or
-are clamped (edge policy); padded channels (pad_output) have fill 0. Normalisation is
-`x * gain[c] + bias[c]` in fp32; integer outputs are rounded half away and saturated.
+crop reads each output axis at `start + coord`; outside the input it reads the channel's fill
+value (pad policy) or clamps (edge policy), converting through fp32 when the output dtype
+differs. Each program copies rows of the contiguous innermost run (the `W * C` row of HWC).
+
+`_window_kernel` (crop_mirror_normalize) writes one tile of one sample's output. The flat output
+index is unravelled over the output extents (output layout order, left-padded to rank 5); each
+coordinate is mirrored if asked, shifted by the window start and mapped through the input
+stride of its axis. Coordinates outside the input read the sample's fill value of that channel
+(pad policy) or are clamped (edge policy); padded channels (pad_output) have fill 0.
+Normalisation is `x * gain[c] + bias[c]` in fp32; integer outputs are rounded half away and
+saturated.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import triton
 import triton.language as tl
 
 from ndd_triton.kernels import register
+from ndd_triton.kernels.gpu import _window_rows as rows
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
 from ndd_triton.ops import crop
 from ndd_triton.ops.schema import Call
@@ -137,8 +144,29 @@ def window_launch(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call, out_lay
 @register(crop.schema, "gpu")
 def crop_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
     """Crop the whole batch in one launch."""
-    fill = np.asarray(call.fill, dtype=np.float64).reshape(-1)
-    floats = np.zeros((inp.batch_size, 3, max(len(fill), 1)), np.float32)
-    floats[:, 2, :len(fill)] = fill
     layout = call.inputs[0].layout or "HWC"
-    window_launch(run, out, inp, call, layout, floats, None, affine=False)
+    n, ndim = inp.shapes.shape
+    anchor = np.zeros((n, ndim), np.int64)
+    letters = [c for c in "DHW" if c in layout]
+    for k, letter in enumerate(letters):
+        anchor[:, layout.index(letter)] = np.asarray(call.window_start)[:, k]
+    channel = layout.index("C") if "C" in layout else -1
+    # one fill per channel, in the output dtype (through fp32, as the conversion path does);
+    # channels past the fill table read its last value
+    fill = np.asarray(call.fill, dtype=np.float64).reshape(-1)
+    width = max(int(out.shapes[:, channel].max(initial=1)) if channel >= 0 else 1, len(fill), 1)
+    table = np.full(width, fill[-1] if len(fill) else 0.0)
+    table[:len(fill)] = fill
+    with np.errstate(over="ignore", invalid="ignore"):
+        fills = table.astype(np.float32).astype(out.dtype.numpy_dtype)
+    conv = {"CONV": rows.CONV_NONE, "LO": 0, "HI": 0, "NANV": 0, "LO_F": 0.0, "HI_F": 0.0}
+    if out.dtype != inp.dtype:
+        conv["CONV"] = rows.CONV_CROP
+        if not out.dtype.is_float:
+            info = np.iinfo(out.dtype.numpy_dtype)
+            conv["LO_F"], conv["HI_F"] = float(info.min), float(info.max)
+    edge = call.out_of_bounds_policy in ("edge", "clamp")
+    rows.window_rows(run, out, inp.data, inp.offsets, inp.shapes, anchor,
+                     policy=rows.EDGE if edge else rows.PAD,
+                     fills=np.broadcast_to(fills, (n, width)), channel_axis=channel,
+                     conv=conv)  # fmt: skip

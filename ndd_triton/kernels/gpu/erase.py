@@ -1,8 +1,12 @@
-"""erase on the GPU: one launch; each element tests the sample's regions (a runtime loop).
+"""erase on the GPU: one row-tiled launch; each row tests the sample's regions (a runtime loop).
 
-Shapes are left-padded to rank 6; the region table holds `(start, end)` per padded axis, with
-each sample's regions in a contiguous run (`FIRST`, `COUNT` columns). The fill table has one
-row per sample in the sample type (`NFILL` values: 1, or one per channel along `CH_AXIS`).
+A sample is seen as rows (up to five outer axes), a column axis and, when the last axis has the
+same extent 2..4 in every sample, a group axis of G (constexpr) elements (the channels of HWC),
+so a row is the contiguous `W * C` run. Per region, the row test is done once per row and the
+column test compares the element index with the region's bounds times G; only the group test
+takes `j % G` (constexpr). The region table holds `(start, end)` per kernel axis (5 outer,
+column in elements, group), each sample's regions in a contiguous run (`FIRST`, `COUNT`). The
+fill table has one row per sample in the sample type (`NF` values: 1, or one per channel).
 """
 
 from __future__ import annotations
@@ -12,8 +16,8 @@ import triton
 import triton.language as tl
 
 from ndd_triton.kernels import register
-from ndd_triton.kernels.gpu._common import MAX_RANK, padded_shapes
-from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, row_block, row_tiles
+from ndd_triton.kernels.gpu._window_rows import _helper_group_fill
 from ndd_triton.ops import erase
 from ndd_triton.ops.schema import Call
 
@@ -21,93 +25,134 @@ IN_OFF: tl.constexpr = tl.constexpr(0)
 OUT_OFF: tl.constexpr = tl.constexpr(1)
 FIRST: tl.constexpr = tl.constexpr(2)
 COUNT: tl.constexpr = tl.constexpr(3)
-SHAPE: tl.constexpr = tl.constexpr(4)  # 6 extents
-NCOL: tl.constexpr = tl.constexpr(10)
-TILE = 1024
+NROWS: tl.constexpr = tl.constexpr(4)
+ROWLEN: tl.constexpr = tl.constexpr(5)
+EXT: tl.constexpr = tl.constexpr(6)  # 5 outer extents, outermost first
+NCOL: tl.constexpr = tl.constexpr(11)
+RCOL: tl.constexpr = tl.constexpr(14)  # region row: (start, end) of 5 outer, column, group
+C_GROUP: tl.constexpr = tl.constexpr(6)
+C_COLUMN: tl.constexpr = tl.constexpr(5)
+NOUTER = 5
 
 
 @triton.jit
-def _erase_kernel(src, dst, samples, regions, fills, tiles, CH_AXIS: tl.constexpr,
-                  NFILL: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
-    """One tile: copy, or the fill where the element lies in one of the sample's regions."""
-    sample = tl.load(tiles + 2 * tl.program_id(0))
-    first = tl.load(tiles + 2 * tl.program_id(0) + 1)
+def _helper_inside(o, reg, axis):
+    """Whether coordinates `o` lie in the region's [start, end) on `axis`."""
+    start = tl.load(reg + 2 * axis).to(o.dtype)
+    return (o >= start) & (o < tl.load(reg + 2 * axis + 1).to(o.dtype))
+
+
+@triton.jit
+def _erase_rows_kernel(src, dst, samples, regions, fills, tiles, G: tl.constexpr,
+                       CH: tl.constexpr, NF: tl.constexpr, ALIGN: tl.constexpr,
+                       IDX64: tl.constexpr, ROWS: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
+    """ROWS x BLOCK elements of one sample: the fill inside one of its regions, else a copy.
+
+    Row r unravels to outer coordinates o0..o4 (o4 fastest); element j of a row has column
+    j // G and group index j % G (the column bounds are stored times G: no division).
+    """
+    ity = tl.int64 if IDX64 else tl.int32
+    tile = tiles + 3 * tl.program_id(0)
+    sample = tl.load(tile).to(tl.int64)
     row = samples + sample * NCOL
-    idx = first + tl.arange(0, BLOCK).to(tl.int64)
-    e0 = tl.load(row + SHAPE + 0)
-    e1 = tl.load(row + SHAPE + 1)
-    e2 = tl.load(row + SHAPE + 2)
-    e3 = tl.load(row + SHAPE + 3)
-    e4 = tl.load(row + SHAPE + 4)
-    e5 = tl.load(row + SHAPE + 5)
-    mask = idx < e0 * e1 * e2 * e3 * e4 * e5
-    c5 = idx % e5
-    c4 = (idx // e5) % e4
-    c3 = (idx // (e5 * e4)) % e3
-    c2 = (idx // (e5 * e4 * e3)) % e2
-    c1 = (idx // (e5 * e4 * e3 * e2)) % e1
-    c0 = idx // (e5 * e4 * e3 * e2 * e1)
-    hit = idx < 0
+    r = tl.load(tile + 1).to(ity) + tl.arange(0, ROWS)
+    j = tl.multiple_of(tl.load(tile + 2).to(ity), BLOCK) + tl.arange(0, BLOCK)
+    rowlen = tl.multiple_of(tl.load(row + ROWLEN).to(ity), ALIGN)
+    mask = (r < tl.load(row + NROWS).to(ity))[:, None] & (j < rowlen)[None, :]
+    e4 = tl.load(row + EXT + 4).to(ity)
+    e3 = tl.load(row + EXT + 3).to(ity)
+    e2 = tl.load(row + EXT + 2).to(ity)
+    e1 = tl.load(row + EXT + 1).to(ity)
+    o4 = r % e4
+    o3 = (r // e4) % e3
+    o2 = (r // (e4 * e3)) % e2
+    o1 = (r // (e4 * e3 * e2)) % e1
+    o0 = r // (e4 * e3 * e2 * e1)
+    g = j % G
+    hit = (r < 0)[:, None] & (j < 0)[None, :]
     r0 = tl.load(row + FIRST)
-    for r in range(tl.load(row + COUNT)):
-        reg = regions + (r0 + r) * 12
-        inside = (c0 >= tl.load(reg + 0)) & (c0 < tl.load(reg + 1))
-        inside = inside & (c1 >= tl.load(reg + 2)) & (c1 < tl.load(reg + 3))
-        inside = inside & (c2 >= tl.load(reg + 4)) & (c2 < tl.load(reg + 5))
-        inside = inside & (c3 >= tl.load(reg + 6)) & (c3 < tl.load(reg + 7))
-        inside = inside & (c4 >= tl.load(reg + 8)) & (c4 < tl.load(reg + 9))
-        inside = inside & (c5 >= tl.load(reg + 10)) & (c5 < tl.load(reg + 11))
-        hit = hit | inside
-    if NFILL == 1:
-        fidx = idx * 0
-    elif CH_AXIS == 5:
-        fidx = c5
-    elif CH_AXIS == 4:
-        fidx = c4
-    elif CH_AXIS == 3:
-        fidx = c3
-    elif CH_AXIS == 2:
-        fidx = c2
-    elif CH_AXIS == 1:
-        fidx = c1
+    for k in range(tl.load(row + COUNT)):
+        reg = regions + (r0 + k) * RCOL
+        rows_in = (
+            _helper_inside(o0, reg, 0)
+            & _helper_inside(o1, reg, 1)
+            & _helper_inside(o2, reg, 2)
+            & _helper_inside(o3, reg, 3)
+            & _helper_inside(o4, reg, 4)
+        )
+        cols_in = _helper_inside(j, reg, 5) & _helper_inside(g, reg, 6)
+        hit = hit | (rows_in[:, None] & cols_in[None, :])
+    offsets = tl.multiple_of(r * rowlen, ALIGN)[:, None] + j[None, :]
+    base = tl.multiple_of(tl.load(row + IN_OFF), ALIGN)
+    val = tl.load(src + base + offsets, mask=mask, other=0)
+    frow = fills + sample * NF
+    if CH == C_GROUP:
+        fill = _helper_group_fill(frow, g, G)[None, :]
+    elif CH == C_COLUMN:
+        fill = tl.load(frow + j // G, mask=j < rowlen, other=0)[None, :]
+    elif CH >= 0:
+        och = tl.where(CH == 0, o0, tl.where(CH == 1, o1, tl.where(CH == 2, o2, tl.where(
+            CH == 3, o3, o4))))  # fmt: skip
+        fill = tl.load(frow + och, mask=och < NF, other=0)[:, None]
     else:
-        fidx = c0
-    fill = tl.load(fills + sample * NFILL + fidx, mask=mask & hit, other=0)
-    val = tl.load(src + tl.load(row + IN_OFF) + idx, mask=mask & ~hit, other=0)
-    tl.store(dst + tl.load(row + OUT_OFF) + idx, tl.where(hit, fill, val), mask=mask)
+        fill = tl.load(frow)
+    out = dst + tl.multiple_of(tl.load(row + OUT_OFF), ALIGN) + offsets
+    tl.store(out, tl.where(hit, fill, val), mask=mask)
+
+
+def _pad_left(values: np.ndarray, rank: int, fill: int) -> np.ndarray:
+    """`[..., rank]` values left-padded with `fill` along the last axis."""
+    out = np.full((*values.shape[:-1], rank), fill, np.int64)
+    if values.shape[-1]:
+        out[..., rank - values.shape[-1] :] = values
+    return out
+
+
+def _group(shapes: np.ndarray) -> int:
+    """G: the last axis' extent when it is 2..4 in every sample (and not the only axis)."""
+    if shapes.shape[1] < 2 or not len(shapes):
+        return 1
+    extent = int(shapes[0, -1])
+    return extent if (shapes[:, -1] == extent).all() and 2 <= extent <= 4 else 1
 
 
 @register(erase.schema, "gpu")
 def erase_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
     """Sample, region and fill tables; one launch."""
-    n = inp.batch_size
-    ndim = inp.shapes.shape[1]
-    pad = MAX_RANK - ndim
+    n, ndim = inp.shapes.shape
+    g = _group(inp.shapes)
+    cols = ndim - 1 if g > 1 else ndim
     per_sample = [np.asarray(r, np.int64).reshape(-1, ndim, 2) for r in call.erase_regions]
     counts = np.array([len(r) for r in per_sample], np.int64)
-    table = np.zeros((max(int(counts.sum()), 1), MAX_RANK, 2), np.int64)
+    bounds = np.concatenate(per_sample) if counts.sum() else np.zeros((0, ndim, 2), np.int64)
+    table = np.zeros((max(len(bounds), 1), NOUTER + 2, 2), np.int64)
     table[:, :, 1] = 1
-    if counts.sum():
-        table[:, pad:] = np.concatenate(per_sample)
-    firsts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    if len(bounds) and cols:
+        starts, ends = bounds[:, :cols, 0], bounds[:, :cols, 1]
+        table[: len(bounds), : NOUTER + 1, 0] = _pad_left(starts, NOUTER + 1, 0)
+        table[: len(bounds), : NOUTER + 1, 1] = _pad_left(ends, NOUTER + 1, 1)
+        table[: len(bounds), NOUTER] *= g  # column bounds in elements of the row
+        if g > 1:
+            table[: len(bounds), NOUTER + 1] = bounds[:, -1]
+    extents = _pad_left(inp.shapes[:, :cols], NOUTER + 1, 1)
+    rows, row_len = np.prod(extents[:, :NOUTER], axis=1), extents[:, NOUTER] * g
+    firsts = np.cumsum(counts) - counts
     samples = np.concatenate([inp.offsets[:, None], out.offsets[:, None], firsts[:, None],
-                              counts[:, None], padded_shapes(inp.shapes)], axis=1)  # fmt: skip
+                              counts[:, None], rows[:, None], row_len[:, None],
+                              extents[:, :NOUTER]], axis=1).astype(np.int64)  # fmt: skip
     nfill = max(np.asarray(f).size for f in call.erase_fill)
     fills = np.zeros((n, nfill), out.dtype.numpy_dtype)
     for i, f in enumerate(call.erase_fill):
         fills[i] = np.asarray(f).ravel()  # one value broadcasts over the row
-    ch_axis = call.erase_channel_axis + pad if call.erase_channel_axis >= 0 else MAX_RANK - 1
-    tiles = tile_table(inp.sizes, TILE)
-    run.launch(
-        _erase_kernel,
-        (len(tiles),),
-        inp.data,
-        out.data,
-        samples.astype(np.int64),
-        table.reshape(-1),
-        fills,
-        tiles,
-        CH_AXIS=ch_axis,
-        NFILL=nfill,
-        BLOCK=TILE,
-    )
+    channel = call.erase_channel_axis
+    ch = -1 if nfill == 1 or channel < 0 else 6 if channel >= cols else \
+        5 if channel == cols - 1 else channel + NOUTER - (cols - 1)  # fmt: skip
+    rows_per_tile, block = row_block(rows, row_len)
+    tiles = row_tiles(rows, row_len, rows_per_tile, block)
+    vec = max(16 // out.data.element_size(), 1)
+    live = rows * row_len > 0
+    aligned = not any((v[live] % vec).any() for v in (inp.offsets, out.offsets, row_len))
+    run.launch(_erase_rows_kernel, (len(tiles),), inp.data, out.data, samples,
+               table.reshape(-1), fills, tiles, G=g, CH=ch, NF=nfill,
+               ALIGN=vec if aligned else 1, IDX64=bool((rows * row_len >= 2**31).any()),
+               ROWS=rows_per_tile, BLOCK=block)  # fmt: skip

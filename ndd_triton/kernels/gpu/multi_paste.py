@@ -1,8 +1,11 @@
-"""multi_paste on the GPU: one Triton launch; each canvas element finds the last region that
-covers it (a runtime loop over its sample's run of the region table).
+"""multi_paste on the GPU: one row-tiled Triton launch; each canvas element takes the last
+region that covers it (a runtime loop over its sample's run of the region table).
 
-Several input batches are first packed into one buffer (`torch.cat`, a device copy) so the
-kernel sees one source pointer; region rows carry absolute source offsets.
+A program handles ROWS canvas rows x BLOCK elements of the contiguous `out_w * C` row. Per
+region the row test and the row's source address are computed once per row, and the column
+test compares the element index with `ox * C` and `(ox + w) * C`: no division per element
+(C is constexpr). Several input batches are first packed into one buffer (`torch.cat`, a
+device copy) so the kernel sees one source pointer; region rows carry absolute source offsets.
 """
 
 from __future__ import annotations
@@ -13,56 +16,51 @@ import triton
 import triton.language as tl
 
 from ndd_triton.kernels import register
-from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, row_block, row_tiles
 from ndd_triton.ops import multi_paste
 from ndd_triton.ops.schema import Call
 
 OUT_OFF: tl.constexpr = tl.constexpr(0)
 OUT_H: tl.constexpr = tl.constexpr(1)
-OUT_W: tl.constexpr = tl.constexpr(2)
+ROWLEN: tl.constexpr = tl.constexpr(2)  # out_w * C
 FIRST: tl.constexpr = tl.constexpr(3)
 COUNT: tl.constexpr = tl.constexpr(4)
 NCOL: tl.constexpr = tl.constexpr(5)
-R_SRC: tl.constexpr = tl.constexpr(0)  # region row: source sample offset, source width,
-R_IN_W: tl.constexpr = tl.constexpr(1)  # source top-left, extents, destination top-left
-R_IY: tl.constexpr = tl.constexpr(2)
-R_IX: tl.constexpr = tl.constexpr(3)
-R_H: tl.constexpr = tl.constexpr(4)
-R_W: tl.constexpr = tl.constexpr(5)
-R_OY: tl.constexpr = tl.constexpr(6)
-R_OX: tl.constexpr = tl.constexpr(7)
-NREG: tl.constexpr = tl.constexpr(8)
-TILE = 1024
+R_SRC: tl.constexpr = tl.constexpr(0)  # region row: source offset of the element that lands
+R_ROW: tl.constexpr = tl.constexpr(1)  # on canvas (0, 0), source row length (in_w * C),
+R_Y0: tl.constexpr = tl.constexpr(2)  # canvas rows [y0, y1) and row elements [x0 * C, x1 * C)
+R_Y1: tl.constexpr = tl.constexpr(3)
+R_X0: tl.constexpr = tl.constexpr(4)
+R_X1: tl.constexpr = tl.constexpr(5)
+NREG: tl.constexpr = tl.constexpr(6)
 
 
 @triton.jit
-def _multi_paste_kernel(src, dst, samples, regions, tiles, C: tl.constexpr,
-                        SAME: tl.constexpr, ROUND: tl.constexpr, LO: tl.constexpr,
-                        HI: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
-    """One canvas tile: the value of the last covering region, else 0."""
-    sample = tl.load(tiles + 2 * tl.program_id(0))
-    first = tl.load(tiles + 2 * tl.program_id(0) + 1)
+def _multi_paste_kernel(src, dst, samples, regions, tiles, SAME: tl.constexpr,
+                        ROUND: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
+                        ALIGN: tl.constexpr, ROWS: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
+    """ROWS x BLOCK canvas elements: the value of the last covering region, else 0.
+
+    Canvas element (y, j) of a region reads src[R_SRC + y * R_ROW + j] (the region's source
+    offset is shifted on the host so that one multiply-add per row addresses it).
+    """
+    tile = tiles + 3 * tl.program_id(0)
+    sample = tl.load(tile).to(tl.int64)
     row = samples + sample * NCOL
-    out_w = tl.load(row + OUT_W)
-    idx = first + tl.arange(0, BLOCK).to(tl.int64)
-    mask = idx < tl.load(row + OUT_H) * out_w * C
-    ch = idx % C
-    x = (idx // C) % out_w
-    y = idx // (C * out_w)
-    src_idx = idx * 0
-    hit = idx < 0
+    y = tl.load(tile + 1) + tl.arange(0, ROWS)
+    j = tl.multiple_of(tl.load(tile + 2), BLOCK) + tl.arange(0, BLOCK)
+    rowlen = tl.multiple_of(tl.load(row + ROWLEN).to(tl.int32), ALIGN)
+    mask = (y < tl.load(row + OUT_H).to(tl.int32))[:, None] & (j < rowlen)[None, :]
+    src_idx = tl.zeros([ROWS, BLOCK], dtype=tl.int64)
+    hit = (y < 0)[:, None] & (j < 0)[None, :]
     r0 = tl.load(row + FIRST)
     for r in range(tl.load(row + COUNT)):
         reg = regions + (r0 + r) * NREG
-        dy = y - tl.load(reg + R_OY)
-        dx = x - tl.load(reg + R_OX)
-        inside = (dy >= 0) & (dy < tl.load(reg + R_H)) & (dx >= 0) & (dx < tl.load(reg + R_W))
-        at = (
-            tl.load(reg + R_SRC)
-            + ((dy + tl.load(reg + R_IY)) * tl.load(reg + R_IN_W) + dx + tl.load(reg + R_IX)) * C
-            + ch
-        )
-        src_idx = tl.where(inside, at, src_idx)
+        rows_in = (y >= tl.load(reg + R_Y0).to(tl.int32)) & (y < tl.load(reg + R_Y1).to(tl.int32))
+        cols_in = (j >= tl.load(reg + R_X0).to(tl.int32)) & (j < tl.load(reg + R_X1).to(tl.int32))
+        start = tl.load(reg + R_SRC) + y.to(tl.int64) * tl.load(reg + R_ROW)  # per row
+        inside = rows_in[:, None] & cols_in[None, :]
+        src_idx = tl.where(inside, start[:, None] + j[None, :], src_idx)
         hit = hit | inside
     val = tl.load(src + src_idx, mask=mask & hit, other=0)
     if not SAME:  # convert through float32 (round half away, saturate for integer outputs)
@@ -70,7 +68,17 @@ def _multi_paste_kernel(src, dst, samples, regions, tiles, C: tl.constexpr,
     if ROUND:
         val = tl.where(val < 0, tl.ceil(val - 0.5), tl.floor(val + 0.5))
         val = tl.minimum(tl.maximum(val, LO), HI)
-    tl.store(dst + tl.load(row + OUT_OFF) + idx, val.to(dst.dtype.element_ty), mask=mask)
+    out_row = tl.multiple_of(y * rowlen, ALIGN)
+    out = dst + tl.multiple_of(tl.load(row + OUT_OFF), ALIGN) + out_row[:, None] + j[None, :]
+    tl.store(out, val.to(dst.dtype.element_ty), mask=mask)
+
+
+def _store_alignment(out: GpuBatch, row_len: np.ndarray) -> int:
+    """16 bytes' worth of elements when every canvas row starts at such a multiple, else 1."""
+    vec = max(16 // out.data.element_size(), 1)
+    live = row_len * out.shapes[:, 0] > 0
+    aligned = not ((out.offsets[live] % vec).any() or (row_len[live] % vec).any())
+    return vec if vec > 1 and aligned else 1
 
 
 @register(multi_paste.schema, "gpu")
@@ -83,18 +91,30 @@ def multi_paste_gpu(run: GpuRun, out: GpuBatch, *args: object) -> None:
     data = inputs[0].data if len(inputs) == 1 else torch.cat([b.data for b in inputs])
     table = np.asarray(call.paste_regions, np.int64).reshape(-1, 9)
     n = out.batch_size
+    c = int(out.shapes[0, 2]) if n else 1
     counts = np.bincount(table[:, 0], minlength=n).astype(np.int64)
-    firsts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    firsts = np.cumsum(counts) - counts
+    k, j, iy, ix, h, w, oy, ox = table[:, 1:].T
+    # every input's samples in one list: input k's sample j is entry first[k] + j
+    first = np.cumsum([0] + [b.batch_size for b in inputs])
+    starts = zip(inputs, bases[:-1], strict=True)
+    all_offsets = np.concatenate([b.offsets + base for b, base in starts])
+    all_widths = np.concatenate([b.shapes[:, 1] for b in inputs]).astype(np.int64)
+    offsets, in_w = all_offsets[first[k] + j], all_widths[first[k] + j]
     regions = np.zeros((max(len(table), 1), int(NREG)), np.int64)
-    for r, (_, k, j, iy, ix, h, w, oy, ox) in enumerate(table.tolist()):
-        regions[r] = (bases[k] + inputs[k].offsets[j], inputs[k].shapes[j, 1], iy, ix, h, w, oy, ox)
-    samples = np.stack([out.offsets, out.shapes[:, 0], out.shapes[:, 1], firsts, counts],
+    if len(table):  # source element of canvas (y, x): ((y - oy + iy) * in_w + x - ox + ix) * C
+        regions[:len(table)] = np.stack([offsets + ((iy - oy) * in_w + ix - ox) * c, in_w * c,
+                                         oy, oy + h, ox * c, (ox + w) * c], axis=1)  # fmt: skip
+    samples = np.stack([out.offsets, out.shapes[:, 0], out.shapes[:, 1] * c, firsts, counts],
                        axis=1).astype(np.int64)  # fmt: skip
-    tiles = tile_table(out.sizes, TILE)
+    rows, row_len = samples[:, 1], samples[:, 2]
+    rows_per_tile, block = row_block(rows, row_len)
+    tiles = row_tiles(rows, row_len, rows_per_tile, block)
     is_int = not out.dtype.is_float and data.dtype.is_floating_point
     info = np.iinfo(out.dtype.numpy_dtype) if not out.dtype.is_float else None
     run.launch(_multi_paste_kernel, (len(tiles),), data, out.data, samples, regions, tiles,
-               C=int(out.shapes[0, 2]) if n else 1, SAME=data.dtype == out.data.dtype,
-               ROUND=is_int,
+               SAME=data.dtype == out.data.dtype, ROUND=is_int,
                LO=float(info.min) if info is not None else 0.0,
-               HI=float(info.max) if info is not None else 0.0, BLOCK=TILE)  # fmt: skip
+               HI=float(info.max) if info is not None else 0.0,
+               ALIGN=_store_alignment(out, row_len), ROWS=rows_per_tile,
+               BLOCK=block)  # fmt: skip

@@ -2,6 +2,9 @@
 
 Mirrors `kernels/cpu/noise.py` formula by formula, so CPU and GPU agree (the transcendental
 functions of real hardware may differ from NumPy's in the last bit; the interpreter is exact).
+A program owns BLOCK elements of one sample (int32 lane offsets, `random_ops._helper_sample_tile`);
+gaussian lanes share Philox blocks two by two, salt_and_pepper finds an element's unit with
+int32 multiply-shift divisions (`_broadcast.py`).
 """
 
 from __future__ import annotations
@@ -12,15 +15,19 @@ import triton.language as tl
 
 from ndd_triton.core.convert import convert_numpy
 from ndd_triton.kernels import register
+from ndd_triton.kernels.gpu._broadcast import INT32_LIMIT, _helper_magic_div, magic_numbers
 from ndd_triton.kernels.gpu._philox import (
     _helper_philox_draw2,
-    _helper_random_tile,
     _helper_unit_f32,
     _helper_unit_f64,
 )
 from ndd_triton.kernels.gpu._saturate import _helper_round_saturate, int_limits
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
-from ndd_triton.kernels.gpu.random_ops import _helper_standard_normal_f32
+from ndd_triton.kernels.gpu.random_ops import (
+    _helper_box_muller_f32,
+    _helper_draws2,
+    _helper_sample_tile,
+)
 from ndd_triton.ops import noise as ops
 from ndd_triton.ops.schema import Call
 
@@ -32,7 +39,11 @@ KEY_LO: tl.constexpr = tl.constexpr(4)
 KEY_HI: tl.constexpr = tl.constexpr(5)
 CHAN: tl.constexpr = tl.constexpr(6)  # salt_and_pepper: channel extent (1: per value)
 INNER: tl.constexpr = tl.constexpr(7)  # salt_and_pepper: elements after the channel axis
-NCOL: tl.constexpr = tl.constexpr(8)
+INNER_MUL: tl.constexpr = tl.constexpr(8)  # salt_and_pepper: division constants of INNER, CHAN
+INNER_SHIFT: tl.constexpr = tl.constexpr(9)
+CHAN_MUL: tl.constexpr = tl.constexpr(10)
+CHAN_SHIFT: tl.constexpr = tl.constexpr(11)
+NCOL: tl.constexpr = tl.constexpr(12)
 F_A: tl.constexpr = tl.constexpr(0)  # mean / prob / factor
 F_B: tl.constexpr = tl.constexpr(1)  # stddev / salt_vs_pepper
 NFCOL: tl.constexpr = tl.constexpr(2)
@@ -51,52 +62,59 @@ G6: tl.constexpr = tl.constexpr(6.410256410256410e-03)
 G7: tl.constexpr = tl.constexpr(-2.955065359477124e-02)
 G8: tl.constexpr = tl.constexpr(1.796443723688307e-01)
 G9: tl.constexpr = tl.constexpr(-1.39243221690590e00)
-TILE = 256
+TILE = 512
+SHOT_TILE = 256
 
 _NO_LIMITS = {"LO": 0.0, "HI": 0.0, "HI_INT": 0, "NAN_INT": 0}
 
 
 @triton.jit
-def _helper_store(dst, row, idx, value, mask, OUT_INT: tl.constexpr, LO: tl.constexpr,
-           HI: tl.constexpr, HI_INT: tl.constexpr, NAN_INT: tl.constexpr):  # fmt: skip
-    out = dst + tl.load(row + OUT_OFF) + idx
+def _helper_store(out, value, mask, OUT_INT: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
+                  HI_INT: tl.constexpr, NAN_INT: tl.constexpr):  # fmt: skip
     if OUT_INT:
-        tl.store(out, _helper_round_saturate(value, dst.dtype.element_ty, LO, HI, HI_INT, NAN_INT),
+        tl.store(out, _helper_round_saturate(value, out.dtype.element_ty, LO, HI, HI_INT, NAN_INT),
                  mask=mask)  # fmt: skip
     else:
-        tl.store(out, value.to(dst.dtype.element_ty), mask=mask)
+        tl.store(out, value.to(out.dtype.element_ty), mask=mask)
 
 
 @triton.jit
 def _gaussian_kernel(src, dst, samples, fparams, tiles, BLOCK: tl.constexpr,
                      OUT_INT: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
                      HI_INT: tl.constexpr, NAN_INT: tl.constexpr):  # fmt: skip
-    """in + mean + stddev * z in float64."""
-    row, frow, idx, mask, k0, k1, base = _helper_random_tile(
+    """in + mean + stddev * z in float64; element e draws base + 2e, base + 2e + 1."""
+    row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
         tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)
-    z = _helper_standard_normal_f32(k0, k1, base + 2 * idx.to(tl.uint64)).to(tl.float64)
-    x = tl.load(src + tl.load(row + IN_OFF) + idx, mask=mask, other=0).to(tl.float64)
+    d0, d1 = _helper_draws2(k0, k1, base + 2 * first.to(tl.uint64), BLOCK)
+    z = _helper_box_muller_f32(d0, d1).to(tl.float64)
+    x = tl.load(src + tl.load(row + IN_OFF) + first + lanes, mask=mask, other=0).to(tl.float64)
     value = x + (tl.load(frow + F_A) + tl.load(frow + F_B) * z)
-    _helper_store(dst, row, idx, value, mask, OUT_INT, LO, HI, HI_INT, NAN_INT)
+    _helper_store(dst + tl.load(row + OUT_OFF) + first + lanes, value, mask, OUT_INT, LO, HI,
+                  HI_INT, NAN_INT)  # fmt: skip
 
 
 @triton.jit
 def _salt_and_pepper_kernel(src, dst, samples, fparams, values, tiles, BLOCK: tl.constexpr):
-    """One (replace?, salt?) decision per unit; `values` holds (salt, pepper) per sample."""
-    row, frow, idx, mask, k0, k1, base = _helper_random_tile(
+    """One (replace?, salt?) decision per unit; `values` holds (salt, pepper) per sample.
+
+    Element e's unit: e // (extent * inner) * inner + e % inner (draws base + 2 unit, + 1).
+    """
+    row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
         tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)
-    extent = tl.load(row + CHAN)
-    inner = tl.load(row + INNER)
-    unit = idx // (extent * inner) * inner + idx % inner
+    e = first.to(tl.int32) + lanes
+    inner = tl.load(row + INNER).to(tl.int32)
+    q = _helper_magic_div(e, tl.load(row + INNER_MUL), tl.load(row + INNER_SHIFT))
+    outer = _helper_magic_div(q, tl.load(row + CHAN_MUL), tl.load(row + CHAN_SHIFT))
+    unit = outer * inner + (e - q * inner)
     d0, d1 = _helper_philox_draw2(k0, k1, base + 2 * unit.to(tl.uint64))
     replace = _helper_unit_f32(d0).to(tl.float64) < tl.load(frow + F_A)
     salt = _helper_unit_f32(d1).to(tl.float64) < tl.load(frow + F_B)
     sample = tl.load(tiles + 2 * tl.program_id(0))
     salt_val = tl.load(values + 2 * sample)
     pepper_val = tl.load(values + 2 * sample + 1)
-    x = tl.load(src + tl.load(row + IN_OFF) + idx, mask=mask)
+    x = tl.load(src + tl.load(row + IN_OFF) + first + lanes, mask=mask)
     value = tl.where(replace, tl.where(salt, salt_val, pepper_val), x)
-    tl.store(dst + tl.load(row + OUT_OFF) + idx, value, mask=mask)
+    tl.store(dst + tl.load(row + OUT_OFF) + first + lanes, value, mask=mask)
 
 
 @triton.jit
@@ -167,19 +185,20 @@ def _shot_kernel(src, dst, samples, fparams, tiles, BLOCK: tl.constexpr, DRAWS: 
                  OUT_INT: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
                  HI_INT: tl.constexpr, NAN_INT: tl.constexpr):  # fmt: skip
     """Poisson(max(0, in / factor)) * factor; factor 0 copies the input."""
-    row, frow, idx, mask, k0, k1, base = _helper_random_tile(
+    row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
         tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)
-    raw = tl.load(src + tl.load(row + IN_OFF) + idx, mask=mask, other=0)
+    raw = tl.load(src + tl.load(row + IN_OFF) + first + lanes, mask=mask, other=0)
     factor = tl.load(frow + F_A)
     safe = tl.where(factor == 0.0, 1.0, factor)
     x = raw.to(tl.float64) / safe
     lam = tl.where(x > 0, x, 0.0)
-    value = _helper_poisson(lam, k0, k1, base + DRAWS * idx.to(tl.uint64)) * factor
-    out = dst + tl.load(row + OUT_OFF) + idx
+    draw = base + DRAWS * (first.to(tl.uint64) + lanes.to(tl.uint64))
+    value = _helper_poisson(lam, k0, k1, draw) * factor
+    out = dst + tl.load(row + OUT_OFF) + first + lanes
     if factor == 0.0:
         tl.store(out, raw, mask=mask)
     else:
-        _helper_store(dst, row, idx, value, mask, OUT_INT, LO, HI, HI_INT, NAN_INT)
+        _helper_store(out, value, mask, OUT_INT, LO, HI, HI_INT, NAN_INT)
 
 
 def _tables(out: GpuBatch, inp: GpuBatch, call: Call, floats: tuple[np.ndarray, ...],
@@ -195,6 +214,10 @@ def _tables(out: GpuBatch, inp: GpuBatch, call: Call, floats: tuple[np.ndarray, 
     samples[:, int(KEY_HI)] = call.rng_key >> 32
     samples[:, int(CHAN)] = chan[0] if chan is not None else 1
     samples[:, int(INNER)] = chan[1] if chan is not None else 1
+    for col, values in ((INNER_MUL, samples[:, int(INNER)]), (CHAN_MUL, samples[:, int(CHAN)])):
+        samples[:, int(col)], samples[:, int(col) + 1] = magic_numbers(values)
+    if n and int(out.sizes.max()) >= INT32_LIMIT:
+        raise ValueError("noise: GPU samples must have fewer than 2**31 elements")
     fparams = np.zeros((n, int(NFCOL)), dtype=np.float64)
     for col, values in enumerate(floats):
         fparams[:, col] = values
@@ -233,6 +256,6 @@ def salt_and_pepper_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -
 def shot_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
     """One launch."""
     samples, fparams = _tables(out, inp, call, (call.factor,))
-    tiles = tile_table(out.sizes, TILE)
+    tiles = tile_table(out.sizes, SHOT_TILE)
     run.launch(_shot_kernel, (len(tiles),), inp.data, out.data, samples, fparams, tiles,
-               BLOCK=TILE, DRAWS=ops.SHOT_DRAWS, **_limits(out))  # fmt: skip
+               BLOCK=SHOT_TILE, DRAWS=ops.SHOT_DRAWS, **_limits(out))  # fmt: skip

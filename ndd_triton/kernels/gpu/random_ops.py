@@ -4,6 +4,11 @@ Mirrors `kernels/cpu/random_ops.py` formula by formula (same draws, same precisi
 backends produce the same values (bit-exact for uniform and coin_flip; normal uses float32
 log/cos, whose last bit may differ on real hardware). `choice` and `beta` are CPU-only in DALI:
 their GPU path computes on the host with the CPU code and uploads the result in one copy.
+
+A program owns BLOCK elements of one sample (`(sample, first)` tiles, `first` a multiple of
+BLOCK; int32 lane offsets). Sample bases are multiples of 4 (`RNG.reserve`), so the lanes of a
+tile share Philox blocks: one 10-round block feeds 4 lanes of one-draw ops and 2 lanes of
+two-draw ops, not one lane each (Philox dominates these kernels' arithmetic).
 """
 
 from __future__ import annotations
@@ -17,10 +22,9 @@ from ndd_triton.core.convert import convert_numpy
 from ndd_triton.kernels import register
 from ndd_triton.kernels.cpu.random_ops import beta_sample, choice_sample
 from ndd_triton.kernels.gpu._philox import (
+    _helper_block,
     _helper_mulhi64,
-    _helper_philox_draw,
     _helper_philox_draw2,
-    _helper_random_tile,
     _helper_unit_f32,
     _helper_unit_f64,
     _helper_unit_open_f32,
@@ -44,30 +48,65 @@ F_B: tl.constexpr = tl.constexpr(1)  # hi / stddev
 F_C: tl.constexpr = tl.constexpr(2)  # below_hi
 NFCOL: tl.constexpr = tl.constexpr(3)
 TWO_PI: tl.constexpr = tl.constexpr(2.0 * np.pi)
-TILE = 512
+TILE = 1024
+
+
+@triton.jit
+def _helper_sample_tile(tiles, samples, fparams, BLOCK: tl.constexpr, NCOL: tl.constexpr,
+                        NFCOL: tl.constexpr, SIZE: tl.constexpr):  # fmt: skip
+    """One program: int row (SIZE, BASE, KEY_LO, KEY_HI at SIZE..SIZE+3), float row, the tile's
+    first element (int64), int32 lanes, mask, Philox key and the sample's draw base."""
+    sample = tl.load(tiles + 2 * tl.program_id(0))
+    first = tl.load(tiles + 2 * tl.program_id(0) + 1)
+    row = samples + sample * NCOL
+    lanes = tl.arange(0, BLOCK)
+    mask = lanes < tl.load(row + SIZE) - first
+    k0 = tl.load(row + SIZE + 2).to(tl.uint32)
+    k1 = tl.load(row + SIZE + 3).to(tl.uint32)
+    base = tl.load(row + SIZE + 1).to(tl.uint64, bitcast=True)
+    return row, fparams + sample * NFCOL, first, lanes, mask, k0, k1, base
+
+
+@triton.jit
+def _helper_draws1(k0, k1, first_draw, BLOCK: tl.constexpr):
+    """Draws `first_draw + lane` (first_draw a multiple of 4): one Philox block per 4 lanes."""
+    quads = first_draw + 4 * tl.arange(0, BLOCK // 4).to(tl.uint64)
+    r0, r1, r2, r3 = _helper_block(k0, k1, quads)
+    return tl.reshape(tl.join(tl.join(r0, r2), tl.join(r1, r3)), [BLOCK])  # lane 4q + j: r_j
+
+
+@triton.jit
+def _helper_draws2(k0, k1, first_draw, BLOCK: tl.constexpr):
+    """Draws `first_draw + 2 lane` and `+ 1` (first_draw a multiple of 4): a block per 2 lanes."""
+    quads = first_draw + 4 * tl.arange(0, BLOCK // 2).to(tl.uint64)
+    r0, r1, r2, r3 = _helper_block(k0, k1, quads)
+    return tl.reshape(tl.join(r0, r2), [BLOCK]), tl.reshape(tl.join(r1, r3), [BLOCK])
 
 
 @triton.jit
 def _uniform_kernel(dst, values, samples, fparams, tiles, BLOCK: tl.constexpr,
                     MODE: tl.constexpr, F64: tl.constexpr, U64: tl.constexpr):  # fmt: skip
-    """MODE 0: lo + u (hi - lo) clamped below hi; 1: lo + index in [0, span]; 2: values[index]."""
-    row, frow, idx, mask, k0, k1, base = _helper_random_tile(
+    """MODE 0: lo + u (hi - lo) clamped below hi; 1: lo + index in [0, span]; 2: values[index].
+
+    Element e of the sample uses draw base + e (float32 and narrower) or base + 2e, base + 2e + 1.
+    """
+    row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
         tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)
-    e = idx.to(tl.uint64)
-    out = dst + tl.load(row + OUT_OFF) + idx
+    e = first.to(tl.uint64)
+    out = dst + tl.load(row + OUT_OFF) + first + lanes
     if MODE == 0:
         if F64:
-            d0, d1 = _helper_philox_draw2(k0, k1, base + 2 * e)
+            d0, d1 = _helper_draws2(k0, k1, base + 2 * e, BLOCK)
             u = _helper_unit_f64(d0, d1)
         else:
-            u = _helper_unit_f32(_helper_philox_draw(k0, k1, base + e)).to(tl.float64)
+            u = _helper_unit_f32(_helper_draws1(k0, k1, base + e, BLOCK)).to(tl.float64)
         lo = tl.load(frow + F_A)
         hi = tl.load(frow + F_B)
         below = tl.load(frow + F_C).to(dst.dtype.element_ty)
         value = (lo + u * (hi - lo)).to(dst.dtype.element_ty)
         tl.store(out, tl.minimum(value, below), mask=mask)
     else:
-        d0, d1 = _helper_philox_draw2(k0, k1, base + 2 * e)
+        d0, d1 = _helper_draws2(k0, k1, base + 2 * e, BLOCK)
         u = (d0.to(tl.uint64) << 32) | d1.to(tl.uint64)
         n = tl.load(row + SPAN).to(tl.uint64, bitcast=True) + 1  # 0: the full 64-bit range
         pick = tl.where(n == 0, u, _helper_mulhi64(u, n))
@@ -84,23 +123,30 @@ def _uniform_kernel(dst, values, samples, fparams, tiles, BLOCK: tl.constexpr,
 
 
 @triton.jit
+def _helper_box_muller_f32(d0, d1):
+    """Standard normal float32 from two draws (Box-Muller, as the CPU kernel)."""
+    radius = tl.sqrt_rn(-2.0 * tl.log(_helper_unit_open_f32(d0)))
+    return radius * tl.cos(_helper_unit_f32(d1) * TWO_PI)
+
+
+@triton.jit
 def _helper_standard_normal_f32(k0, k1, index):
     """Box-Muller on draws `index`, `index + 1` (index even), in float32 like the CPU kernel."""
     d0, d1 = _helper_philox_draw2(k0, k1, index)
-    radius = tl.sqrt_rn(-2.0 * tl.log(_helper_unit_open_f32(d0)))
-    return radius * tl.cos(_helper_unit_f32(d1) * TWO_PI)
+    return _helper_box_muller_f32(d0, d1)
 
 
 @triton.jit
 def _normal_kernel(dst, samples, fparams, tiles, BLOCK: tl.constexpr, OUT_INT: tl.constexpr,
                    LO: tl.constexpr, HI: tl.constexpr, HI_INT: tl.constexpr,
                    NAN_INT: tl.constexpr):  # fmt: skip
-    """mean + stddev * z in float64, converted to the output type."""
-    row, frow, idx, mask, k0, k1, base = _helper_random_tile(
+    """mean + stddev * z in float64, converted to the output type (draws base + 2e, + 1)."""
+    row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
         tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)
-    z = _helper_standard_normal_f32(k0, k1, base + 2 * idx.to(tl.uint64))
+    d0, d1 = _helper_draws2(k0, k1, base + 2 * first.to(tl.uint64), BLOCK)
+    z = _helper_box_muller_f32(d0, d1)
     value = tl.load(frow + F_A) + tl.load(frow + F_B) * z.to(tl.float64)
-    out = dst + tl.load(row + OUT_OFF) + idx
+    out = dst + tl.load(row + OUT_OFF) + first + lanes
     if OUT_INT:
         tl.store(out, _helper_round_saturate(value, dst.dtype.element_ty, LO, HI, HI_INT, NAN_INT),
                  mask=mask)  # fmt: skip
@@ -110,12 +156,13 @@ def _normal_kernel(dst, samples, fparams, tiles, BLOCK: tl.constexpr, OUT_INT: t
 
 @triton.jit
 def _coin_flip_kernel(dst, samples, fparams, tiles, BLOCK: tl.constexpr):
-    """1 where a [0, 1) float32 draw is below the probability."""
-    row, frow, idx, mask, k0, k1, base = _helper_random_tile(
+    """1 where a [0, 1) float32 draw (base + e) is below the probability."""
+    row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
         tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)
-    u = _helper_unit_f32(_helper_philox_draw(k0, k1, base + idx.to(tl.uint64))).to(tl.float64)
-    hit = u < tl.load(frow + F_A)
-    tl.store(dst + tl.load(row + OUT_OFF) + idx, hit.to(dst.dtype.element_ty), mask=mask)
+    u = _helper_unit_f32(_helper_draws1(k0, k1, base + first.to(tl.uint64), BLOCK))
+    hit = u.to(tl.float64) < tl.load(frow + F_A)
+    out = dst + tl.load(row + OUT_OFF) + first + lanes
+    tl.store(out, hit.to(dst.dtype.element_ty), mask=mask)
 
 
 def _tables(out: GpuBatch, call: Call, ints: dict[int, np.ndarray] | None = None,
