@@ -3,6 +3,7 @@
 the kernels on samples spanning several tiles, starting mid-tile, and packed unlike the output
 (per-sample deltas), each against an independent NumPy reference."""
 
+import os
 from types import SimpleNamespace
 
 import numpy as np
@@ -157,6 +158,11 @@ def test_grid_mask_normalize_one_hot_several_tiles():
 
 
 # ---- kernels on batches packed unlike their output (per-sample deltas) ----------------------
+# the emulated gpu's memory is the host's; on a real GPU (NDD_TRITON_TEST_DEVICE=cuda) the
+# kernels need device memory
+DEV = torch.device("cuda" if os.environ.get("NDD_TRITON_TEST_DEVICE") == "cuda" else "cpu")
+
+
 def _scattered(samples, gap=5):
     """A GpuBatch of `samples` stored in reverse order with gaps (no common packing)."""
     flat = [np.asarray(s).reshape(-1) for s in samples]
@@ -168,19 +174,20 @@ def _scattered(samples, gap=5):
     for off, f in zip(offsets, flat, strict=True):
         data[off:off + f.size] = f
     shapes = np.array([s.shape for s in samples], np.int64)
-    return GpuBatch(torch.from_numpy(data), offsets, shapes, "HWC", DType.from_fw_type(data.dtype))
+    return GpuBatch(torch.from_numpy(data).to(DEV), offsets, shapes, "HWC",
+                    DType.from_fw_type(data.dtype))  # fmt: skip
 
 
 def _packed_output(shapes, dtype):
     sizes = np.array([int(np.prod(s)) for s in shapes], np.int64)
-    data = torch.zeros(int(sizes.sum()) + 3, dtype=dtype)  # starts 3 elements into the buffer
+    data = torch.zeros(int(sizes.sum()) + 3, dtype=dtype, device=DEV)  # starts 3 elements in
     offsets = np.cumsum(sizes) - sizes + 3
     return GpuBatch(data, offsets, np.array(shapes, np.int64), "HWC",
                     DType.from_fw_type(data.dtype))  # fmt: skip
 
 
 def _read(batch):
-    data = batch.data.numpy()
+    data = batch.data.cpu().numpy()
     return [data[o:o + int(np.prod(s))].reshape(s) for o, s in zip(batch.offsets, batch.shapes)]
 
 
@@ -193,7 +200,7 @@ def _call(op, names, compute, consts=None):
 def test_elementwise_kernels_with_scattered_inputs(monkeypatch, wide):
     if wide:  # the 64-bit index path of huge samples, exercised on small ones
         monkeypatch.setattr(_elementwise, "INT32_LIMIT", 2 * 8192)
-    run = GpuRun(torch.device("cpu"))
+    run = GpuRun(DEV)
     a = _rng_images(F32_SHAPES, np.float32)
     b = _rng_images(F32_SHAPES, np.float32, seed=1)
     chan = [np.array([[[0.5, 2.0, -1.0]]], np.float32) for _ in F32_SHAPES]
@@ -213,7 +220,7 @@ def test_elementwise_kernels_with_scattered_inputs(monkeypatch, wide):
 
 
 def test_cast_and_affine_kernels_with_scattered_inputs():
-    run = GpuRun(torch.device("cpu"))
+    run = GpuRun(DEV)
     a = _rng_images(F32_SHAPES, np.float32)
     out = _packed_output(F32_SHAPES, torch.uint8)
     _launch_cast(run, out, _scattered(a))

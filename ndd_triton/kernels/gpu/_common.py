@@ -16,3 +16,12 @@ def padded_shapes(shapes: np.ndarray, rank: int = MAX_RANK) -> np.ndarray:
     if ndim:
         out[:, rank - ndim:] = shapes
     return out
+
+
+def padded_strides(strides: np.ndarray, rank: int = MAX_RANK) -> np.ndarray:
+    """`[N, rank]` strides, left-padded with 0 (the padded axes have extent 1)."""
+    n, ndim = strides.shape
+    out = np.zeros((n, rank), dtype=np.int64)
+    if ndim:
+        out[:, rank - ndim:] = strides
+    return out

@@ -20,10 +20,10 @@ from ndd_triton.kernels.gpu._broadcast import (
     collapse,
     magic_numbers,
 )
-from ndd_triton.kernels.gpu._common import padded_shapes
+from ndd_triton.kernels.gpu._common import padded_shapes, padded_strides
 from ndd_triton.kernels.gpu._stream import S_START, _helper_stream_tile, block_for, plan_stream
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
-from ndd_triton.kernels.gpu._tensor_copy import _helper_dali_convert, convert_meta, padded_strides
+from ndd_triton.kernels.gpu._tensor_copy import _helper_dali_convert, convert_meta
 from ndd_triton.ops import constants
 from ndd_triton.ops.schema import Call
 
