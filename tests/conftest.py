@@ -7,6 +7,8 @@ kernels, torch.cuda streams, nvImageCodec when installed): the check for machine
 import os
 import sys
 
+import pytest
+
 REAL_CUDA = os.environ.get("NDD_TRITON_TEST_DEVICE") == "cuda"
 if REAL_CUDA:
     os.environ.pop("NDD_TRITON_EMULATE_GPU", None)
@@ -19,12 +21,30 @@ os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "golden"))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools"))  # kernel_compile, kernel_report
 
-# Record every Triton launch of the session: tests/test_kernels_compile.py compiles each distinct
+# Record every Triton launch of the session: the `compiled_kernels` fixture compiles each distinct
 # (kernel, signature, constexprs) for real CUDA targets.
+import kernel_compile  # noqa: E402
+
 from ndd_triton.kernels.gpu import _tables  # noqa: E402
 
 _tables.LAUNCH_LOG = []
+
+
+@pytest.fixture(scope="session")
+def compiled_kernels():
+    """(jobs, results): every kernel launch of this session compiled once for sm_80 and sm_90,
+    with the sm_90 statistics (tools/kernel_compile.py). Shared by test_kernels_compile.py and
+    test_kernel_report.py, which pytest runs after the op tests and golden cases. Run alone, the
+    launches are those of the op tests and golden cases, recorded in a subprocess (minutes), or
+    read from NDD_TRITON_KERNEL_JOBS=FILE (recorded there first when missing)."""
+    log = _tables.LAUNCH_LOG
+    if log:
+        jobs = kernel_compile.launch_jobs(log)
+    else:
+        jobs = kernel_compile.load_or_record_jobs(os.environ.get("NDD_TRITON_KERNEL_JOBS"))
+    return jobs, kernel_compile.compile_jobs(jobs)
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -34,7 +54,5 @@ def pytest_sessionfinish(session, exitstatus):
     if path and _tables.LAUNCH_LOG:
         import json
 
-        from test_kernels_compile import launch_jobs
-
         with open(path, "w") as f:
-            json.dump(launch_jobs(_tables.LAUNCH_LOG), f)
+            json.dump(kernel_compile.launch_jobs(_tables.LAUNCH_LOG), f)

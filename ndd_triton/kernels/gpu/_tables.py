@@ -22,6 +22,10 @@ _TRITON_TYPES = {torch.uint8: "u8", torch.int8: "i8", torch.int16: "i16", torch.
                  torch.int64: "i64", torch.uint16: "u16", torch.uint32: "u32", torch.uint64: "u64",
                  torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32",
                  torch.float64: "fp64", torch.bool: "i1"}  # fmt: skip
+# No fused multiply-add: results then round as the CPU kernels' (NumPy) arithmetic does, which
+# decides near-ties of sampling positions, LUT bins and integer rounding. Every launch compiles
+# with these options (tools/kernel_compile.py compiles the same way).
+LAUNCH_OPTIONS: dict[str, Any] = {"enable_fp_fusion": False}
 
 
 def _log_launch(kernel: Any, args: list[Any], meta: dict[str, Any]) -> None:
@@ -252,9 +256,7 @@ class GpuRun:
                 converted[i] = view
         if LAUNCH_LOG is not None:
             _log_launch(kernel, converted, meta)
-        # No fused multiply-add: results then round as the CPU kernels' (NumPy) arithmetic does,
-        # which decides near-ties of sampling positions, LUT bins and integer rounding.
-        kernel[grid](*converted, enable_fp_fusion=False, **meta)
+        kernel[grid](*converted, **LAUNCH_OPTIONS, **meta)
         self.launches += 1
         if self.record is not None:
             self.record.gpu_launches += 1
