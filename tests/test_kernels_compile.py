@@ -1,4 +1,5 @@
-"""Every Triton kernel compiles for real CUDA targets (sm_80, sm_90) without a GPU.
+"""Every Triton kernel compiles for real CUDA targets without a GPU: every launched
+specialisation for sm_90, and each kernel's argument-type signatures for sm_80 too.
 
 The interpreter accepts code the compiler rejects (plain-int globals, for one), so the kernels
 launched during this test session (recorded by GpuRun.launch) are compiled in a subprocess with

@@ -134,5 +134,6 @@ def test_multi_paste_row_tiles_split_rows_and_samples(small_tiles):
                in_anchors=ndd.as_batch(anchors), shapes=ndd.as_batch(shapes),
                out_anchors=ndd.as_batch(outs), output_size=[9, 13])  # fmt: skip
     for i in range(3):
-        regions = [(imgs[j], anchors[i][r], shapes[i][r], outs[i][r]) for r, j in enumerate(in_ids[i])]
+        regions = [(imgs[j], anchors[i][r], shapes[i][r], outs[i][r])
+                   for r, j in enumerate(in_ids[i])]  # fmt: skip
         np.testing.assert_array_equal(got[i], paste_ref((9, 13), 3, np.uint8, regions))

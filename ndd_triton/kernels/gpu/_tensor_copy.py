@@ -147,21 +147,21 @@ def _transpose_tiles_kernel(src, dst, samples, tiles, NOUT: tl.constexpr, CONVER
 
     p is the output axis that is contiguous in the source, col the output's last axis; the other
     axes give the tile's base addresses (unravelled once per program). Loads run along p and
-    stores along l, both contiguous: the compiler stages the tile through shared memory.
+    stores along col, both contiguous: the compiler stages the tile through shared memory.
     """
     ity = tl.int64 if IDX64 else tl.int32
     tile = tiles + 3 * tl.program_id(0)
     row = samples + tl.load(tile).to(tl.int64) * T_NCOL
-    blocks = tl.load(row + T_PBLOCKS)
-    t = tl.load(tile + 1).to(tl.int64)
-    outer = t // blocks
-    p = ((t - outer * blocks) * BP).to(ity) + tl.arange(0, BP)
+    blocks = tl.load(row + T_PBLOCKS).to(ity)
+    t = tl.load(tile + 1).to(ity)
+    outer = t // blocks  # scalar, once per program
+    p = (t - outer * blocks) * BP + tl.arange(0, BP)
     col = tl.multiple_of(tl.load(tile + 2).to(ity), BL) + tl.arange(0, BL)
     src_at = tl.multiple_of(tl.load(row + T_IN_OFF), ALIGN_IN)
     dst_at = tl.multiple_of(tl.load(row + T_OUT_OFF), ALIGN_OUT)
     for d in tl.static_range(NOUT):  # per program, not per element
         axis = T_OUTER - 1 - d
-        extent = tl.load(row + T_EXT + axis)
+        extent = tl.load(row + T_EXT + axis).to(ity)
         o = outer % extent
         outer = outer // extent
         src_at += o * tl.multiple_of(tl.load(row + T_SRC + axis), ALIGN_IN)
