@@ -24,14 +24,16 @@ R_NCOL = 3
 
 def row_plan(in_offsets: np.ndarray, out_offsets: np.ndarray, rows: np.ndarray,
              *columns: np.ndarray, block: int | None = None
-             ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """`(samples, tiles)`: int64 sample table `[N, R_NCOL + len(columns)]` and `(sample, first
-    row)` tiles covering every sample's rows in chunks of `block` (empty samples: no tile)."""
+             ) -> tuple[np.ndarray, np.ndarray, int]:  # fmt: skip
+    """`(samples, tiles, block)`: int64 sample table `[N, R_NCOL + len(columns)]`, `(sample,
+    first row)` tiles covering every sample's rows in chunks of `block` rows (empty samples: no
+    tile), and that block (ROW_BLOCK unless given), the kernels' BLOCK."""
     rows = np.asarray(rows, np.int64)
     cols = [np.asarray(in_offsets, np.int64), np.asarray(out_offsets, np.int64), rows]
     cols += [np.asarray(c).astype(np.int64).reshape(len(rows)) for c in columns]
     samples = np.stack(cols, axis=1) if len(rows) else np.zeros((0, len(cols)), np.int64)
-    return np.ascontiguousarray(samples), tile_table(rows, block or ROW_BLOCK)
+    block = block or ROW_BLOCK
+    return np.ascontiguousarray(samples), tile_table(rows, block), block
 
 
 @triton.jit

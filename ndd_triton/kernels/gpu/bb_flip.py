@@ -14,7 +14,6 @@ from ndd_triton.kernels.gpu._box_rows import (
     R_IN,
     R_NCOL,
     R_OUT,
-    ROW_BLOCK,
     _helper_row_tile,
     row_plan,
 )
@@ -59,7 +58,7 @@ def _bb_flip_kernel(src, dst, samples, tiles, LTRB: tl.constexpr, BLOCK: tl.cons
 @register(bb_flip.schema, "gpu")
 def bb_flip_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """Sample table (offsets, box count, flags) and one launch for the batch."""
-    samples, tiles = row_plan(inp.offsets, out.offsets, inp.sizes // 4, arg.horizontal != 0,
+    samples, tiles, block = row_plan(inp.offsets, out.offsets, inp.sizes // 4, arg.horizontal != 0,
                               arg.vertical != 0)  # fmt: skip
     run.launch(_bb_flip_kernel, (len(tiles),), inp.data, out.data, samples, tiles,
-               LTRB=bool(arg.ltrb), BLOCK=ROW_BLOCK)  # fmt: skip
+               LTRB=bool(arg.ltrb), BLOCK=block)  # fmt: skip

@@ -15,7 +15,6 @@ from ndd_triton.kernels.gpu._box_rows import (
     R_IN,
     R_NCOL,
     R_OUT,
-    ROW_BLOCK,
     _helper_row_tile,
     row_plan,
 )
@@ -52,6 +51,6 @@ def bbox_paste_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None
     margin = pos * ((ratio - one) / ratio)[:, None]
     params = np.ascontiguousarray(np.concatenate([(one / ratio)[:, None], margin], axis=1),
                                   np.float32)  # fmt: skip
-    samples, tiles = row_plan(inp.offsets, out.offsets, inp.sizes // 4)
+    samples, tiles, block = row_plan(inp.offsets, out.offsets, inp.sizes // 4)
     run.launch(_bbox_paste_kernel, (len(tiles),), inp.data, out.data, samples, params, tiles,
-               LTRB=bool(arg.ltrb), BLOCK=ROW_BLOCK)  # fmt: skip
+               LTRB=bool(arg.ltrb), BLOCK=block)  # fmt: skip

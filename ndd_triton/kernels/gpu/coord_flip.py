@@ -15,7 +15,6 @@ from ndd_triton.kernels.gpu._box_rows import (
     R_IN,
     R_NCOL,
     R_OUT,
-    ROW_BLOCK,
     _helper_row_tile,
     row_plan,
 )
@@ -49,6 +48,6 @@ def coord_flip_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None
     centers = np.zeros((n, 3), np.float32)
     centers[:, :d] = arg.column_center
     rows = inp.shapes[:, 0] if inp.shapes.size else np.zeros(n, np.int64)
-    samples, tiles = row_plan(inp.offsets, out.offsets, rows, *flags.T)
+    samples, tiles, block = row_plan(inp.offsets, out.offsets, rows, *flags.T)
     run.launch(_coord_flip_kernel, (len(tiles),), inp.data, out.data, samples, centers, tiles,
-               D=d, BLOCK=ROW_BLOCK)  # fmt: skip
+               D=d, BLOCK=block)  # fmt: skip

@@ -17,7 +17,6 @@ from ndd_triton.kernels.gpu._box_rows import (
     R_IN,
     R_NCOL,
     R_OUT,
-    ROW_BLOCK,
     _helper_row_tile,
     row_plan,
 )
@@ -60,10 +59,10 @@ def coord_transform_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) ->
     params = np.concatenate([mats.reshape(count, m * n),
                              np.asarray(arg.translation, np.float32).reshape(count, m)], axis=1)
     rows = inp.sizes // max(n, 1) if n else np.zeros(count, np.int64)
-    samples, tiles = row_plan(inp.offsets, out.offsets, rows)
+    samples, tiles, block = row_plan(inp.offsets, out.offsets, rows)
     np_dtype = np.dtype(out.dtype.numpy_dtype)
     limits = int_limits(np_dtype) if np_dtype.kind in "iu" else \
         {"LO": 0.0, "HI": 0.0, "HI_INT": 0, "NAN_INT": 0}  # fmt: skip
     run.launch(_coord_transform_kernel, (len(tiles),), inp.data, out.data, samples,
                np.ascontiguousarray(params), tiles, N_IN=n, N_OUT=m,
-               OUT_INT=np_dtype.kind in "iu", BLOCK=ROW_BLOCK, **limits)  # fmt: skip
+               OUT_INT=np_dtype.kind in "iu", BLOCK=block, **limits)  # fmt: skip
