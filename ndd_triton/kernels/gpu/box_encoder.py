@@ -57,7 +57,7 @@ def _helper_best_anchors(bl, bt, br, bb, anchors, num_anchors, BLOCK_K: tl.const
     best = tl.full([BLOCK_K], -1.0, tl.float32)
     arg = tl.full([BLOCK_K], -1, tl.int32)
     for a0 in range(0, num_anchors, BLOCK_A):
-        idx = a0 + tl.arange(0, BLOCK_A)
+        idx = (a0 + tl.arange(0, BLOCK_A)).to(tl.int32)  # int32 like the loop-carried arg
         valid = idx < num_anchors
         al, at, ar, ab = _helper_load_boxes(anchors, idx, valid)
         iou = _helper_iou(bl[:, None], bt[:, None], br[:, None], bb[:, None], al[None, :],
@@ -98,7 +98,7 @@ def _box_encoder_kernel(boxes, labels, encoded, out_labels, anchors, samples, ti
     best_box = tl.full([BLOCK_A], -1, tl.int32)
     forced = tl.full([BLOCK_A], -1, tl.int32)
     for k0 in range(0, count, BLOCK_K):
-        k_idx = k0 + tl.arange(0, BLOCK_K)
+        k_idx = (k0 + tl.arange(0, BLOCK_K)).to(tl.int32)
         k_mask = k_idx < count
         bl, bt, br, bb = _helper_load_boxes(box_ptr, k_idx, k_mask)
         claim = _helper_best_anchors(bl, bt, br, bb, anchors, num_anchors, BLOCK_K, BLOCK_A)
