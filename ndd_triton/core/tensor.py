@@ -201,6 +201,8 @@ class Tensor(ArithmeticMixin):
         return self.cpu()._torch().reshape(()).item()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if self._device is None:  # the result of a failed call: reading it raises its error
+            self._torch()
         if self._device.device_type != "cpu":
             raise TypeError("This is not a CPU tensor. Use .cpu() to copy it to the host first.")
         t = self._torch()

@@ -170,7 +170,9 @@ class OpSchema:
     inputs: tuple[Input, ...]
     args: tuple[Arg, ...]
     infer: InferFn
-    num_outputs: int = 1
+    # outputs of a call; a function `(inputs, {arg name: value as given}) -> int` where optional
+    # inputs or arguments add outputs (only consulted for calls that fail before infer returns)
+    num_outputs: int | Callable[[Sequence[Any], dict[str, Any]], int] = 1
     random: bool = False
     devices: tuple[str, ...] = ("cpu", "gpu")
     module: str = ""

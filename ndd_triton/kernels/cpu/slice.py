@@ -39,6 +39,17 @@ def slice_cpu(out: np.ndarray, data: np.ndarray, anchor: object, shape: object,
         idx, ok = source_index(int(starts[axis]), length, extent, policy)
         index.append(idx)
         valid.append(ok)
+    if data.size and all(ok.all() and (len(idx) == 0 or idx[-1] - idx[0] == len(idx) - 1)
+                         for idx, ok in zip(index, valid, strict=True)):  # fmt: skip
+        # the window lies inside the input: a strided view and one copy (np.ix_ gathers are
+        # ~7x slower on a 500x400x3 image: the SSD recipe's crop after random_bbox_crop)
+        view = data[tuple(slice(int(idx[0]), int(idx[0]) + len(idx)) if len(idx) else slice(0, 0)
+                          for idx in index)]  # fmt: skip
+        if view.dtype == out.dtype:
+            out[...] = view
+        else:
+            convert_numpy(view, out.dtype, out=out)
+        return
     if data.size == 0:
         values = np.empty(out.shape, data.dtype)
         inside = np.zeros(out.shape, bool)

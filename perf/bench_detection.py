@@ -1,0 +1,241 @@
+"""Detection training data path on the CPU, images/s: ndd_triton vs DALI 2.4 dynamic mode vs
+torchvision v2, same files, same run.
+
+Run: `python perf/bench_detection.py [--copies 8] [--batch 32] [--epochs 5]
+[--dali-python /work/dali_venv/bin/python] [--tv-python /work/tv_venv/bin/python]`.
+
+Data: the bundled photos with their hand-drawn boxes (`ndd_triton/data/images/
+detection_coco.json`), each annotated image listed `--copies` times (8 images x 8 = 64 per
+epoch, 97x65 to 1024x1024 pixels). Each library runs the SSD recipe of examples/detection.py:
+COCO boxes (ltrb, relative) -> decode -> random IoU crop -> crop the image -> resize 300x300 ->
+random horizontal flip of image and boxes -> normalise to float CHW -> SSD target encoding over
+1488 anchors. DALI and ndd_triton write it op by op in dynamic mode (DALI's rows end with
+`.evaluate()`: its venv has no torch); torchvision uses `tv_tensors.BoundingBoxes` through
+`v2.RandomIoUCrop`, `v2.Resize`, `v2.RandomHorizontalFlip`, `v2.ToDtype`/`v2.Normalize`, decoding
+with `torchvision.io.decode_jpeg` and encoding with `torchvision.ops.box_iou` + torch (the
+same matching rules, vectorised), on a thread pool of `--threads`. DALI and torchvision run in
+their own interpreters (subprocesses), one after the other. Median images/s over `--epochs`
+epochs after one warm-up epoch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+DATA = os.path.join(ROOT, "ndd_triton", "data", "images")
+
+# DALI dynamic mode: the recipe of examples/detection.py, op for op (no torch in DALI's venv)
+DALI_CODE = r'''
+import json, sys, time, statistics
+import numpy as np
+import nvidia.dali.experimental.dynamic as ndd
+cfg = json.loads(sys.argv[1])
+ndd.set_num_threads(cfg["threads"]) if hasattr(ndd, "set_num_threads") else None
+anchors = np.load(cfg["anchors"]).reshape(-1).tolist()
+MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]; STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
+reader = ndd.readers.COCO(file_root=cfg["root"], annotations_file=cfg["ann"], ltrb=True, ratio=True,
+                          skip_empty=True, random_shuffle=True, seed=0)
+rng = ndd.random.RNG(seed=0)
+def epoch():
+    n = 0
+    for jpegs, boxes, labels in reader.next_epoch(batch_size=cfg["batch"]):
+        images = ndd.decoders.image(jpegs)
+        anchor, shape, boxes, labels = ndd.random_bbox_crop(boxes, labels, thresholds=[0.1, 0.3, 0.5, 0.7, 0.9],
+            scaling=[0.3, 1.0], aspect_ratio=[0.5, 2.0], bbox_layout="xyXY", num_attempts=1,
+            total_num_attempts=50, quiet=True, rng=rng)
+        images = ndd.slice(images, anchor, shape)
+        images = ndd.resize(images, size=[300, 300])
+        coin = ndd.random.coin_flip(probability=0.5, batch_size=jpegs.batch_size, rng=rng)
+        images = ndd.flip(images, horizontal=coin)
+        boxes = ndd.bb_flip(boxes, ltrb=True, horizontal=coin)
+        images = ndd.crop_mirror_normalize(images, mean=MEAN, std=STD, dtype=ndd.float32, output_layout="CHW")
+        targets, classes = ndd.box_encoder(boxes, labels, anchors=anchors, criteria=0.5, offset=True,
+                                           scale=300.0, stds=[0.1, 0.1, 0.2, 0.2])
+        images.evaluate(); targets.evaluate(); classes.evaluate()
+        n += jpegs.batch_size
+    return n
+epoch()
+rates = []
+for _ in range(cfg["epochs"]):
+    t = time.perf_counter(); n = epoch(); rates.append(n / (time.perf_counter() - t))
+print(json.dumps({"rate": statistics.median(rates)}))
+'''
+
+# torchvision v2 with tv_tensors.BoundingBoxes, on a thread pool
+TV_CODE = r'''
+import json, sys, time, statistics
+from concurrent.futures import ThreadPoolExecutor
+import numpy as np, torch, torchvision
+from torchvision import tv_tensors
+from torchvision.transforms import v2
+from torchvision.ops import box_iou
+cfg = json.loads(sys.argv[1])
+torch.set_num_threads(1)
+anchors = torch.from_numpy(np.load(cfg["anchors"]))
+with open(cfg["ann"]) as f:
+    data = json.load(f)
+cats = sorted(c["id"] for c in data["categories"])
+remap = {c: i + 1 for i, c in enumerate(cats)}
+items = []
+for im in data["images"]:
+    anns = [a for a in data["annotations"] if a["image_id"] == im["id"]]
+    if not anns:
+        continue
+    boxes = torch.tensor([[a["bbox"][0], a["bbox"][1], a["bbox"][0] + a["bbox"][2], a["bbox"][1] + a["bbox"][3]] for a in anns], dtype=torch.float32)
+    labels = torch.tensor([remap[a["category_id"]] for a in anns], dtype=torch.int64)
+    items.append((cfg["root"] + "/" + im["file_name"], boxes, labels))
+transform = v2.Compose([v2.RandomIoUCrop(min_scale=0.3, max_scale=1.0, min_aspect_ratio=0.5, max_aspect_ratio=2.0,
+                                         sampler_options=[0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0], trials=50),
+                        v2.SanitizeBoundingBoxes(),
+                        v2.Resize((300, 300), antialias=True), v2.RandomHorizontalFlip(0.5),
+                        v2.ToDtype(torch.float32, scale=False),
+                        v2.Normalize(mean=[0.485 * 255, 0.456 * 255, 0.406 * 255], std=[0.229 * 255, 0.224 * 255, 0.225 * 255])])
+def encode(boxes, labels):
+    rel = boxes / 300.0
+    iou = box_iou(rel, anchors) if len(rel) else torch.zeros((0, len(anchors)))
+    m = len(anchors)
+    match = torch.full((m,), -1, dtype=torch.int64)
+    if len(rel):
+        best_iou, best_box = iou.max(0)
+        match = torch.where(best_iou > 0.5, best_box, match)
+        match[iou.argmax(1)] = torch.arange(len(rel))
+    hit = match >= 0
+    src = torch.where(hit[:, None], rel[match.clamp(min=0)] if len(rel) else anchors, anchors)
+    cxcy = (src[:, :2] + src[:, 2:]) / 2; wh = src[:, 2:] - src[:, :2]
+    acxcy = (anchors[:, :2] + anchors[:, 2:]) / 2; awh = anchors[:, 2:] - anchors[:, :2]
+    t = torch.cat([(cxcy - acxcy) / awh / 0.1, torch.log(wh / awh) / 0.2], 1)
+    cls = torch.where(hit, labels[match.clamp(min=0)] if len(rel) else torch.zeros(m, dtype=torch.int64), 0)
+    return torch.where(hit[:, None], t, 0.0), cls
+def one(item):
+    path, boxes, labels = item
+    img = torchvision.io.decode_jpeg(torchvision.io.read_file(path), mode=torchvision.io.ImageReadMode.RGB)
+    bb = tv_tensors.BoundingBoxes(boxes, format="XYXY", canvas_size=img.shape[-2:])
+    img, target = transform(img, {"boxes": bb, "labels": labels})
+    t, c = encode(target["boxes"], target["labels"])
+    return img, t, c
+pool = ThreadPoolExecutor(cfg["threads"])
+g = torch.Generator().manual_seed(0)
+def epoch():
+    order = torch.randperm(len(items), generator=g).tolist()
+    n = 0
+    for s in range(0, len(order), cfg["batch"]):
+        chunk = [items[i] for i in order[s:s + cfg["batch"]]]
+        out = list(pool.map(one, chunk))
+        torch.stack([o[0] for o in out]); torch.stack([o[1] for o in out]); torch.stack([o[2] for o in out])
+        n += len(chunk)
+    return n
+epoch()
+rates = []
+for _ in range(cfg["epochs"]):
+    t = time.perf_counter(); n = epoch(); rates.append(n / (time.perf_counter() - t))
+print(json.dumps({"rate": statistics.median(rates), "torchvision": torchvision.__version__}))
+'''
+
+
+def annotations(copies: int, path: str) -> int:
+    """The bundled annotations with every annotated image listed `copies` times."""
+    with open(os.path.join(DATA, "detection_coco.json")) as f:
+        data = json.load(f)
+    annotated = {a["image_id"] for a in data["annotations"]}
+    images, anns = [], []
+    for c in range(copies):
+        for im in data["images"]:
+            if im["id"] not in annotated:
+                continue
+            new_id = len(images) + 1
+            images.append({**im, "id": new_id})
+            anns += [{**a, "id": len(anns) + 1, "image_id": new_id}
+                     for a in data["annotations"] if a["image_id"] == im["id"]]
+    with open(path, "w") as f:
+        json.dump({**data, "images": images, "annotations": anns}, f)
+    return len(images)
+
+
+def bench_ndd(cfg: dict) -> float:
+    sys.path.insert(0, ROOT)
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    import numpy as np
+
+    import ndd_triton as ndd
+    from detection import detection_batches
+
+    ndd.set_num_threads(cfg["threads"])
+    anchors = np.load(cfg["anchors"])
+
+    def epoch(seed: int) -> int:
+        n = 0
+        for images, targets, classes in detection_batches(cfg["batch"], 300, "cpu", cfg["root"],
+                                                          cfg["ann"], seed, anchors):
+            n += images.shape[0]
+        return n
+
+    epoch(0)
+    rates = []
+    for e in range(cfg["epochs"]):
+        start = time.perf_counter()
+        n = epoch(e + 1)
+        rates.append(n / (time.perf_counter() - start))
+    return sorted(rates)[len(rates) // 2]
+
+
+def run_sub(python: str, code: str, cfg: dict) -> dict | None:
+    if not python or not os.path.exists(python):
+        return None
+    res = subprocess.run([python, "-c", code, json.dumps(cfg)], capture_output=True, text=True)
+    lines = [ln for ln in res.stdout.splitlines() if ln.startswith("{")]
+    if res.returncode or not lines:
+        print(f"{python}: failed\n{res.stderr[-2000:]}", file=sys.stderr)
+        return None
+    return json.loads(lines[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--copies", type=int, default=8)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--dali-python", default="/work/dali_venv/bin/python")
+    parser.add_argument("--tv-python", default="/work/tv_venv/bin/python")
+    parser.add_argument("--only", default="ndd,dali,tv")
+    args = parser.parse_args()
+    sys.path[:0] = [ROOT, os.path.join(ROOT, "examples")]
+    import numpy as np
+    from detection import ssd_anchors
+
+    with tempfile.TemporaryDirectory() as tmp:
+        ann = os.path.join(tmp, "coco.json")
+        count = annotations(args.copies, ann)
+        anchors = os.path.join(tmp, "anchors.npy")
+        np.save(anchors, ssd_anchors())
+        cfg = {"root": DATA, "ann": ann, "anchors": anchors, "batch": args.batch,
+               "epochs": args.epochs, "threads": args.threads}
+        rows = {}
+        if "ndd" in args.only:
+            rows["ndd_triton (dynamic mode, CPU)"] = bench_ndd(cfg)
+        if "dali" in args.only:
+            res = run_sub(args.dali_python, DALI_CODE, cfg)
+            rows["DALI 2.4 dynamic mode (CPU)"] = res and res["rate"]
+        if "tv" in args.only:
+            res = run_sub(args.tv_python, TV_CODE, cfg)
+            rows[f"torchvision v2 ({res and res.get('torchvision')}, {args.threads} threads)"] = \
+                res and res["rate"]  # fmt: skip
+    base = rows.get("ndd_triton (dynamic mode, CPU)")
+    print(f"detection recipe, {count} images/epoch, batch {args.batch}, {args.threads} threads, "
+          f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+    print("| pipeline | images/s | ndd_triton / this |\n|---|---|---|")
+    for name, rate in rows.items():
+        ratio = f"{base / rate:.2f}x" if base and rate else "-"
+        print(f"| {name} | {rate:.1f} |" if rate else f"| {name} | n/a |", ratio, "|")
+
+
+if __name__ == "__main__":
+    main()
