@@ -142,7 +142,7 @@ def axis_tables(n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray, step: n
     of any sample, rows of samples with fewer taps zero-padded), and each sample's first row.
 
     The same arithmetic as `axis_table` element for element, over `[R]` rows instead of one
-    sample's: bit-identical tables (tests/ops/test_resize_tables.py). Row sums are taken over
+    sample's: bit-identical tables (tests/ops/test_host_tables.py). Row sums are taken over
     groups of samples with the same tap count, so each row is summed exactly as its own
     sample's table would be (NumPy's summation order depends on the row length)."""
     n_in = np.asarray(n_in, np.int64).reshape(-1)

@@ -1,4 +1,5 @@
-"""The batched host tables of the GPU resize path against the per-sample formulas they replace."""
+"""Batched host-side tables and argument math of the GPU path against the per-sample formulas
+they replace (bit for bit)."""
 
 from __future__ import annotations
 
@@ -92,3 +93,46 @@ def test_float_sizes_match_per_sample(mode: str, d: int) -> None:
                              for i in range(n)]) if n else np.zeros((0, d))  # fmt: skip
             got = float_sizes(req, in_ext, mode, max_size)
             np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
+
+
+def test_rotated_canvases_match_per_sample() -> None:
+    from ndd_triton.ops._affine import rotated_canvas, rotated_canvases
+
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 3, 64):
+        hw = rng.integers(1, 800, (n, 2))
+        angles = [rng.uniform(-720, 720, n), np.full(n, 10.0),
+                  rng.choice([0.0, 45.0, 90.0, 135.0, 180.0, 225.0, 270.0, 315.0, -45.0], n),
+                  np.round(rng.uniform(-360, 360, n), 1)]  # fmt: skip
+        for angle in angles:
+            want = np.array([rotated_canvas(float(a), int(h), int(w))
+                             for a, (h, w) in zip(angle, hw, strict=True)],
+                            np.int64).reshape(-1, 2)  # fmt: skip
+            np.testing.assert_array_equal(rotated_canvases(angle, hw), want)
+
+
+def test_crop_windows_of_array_arguments_match_per_sample_rows() -> None:
+    # `crop` as one [N, k] array takes the array path; the same values as a ragged (object)
+    # array take the per-sample loop: the windows must agree.
+    from ndd_triton.core.dtype import uint8
+    from ndd_triton.ops import crop as crop_op
+    from ndd_triton.ops.schema import Call, InputMeta
+
+    rng = np.random.default_rng(11)
+    for layout, d in (("HWC", 2), ("DHWC", 3)):
+        for k in {1, 2, d}:
+            n = 9
+            shapes = np.concatenate([rng.integers(5, 60, (n, d)), np.full((n, 1), 3)], axis=1)
+            values = np.round(rng.uniform(1, 40, (n, k)), 2)
+            pos = rng.uniform(0, 1, n)
+            results = []
+            ragged = np.array([*values, None], object)[:-1]  # per-sample rows: the loop
+            for crop_value in (values, ragged):
+                call = Call(crop_op.schema, n, "gpu", [InputMeta(uint8, layout, shapes)],
+                            {"crop": crop_value, "crop_pos_x": pos, "crop_pos_y": pos[::-1],
+                             "crop_pos_z": pos, "rounding": "round",
+                             "out_of_bounds_policy": "pad"})  # fmt: skip
+                ext = crop_op.spatial_extents(call, layout)
+                results.append(crop_op.crop_windows(call, layout, ext))
+            for got, want in zip(results[0], results[1], strict=True):
+                np.testing.assert_array_equal(got, want)
