@@ -136,3 +136,67 @@ def test_crop_windows_of_array_arguments_match_per_sample_rows() -> None:
                 results.append(crop_op.crop_windows(call, layout, ext))
             for got, want in zip(results[0], results[1], strict=True):
                 np.testing.assert_array_equal(got, want)
+
+
+def test_upload_packs_tables_in_one_aligned_buffer() -> None:
+    import torch
+
+    from ndd_triton.kernels.gpu._tables import GpuRun
+
+    rng = np.random.default_rng(3)
+    tables = [rng.integers(-9, 9, (3, 5)), rng.integers(0, 9, 7).astype(np.int32),
+              rng.random((2, 3)).astype(np.float32), np.zeros((0, 4), np.int64),
+              np.asfortranarray(rng.integers(0, 9, (4, 3))), np.array([True, False])]  # fmt: skip
+    views = GpuRun(torch.device("cpu")).upload(*tables)
+    base = views[0].data_ptr()
+    for table, view in zip(tables, views, strict=True):
+        assert tuple(view.shape) == table.shape
+        np.testing.assert_array_equal(view.numpy(), table)
+        assert (view.data_ptr() - base) % 16 == 0
+
+
+def test_pinned_ring_reuses_a_region_only_after_its_copy(monkeypatch) -> None:
+    # The ring's bookkeeping with stand-ins for pinned memory and CUDA events: a region is
+    # written again only after the event recorded behind its copy completed (or was waited).
+    import threading
+
+    import torch
+
+    from ndd_triton.kernels.gpu import _tables
+
+    class FakeEvent:
+        made: list[FakeEvent] = []
+
+        def __init__(self) -> None:
+            self.done, self.waited = False, False
+            FakeEvent.made.append(self)
+
+        def record(self, stream: object) -> None:
+            pass
+
+        def query(self) -> bool:
+            return self.done
+
+        def synchronize(self) -> None:
+            self.waited = self.done = True
+
+    monkeypatch.setattr(torch.cuda, "Event", FakeEvent)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: None)
+    ring = object.__new__(_tables._PinnedRing)
+    ring.buffer = torch.zeros(256, dtype=torch.uint8)
+    ring.host = ring.buffer.numpy()
+    ring.pos, ring.pending, ring.lock = 0, [], threading.Lock()
+    cpu = torch.device("cpu")
+    starts = []
+    for k in range(6):  # 6 x 48 bytes: the sixth wraps round onto the first region
+        host, token = ring.reserve(48, cpu)
+        host[:] = k
+        starts.append(token[0])
+        assert ring.copy(token, cpu)[:48].eq(k).all()
+    assert starts == [0, 48, 96, 144, 192, 0]
+    assert FakeEvent.made[0].waited
+    assert not any(e.waited for e in FakeEvent.made[1:])
+    FakeEvent.made[1].done = True
+    ring.reserve(16, cpu)  # completed regions are dropped from the pending list
+    assert all(e is None or not e.done or e.waited for _, _, e in ring.pending)
+    assert FakeEvent.made[1] not in [e for _, _, e in ring.pending]
