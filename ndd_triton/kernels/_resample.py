@@ -150,6 +150,52 @@ def axis_tables(n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray, step: n
     origin = np.asarray(origin, np.float64).reshape(-1)
     step = np.asarray(step, np.float64).reshape(-1)
     interp = np.asarray(interp, np.int64).reshape(-1)
+    # batches of the same plans recur (fixed-size inputs): their tables are cached by content
+    key = (n_in.tobytes(), n_out.tobytes(), origin.tobytes(), step.tobytes(), interp.tobytes(),
+           bool(antialias), bool(innermost))  # fmt: skip
+    known = _tables_memo.get(key)
+    if known is None:
+        if len(n_out) <= _FEW:  # a few samples: their own (cached) tables cost less
+            known = _stacked_tables([
+                axis_table(AxisPlan(int(n_in[i]), int(n_out[i]), float(origin[i]),
+                                    float(step[i]), int(interp[i]), bool(antialias),
+                                    bool(innermost)))
+                for i in range(len(n_out))])  # fmt: skip
+        else:
+            known = _axis_tables(n_in, n_out, origin, step, interp, antialias, innermost)
+        if known[0].nbytes + known[1].nbytes <= _MEMO_BYTES:
+            if len(_tables_memo) >= _MEMO_COUNT:
+                _tables_memo.clear()
+            known[0].setflags(write=False)
+            known[1].setflags(write=False)
+            known[2].setflags(write=False)
+            _tables_memo[key] = known
+    return known
+
+
+_MEMO_BYTES, _MEMO_COUNT, _FEW = 1 << 18, 64, 8
+
+
+def _stacked_tables(tables: list[AxisTable]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Per-sample tables concatenated, zero-padded to the most taps (`axis_tables`' layout)."""
+    taps = max((t.taps for t in tables), default=1)
+    first = np.zeros(len(tables), np.int64)
+    rows = 0
+    for k, t in enumerate(tables):
+        first[k] = rows
+        rows += len(t.index)
+    index = np.zeros((rows, taps), np.int32)
+    weight = np.zeros((rows, taps), np.float32)
+    for k, t in enumerate(tables):
+        index[first[k]:first[k] + len(t.index), :t.taps] = t.index
+        weight[first[k]:first[k] + len(t.index), :t.taps] = t.weight
+    return index, weight, first, taps
+_tables_memo: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
+
+
+def _axis_tables(n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray, step: np.ndarray,
+                 interp: np.ndarray, antialias: bool, innermost: bool
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:  # fmt: skip
     n = len(n_out)
     first = np.zeros(n, np.int64)
     if n > 1:

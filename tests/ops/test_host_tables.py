@@ -14,6 +14,7 @@ from ndd_triton.kernels._resample import (
     NN,
     TRIANGULAR,
     AxisPlan,
+    _axis_tables,
     axis_table,
     axis_tables,
 )
@@ -64,17 +65,18 @@ def test_axis_tables_match_per_sample_tables(interps: list[int], antialias: bool
     for n in (0, 1, 2, 7, 33):
         plans = _random_plans(rng, n, interps, antialias, innermost)
         want = _per_sample(plans)
-        got = axis_tables(np.array([p.n_in for p in plans], np.int64),
-                          np.array([p.n_out for p in plans], np.int64),
-                          np.array([p.origin for p in plans], np.float64),
-                          np.array([p.step for p in plans], np.float64),
-                          np.array([p.interp for p in plans], np.int64),
-                          antialias, innermost)  # fmt: skip
-        assert got[3] == want[3]
-        np.testing.assert_array_equal(got[2], want[2])
-        np.testing.assert_array_equal(got[0], want[0])
-        assert got[1].dtype == np.float32
-        np.testing.assert_array_equal(got[1].view(np.int32), want[1].view(np.int32))
+        args = (np.array([p.n_in for p in plans], np.int64),
+                np.array([p.n_out for p in plans], np.int64),
+                np.array([p.origin for p in plans], np.float64),
+                np.array([p.step for p in plans], np.float64),
+                np.array([p.interp for p in plans], np.int64), antialias, innermost)
+        # the public entry (a few samples: per-sample tables) and the batched builder itself
+        for got in (axis_tables(*args), _axis_tables(*args)):
+            assert got[3] == want[3]
+            np.testing.assert_array_equal(got[2], want[2])
+            np.testing.assert_array_equal(got[0], want[0])
+            assert got[1].dtype == np.float32
+            np.testing.assert_array_equal(got[1].view(np.int32), want[1].view(np.int32))
 
 
 @pytest.mark.parametrize("mode", ["default", "stretch", "not_larger", "not_smaller"])
