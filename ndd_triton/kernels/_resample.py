@@ -174,6 +174,7 @@ def axis_tables(n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray, step: n
 
 
 _MEMO_BYTES, _MEMO_COUNT, _FEW = 1 << 18, 64, 8
+_CHUNK_ELEMENTS = 1 << 13  # taps x rows per step of the batched builder (64 KiB of float64)
 
 
 def _stacked_tables(tables: list[AxisTable]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
@@ -252,14 +253,18 @@ def _axis_tables(n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray, step: 
         for t in np.unique(taps[group]).tolist():
             sub = taps[s] == t
             rows_t, s_t, c_t, start_t = picked[sub], s[sub], c[sub], start[sub]
-            # taps-major `[t, rows]`: NumPy's loops then run along the rows, not over t taps
-            idx = start_t + np.arange(t)[:, None]
-            w = _filter(kind, (idx.astype(np.float64) - c_t) / widen[s_t])
-            total = _pairwise_rows(w, 0, t)  # = w.T.sum(axis=1), bit for bit
-            total[total == 0.0] = 1.0
-            w /= total
-            index = np.minimum(np.maximum(idx, 0, out=idx), n_in[s_t] - 1, out=idx)
-            pieces.append((rows_t, index.T.astype(np.int32), w.T.astype(np.float32)))
+            # taps-major `[t, rows]`: NumPy's loops then run along the rows, not over t taps;
+            # in chunks of rows whose temporaries stay small (cache-resident, no page faults)
+            chunk = max(_CHUNK_ELEMENTS // t, 1)
+            for a in range(0, len(rows_t), chunk):
+                b = a + chunk
+                idx = start_t[a:b] + np.arange(t)[:, None]
+                w = _filter(kind, (idx.astype(np.float64) - c_t[a:b]) / widen[s_t[a:b]])
+                total = _pairwise_rows(w, 0, t)  # = w.T.sum(axis=1), bit for bit
+                total[total == 0.0] = 1.0
+                w /= total
+                index = np.minimum(np.maximum(idx, 0, out=idx), n_in[s_t[a:b]] - 1, out=idx)
+                pieces.append((rows_t[a:b], index.T.astype(np.int32), w.T.astype(np.float32)))
     k = int(taps.max(initial=1))
     index = np.zeros((rows, k), np.int32)
     weight = np.zeros((rows, k), np.float32)
