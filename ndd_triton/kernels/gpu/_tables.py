@@ -164,15 +164,21 @@ class _PinnedRing:
         if isinstance(token, torch.Tensor):
             return token.to(device, non_blocking=True)
         start, end = token
-        dev = self.buffer[start:end].to(device, non_blocking=True)
-        event = torch.cuda.Event()
-        event.record(torch.cuda.current_stream(device))
-        with self.lock:
-            pending = self.pending
-            for k in range(len(pending) - 1, -1, -1):
-                if pending[k][0] == start and pending[k][2] is None:
-                    pending[k] = (start, end, event)
-                    break
+        event: Any = None
+        try:
+            dev = self.buffer[start:end].to(device, non_blocking=True)
+            event = torch.cuda.Event()
+            event.record(torch.cuda.current_stream(device))
+        finally:  # a failed copy releases its region
+            with self.lock:
+                pending = self.pending
+                for k in range(len(pending) - 1, -1, -1):
+                    if pending[k][0] == start and pending[k][2] is None:
+                        if event is None:
+                            del pending[k]
+                        else:
+                            pending[k] = (start, end, event)
+                        break
         return dev
 
     def upload(self, host: np.ndarray, device: torch.device) -> torch.Tensor:
