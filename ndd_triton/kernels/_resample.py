@@ -269,6 +269,8 @@ def _axis_tables(n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray, step: 
     index = np.zeros((rows, k), np.int32)
     weight = np.zeros((rows, k), np.float32)
     for where, idx, w in pieces:
+        if len(where) and where[-1] - where[0] + 1 == len(where):  # a run of rows: a slice
+            where = slice(int(where[0]), int(where[-1]) + 1)  # type: ignore[assignment]
         index[where, :idx.shape[1]] = idx
         weight[where, :w.shape[1]] = w
     return index, weight, first, k
