@@ -132,8 +132,11 @@ class Device:
     def torch_device(self) -> torch.device:
         """Where storage for this device lives (CPU memory for the emulated gpu)."""
         if self.device_type == "cpu" or is_emulated():
-            return torch.device("cpu")
-        return torch.device("cuda", self.device_id)
+            return _TORCH_CPU
+        known = _torch_cuda.get(self.device_id)
+        if known is None:
+            known = _torch_cuda[self.device_id] = torch.device("cuda", self.device_id)
+        return known
 
     def __enter__(self) -> Device:
         stack = _stack()
@@ -180,6 +183,8 @@ class Device:
 
 
 Device.CPU = Device._make("cpu", None)
+_TORCH_CPU = torch.device("cpu")
+_torch_cuda: dict[Any, torch.device] = {}  # torch.device per CUDA ordinal (made once)
 
 
 def _stack() -> list[Device]:

@@ -206,10 +206,14 @@ class BatchStorage:
             if np_dtype is not None:
                 dense = host_empty(n * size * dtype.itemsize).view(np_dtype).reshape(n, *row)
                 return BatchStorage.from_numpy_dense(dense, device)
-            storage = BatchStorage(None, device)  # type: ignore[arg-type]
-            storage._dense_t = torch.empty(n * size, dtype=dtype,
-                                           device=device.torch_device).view(n, *row)  # fmt: skip
-            return storage  # buffer, offsets and samples are derived lazily
+            # device memory: the flat buffer and offsets a kernel reads are set now (every
+            # GPU op reads them), the samples are derived lazily
+            flat = torch.empty(n * size, dtype=dtype, device=device.torch_device)
+            storage = BatchStorage(None, device, flat,  # type: ignore[arg-type]
+                                   np.arange(0, n * size, size or 1, dtype=np.int64)
+                                   if size else np.zeros(n, np.int64))  # fmt: skip
+            storage._dense_t = flat.view(n, *row)
+            return storage
         sizes = arr.prod(axis=1) if arr.shape[1] else np.ones(n, dtype=np.int64)
         offsets = np.zeros(n, dtype=np.int64)
         if n > 1:
@@ -308,6 +312,9 @@ class BatchStorage:
 
     def packed(self) -> tuple[torch.Tensor, np.ndarray]:
         """The flat buffer and per-sample element offsets, packing (one copy) if needed."""
+        buffer, offsets = self._buffer, self._offsets
+        if buffer is not None and offsets is not None:
+            return buffer, offsets
         if self.buffer is None:
             with _pack_lock:
                 if self.buffer is None:

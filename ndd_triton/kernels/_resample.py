@@ -134,6 +134,181 @@ def axis_table(plan: AxisPlan) -> AxisTable:
     return _frozen(AxisTable(index, w.astype(np.float32)))
 
 
+def axis_tables(n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray, step: np.ndarray,
+                interp: np.ndarray, antialias: bool, innermost: bool
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:  # fmt: skip
+    """`axis_table` of every sample of a batch at once: `[N]` plans in, the tables of all
+    samples concatenated out: `index` `[R, K]` int32, `weight` `[R, K]` float32 (K the most taps
+    of any sample, rows of samples with fewer taps zero-padded), and each sample's first row.
+
+    The same arithmetic as `axis_table` element for element, over `[R]` rows instead of one
+    sample's: bit-identical tables (tests/ops/test_host_tables.py). Row sums are taken over
+    groups of samples with the same tap count, so each row is summed exactly as its own
+    sample's table would be (NumPy's summation order depends on the row length)."""
+    n_in = np.asarray(n_in, np.int64).reshape(-1)
+    n_out = np.asarray(n_out, np.int64).reshape(-1)
+    origin = np.asarray(origin, np.float64).reshape(-1)
+    step = np.asarray(step, np.float64).reshape(-1)
+    interp = np.asarray(interp, np.int64).reshape(-1)
+    # batches of the same plans recur (fixed-size inputs): their tables are cached by content
+    key = (n_in.tobytes(), n_out.tobytes(), origin.tobytes(), step.tobytes(), interp.tobytes(),
+           bool(antialias), bool(innermost))  # fmt: skip
+    known = _tables_memo.get(key)
+    if known is None:
+        if len(n_out) <= _FEW:  # a few samples: their own (cached) tables cost less
+            known = _stacked_tables([
+                axis_table(AxisPlan(int(n_in[i]), int(n_out[i]), float(origin[i]),
+                                    float(step[i]), int(interp[i]), bool(antialias),
+                                    bool(innermost)))
+                for i in range(len(n_out))])  # fmt: skip
+        else:
+            known = _axis_tables(n_in, n_out, origin, step, interp, antialias, innermost)
+        if known[0].nbytes + known[1].nbytes <= _MEMO_BYTES:
+            if len(_tables_memo) >= _MEMO_COUNT:
+                _tables_memo.clear()
+            known[0].setflags(write=False)
+            known[1].setflags(write=False)
+            known[2].setflags(write=False)
+            _tables_memo[key] = known
+    return known
+
+
+_MEMO_BYTES, _MEMO_COUNT, _FEW = 1 << 18, 64, 8
+_CHUNK_ELEMENTS = 1 << 13  # taps x rows per step of the batched builder (64 KiB of float64)
+
+
+def _stacked_tables(tables: list[AxisTable]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Per-sample tables concatenated, zero-padded to the most taps (`axis_tables`' layout)."""
+    taps = max((t.taps for t in tables), default=1)
+    first = np.zeros(len(tables), np.int64)
+    rows = 0
+    for k, t in enumerate(tables):
+        first[k] = rows
+        rows += len(t.index)
+    index = np.zeros((rows, taps), np.int32)
+    weight = np.zeros((rows, taps), np.float32)
+    for k, t in enumerate(tables):
+        index[first[k]:first[k] + len(t.index), :t.taps] = t.index
+        weight[first[k]:first[k] + len(t.index), :t.taps] = t.weight
+    return index, weight, first, taps
+_tables_memo: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
+
+
+def _axis_tables(n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray, step: np.ndarray,
+                 interp: np.ndarray, antialias: bool, innermost: bool
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:  # fmt: skip
+    n = len(n_out)
+    first = np.zeros(n, np.int64)
+    if n > 1:
+        np.cumsum(n_out[:-1], out=first[1:])
+    rows = int(n_out.sum())
+    sample = np.repeat(np.arange(n, dtype=np.int64), n_out)
+    local = np.arange(rows, dtype=np.int64) - first[sample]  # j of each row
+    taps = np.ones(n, np.int64)
+    pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (rows, index, weight)
+    f32 = np.float32
+    nn = (interp == NN) | (n_out == 0)
+    if nn.any():
+        picked = np.flatnonzero(nn[sample])
+        s = sample[picked]
+        lo, step32 = _regions_f32(origin, step, n_out)
+        if innermost:
+            centres = lo[s] + (local[picked].astype(f32) + f32(0.5)) * step32[s]
+        else:  # per-sample running sums in float32, as `np.cumsum` of each sample's steps
+            which = np.flatnonzero(nn & (n_out > 0))
+            width = int(n_out[which].max(initial=0))
+            steps = np.repeat(step32[which, None], width, axis=1) if width else \
+                np.zeros((len(which), 0), f32)  # fmt: skip
+            if width:
+                steps[:, 0] = lo[which] + f32(0.5) * step32[which]
+            running = np.cumsum(steps, axis=1, dtype=f32)
+            slot = np.full(n, -1, np.int64)
+            slot[which] = np.arange(len(which))
+            centres = running[slot[s], local[picked]]
+        index = np.floor(centres).astype(np.int64)
+        index = np.clip(index, 0, n_in[s] - 1)[:, None].astype(np.int32)
+        pieces.append((picked, index, np.ones((len(picked), 1), np.float32)))
+    for kind in np.unique(interp[~nn]).tolist():
+        group = ~nn & (interp == kind)
+        picked = np.flatnonzero(group[sample])
+        s = sample[picked]
+        scale = np.abs(step)
+        widen = np.where(antialias & (scale > 1.0), scale, 1.0)
+        centre = origin[s] + (local[picked].astype(np.float64) + 0.5) * step[s]
+        c = centre - 0.5
+        if kind == GAUSSIAN:
+            lo, step32 = _regions_f32(origin, step, n_out)
+            wide = widen > 1.0
+            radius = np.where(wide, np.nextafter(np.abs(step32), f32(0.0)), f32(1.0 - 2.0**-23))
+            count = np.where(wide, np.ceil(2.0 * radius.astype(np.float64)), 2.0).astype(np.int64)
+            bias = lo + (f32(0.5) * step32 - f32(0.5) - radius)
+            start = np.ceil(bias[s] + local[picked].astype(f32) * step32[s]).astype(np.int64)
+            taps[group] = count[group]
+        else:
+            radius = _RADIUS[kind] * widen
+            start = np.ceil(c - radius[s]).astype(np.int64)
+            span = np.floor(c + radius[s]).astype(np.int64) - start
+            heads = np.flatnonzero(np.r_[True, s[1:] != s[:-1]]) if len(s) else s
+            taps[s[heads]] = np.maximum.reduceat(span, heads) + 1 if len(s) else 0
+        for t in np.unique(taps[group]).tolist():
+            sub = taps[s] == t
+            rows_t, s_t, c_t, start_t = picked[sub], s[sub], c[sub], start[sub]
+            # taps-major `[t, rows]`: NumPy's loops then run along the rows, not over t taps;
+            # in chunks of rows whose temporaries stay small (cache-resident, no page faults)
+            chunk = max(_CHUNK_ELEMENTS // t, 1)
+            for a in range(0, len(rows_t), chunk):
+                b = a + chunk
+                idx = start_t[a:b] + np.arange(t)[:, None]
+                w = _filter(kind, (idx.astype(np.float64) - c_t[a:b]) / widen[s_t[a:b]])
+                total = _pairwise_rows(w, 0, t)  # = w.T.sum(axis=1), bit for bit
+                total[total == 0.0] = 1.0
+                w /= total
+                index = np.minimum(np.maximum(idx, 0, out=idx), n_in[s_t[a:b]] - 1, out=idx)
+                pieces.append((rows_t[a:b], index.T.astype(np.int32), w.T.astype(np.float32)))
+    k = int(taps.max(initial=1))
+    index = np.zeros((rows, k), np.int32)
+    weight = np.zeros((rows, k), np.float32)
+    for where, idx, w in pieces:
+        if len(where) and where[-1] - where[0] + 1 == len(where):  # a run of rows: a slice
+            where = slice(int(where[0]), int(where[-1]) + 1)  # type: ignore[assignment]
+        index[where, :idx.shape[1]] = idx
+        weight[where, :w.shape[1]] = w
+    return index, weight, first, k
+
+
+def _pairwise_rows(w: np.ndarray, lo: int, n: int) -> np.ndarray:
+    """Sums of rows `lo:lo + n` of `w` in the order of NumPy's pairwise summation (the order
+    `a.sum(axis=-1)` adds the `n` values of each row of a C-contiguous `a = w.T`): one by one
+    below 8 values, 8 running sums up to 128, halves (multiples of 8) above."""
+    if n < 8:
+        total = np.zeros(w.shape[1:], w.dtype)
+        for i in range(lo, lo + n):
+            total += w[i]
+        return total
+    if n <= 128:
+        acc = w[lo:lo + 8].copy()
+        i = 8
+        while i < n - n % 8:
+            acc += w[lo + i:lo + i + 8]
+            i += 8
+        total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
+        for k in range(lo + i, lo + n):
+            total += w[k]
+        return total
+    half = n // 2
+    half -= half % 8
+    return _pairwise_rows(w, lo, half) + _pairwise_rows(w, lo + half, n - half)
+
+
+def _regions_f32(origin: np.ndarray, step: np.ndarray, n_out: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """`_region_f32` of `[N]` plans."""
+    f32 = np.float32
+    lo = origin.astype(f32)
+    hi = (origin + n_out * step).astype(f32)
+    return lo, (hi - lo) / np.maximum(n_out, 1).astype(f32)
+
+
 def _gaussian_taps(plan: AxisPlan, widen: float) -> tuple[np.ndarray, int]:
     """First tap per output and the tap count of the Gaussian, as DALI picks them.
 

@@ -114,6 +114,25 @@ def rotated_canvas(angle_deg: float, h: int, w: int) -> tuple[int, int]:
     return out_h, out_w
 
 
+def rotated_canvases(angle_deg: np.ndarray, hw: np.ndarray) -> np.ndarray:
+    """`rotated_canvas` of a batch: `[N, 2]` (H, W) from `[N]` angles and `[N, 2]` extents,
+    with the same float64 operations over `[N]` arrays (cos and sin by `math`, once per
+    distinct angle, as there); bit for bit the per-sample rule (tests/ops/test_host_tables.py)."""
+    angle_deg = np.asarray(angle_deg, np.float64).reshape(-1)
+    distinct, which = np.unique(angle_deg, return_inverse=True)
+    rad = [float(np.float32(a) * np.float32(math.pi / 180)) for a in distinct.tolist()]
+    cos = np.array([abs(math.cos(r)) for r in rad], np.float64)[which]
+    sin = np.array([abs(math.sin(r)) for r in rad], np.float64)[which]
+    h, w = hw[:, 0].astype(np.int64), hw[:, 1].astype(np.int64)
+    out_w = np.ceil(w * cos + h * sin - 0.01).astype(np.int64)
+    out_h = np.ceil(w * sin + h * cos - 0.01).astype(np.int64)
+    swap = sin >= cos
+    like_h, like_w = np.where(swap, w, h), np.where(swap, h, w)
+    out_h += (out_h - like_h) % 2
+    out_w += (out_w - like_w) % 2
+    return np.stack([out_h, out_w], axis=1)
+
+
 def output_sizes(call: Call, in_hw: np.ndarray, arg: str = "size") -> np.ndarray | None:
     """`[N, d]` output extents ((H, W) or (D, H, W)) from a per-sample `size` argument
     (rounded), or None if absent."""

@@ -48,6 +48,13 @@ def per_axis(values: np.ndarray, count: int) -> np.ndarray | None:
 def per_axis_table(call: Call, name: str, count: int, dtype: type) -> np.ndarray:
     """`[N, count]` per-axis values of a vector argument (outermost axis first), checked."""
     value = call.values[name]
+    n = call.batch_size
+    if isinstance(value, np.ndarray) and value.dtype != object and n and value.shape[0] == n:
+        table = value.reshape(n, -1)  # one [N, k] array: no loop
+        if table.shape[1] in (1, count):
+            if table.shape[1] != count:
+                table = np.repeat(table, count, axis=1)
+            return table.astype(dtype)
     rows = []
     for i in range(call.batch_size):
         row = per_axis(value[i], count)

@@ -94,14 +94,26 @@ def roi(call: Call, extents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if start is None or end is None:
         raise call.error("arguments 'roi_start' and 'roi_end' must be given together; got only "
                          f"'{'roi_start' if end is None else 'roi_end'}'", RuntimeError)
-    for i in range(n):
-        for name, value, dst in (("roi_start", start, lo), ("roi_end", end, hi)):
+    for name, value, dst in (("roi_start", start, lo), ("roi_end", end, hi)):
+        rows = _rows(value, n)
+        if rows is not None and rows.shape[1] in (1, d):  # one [N, 1 or d] array: no loop
+            dst[:] = rows * extents if call.roi_relative else rows
+            continue
+        for i in range(n):
             v = _sample(value, i)
             if v.size not in (1, d):
                 raise call.error(f"argument '{name}' sample {i}: expected 1 or {d} values (one "
                                  f"per spatial axis); got {v.size}")
             dst[i] = v * extents[i] if call.roi_relative else v
     return lo, hi
+
+
+def _rows(value: Any, n: int) -> np.ndarray | None:
+    """A per-sample vector argument as one `[N, k]` float64 array, or None when its samples
+    differ in length (then each is read on its own)."""
+    if not isinstance(value, np.ndarray) or value.dtype == object or not n:
+        return None
+    return value.astype(np.float64, copy=False).reshape(n, -1)
 
 
 def _requests(call: Call, d: int) -> tuple[np.ndarray, str]:
@@ -118,6 +130,10 @@ def _requests(call: Call, d: int) -> tuple[np.ndarray, str]:
     req = np.zeros((n, d))
     mode = call.mode
     if given[0] == "size":
+        rows = _rows(call.size, n)
+        if rows is not None and rows.shape[1] in (1, d):
+            req[:] = rows
+            return req, mode
         for i in range(n):
             v = _sample(call.size, i)
             if v.size not in (1, d):
@@ -179,7 +195,7 @@ def _float_sizes(req: np.ndarray, in_ext: np.ndarray, mode: str, max_size: np.nd
 
 def resize_geometry(call: Call, extents: np.ndarray) -> tuple[np.ndarray, ...]:
     """`(out_sizes int64, origin, step)`, each `[N, d]`, for the resize size arguments."""
-    n, d = extents.shape
+    d = extents.shape[1]
     lo, hi = roi(call, extents)
     req, mode = _requests(call, d)
     max_size = None
@@ -194,9 +210,64 @@ def resize_geometry(call: Call, extents: np.ndarray) -> tuple[np.ndarray, ...]:
     lo, hi = np.where(derived, np.minimum(lo, hi), lo), np.where(derived, np.maximum(lo, hi), hi)
     flip = req < 0
     lo, hi = np.where(flip, hi, lo), np.where(flip, lo, hi)
-    sizes = np.stack([_float_sizes(np.abs(req[i]), np.abs(hi[i] - lo[i]), mode, max_size)
-                      for i in range(n)]) if n else np.zeros((0, d))  # fmt: skip
+    sizes = float_sizes(np.abs(req), np.abs(hi - lo), mode, max_size)
     return mapping(lo, hi, sizes, call.subpixel_scale)
+
+
+def float_sizes(req: np.ndarray, in_ext: np.ndarray, mode: str, max_size: np.ndarray | None
+                ) -> np.ndarray:  # fmt: skip
+    """`_float_sizes` of every sample (`[N, d]` in and out), over `[N, d]` arrays: the same
+    float32 operations element for element. Rows the array form does not cover (a geometric
+    mean of 2 of 3 requested ratios, non-finite ratios) take `_float_sizes` one by one."""
+    f32 = np.float32
+    req32, in32 = req.astype(f32), in_ext.astype(f32)
+    with np.errstate(all="ignore"):
+        return _float_sizes_rows(req, in_ext, req32, in32, mode, max_size)
+
+
+def _float_sizes_rows(req: np.ndarray, in_ext: np.ndarray, req32: np.ndarray, in32: np.ndarray,
+                      mode: str, max_size: np.ndarray | None) -> np.ndarray:  # fmt: skip
+    n, d = req.shape
+    f32 = np.float32
+    have = req32 > 0
+    safe_in = np.where(in32 > 0, in32, f32(1))
+    ratio = req32 / safe_in
+    count = have.sum(axis=1)
+    odd = ~np.isfinite(np.where(have, ratio, f32(0))).all(axis=1)
+    limit = np.flatnonzero(max_size > 0) if max_size is not None else np.zeros(0, np.int64)
+    if mode in ("not_larger", "not_smaller"):
+        keep = count > 0
+        rows = np.arange(n)
+        fill = f32(np.inf) if mode == "not_larger" else f32(-np.inf)
+        masked = np.where(have, ratio, fill)
+        k = np.argmin(masked, axis=1) if mode == "not_larger" else np.argmax(masked, axis=1)
+        scale, target = ratio[rows, k], req32[rows, k]
+        if limit.size:
+            assert max_size is not None
+            max32 = max_size.astype(f32)
+            max_ratio = max32 / safe_in
+            odd |= ~np.isfinite(max_ratio[:, limit]).all(axis=1)
+            km = limit[np.argmin(max_ratio[:, limit], axis=1)]
+            over = max_ratio[rows, km] < scale
+            k = np.where(over, km, k)
+            scale = np.where(over, max_ratio[rows, km], scale)
+            target = np.where(over, max32[km], target)
+        kept = in32 * scale[:, None]
+        kept[rows, k] = target
+    else:
+        keep = np.zeros(n, bool)
+        odd |= (count > 1) & (count < d)  # a geometric mean of several ratios: `**`, one by one
+        kept = in32
+    # "stretch", all extents given, none given, or one given (its ratio scales the others)
+    single = np.where(have, ratio, f32(0)).sum(axis=1, dtype=f32)  # the one ratio when count 1
+    derived = np.where((mode != "stretch") & (count == 1)[:, None], in32 * single[:, None], in32)
+    sizes = np.where(have, req32, derived)
+    if max_size is not None:
+        sizes = np.where(max_size > 0, np.minimum(sizes, max_size.astype(f32)), sizes)
+    out = np.where(keep[:, None], kept, sizes).astype(np.float64)
+    for i in np.flatnonzero(odd).tolist():
+        out[i] = _float_sizes(req[i], in_ext[i], mode, max_size)
+    return out
 
 
 def mapping(lo: np.ndarray, hi: np.ndarray, sizes: np.ndarray, subpixel: bool

@@ -56,6 +56,14 @@ def _extents(call: Call, letters: str, in_ext: np.ndarray) -> np.ndarray:
     n, d = in_ext.shape
     size = in_ext.astype(np.float64).copy()
     if call.crop is not None:
+        crop = call.crop
+        if isinstance(crop, np.ndarray) and crop.dtype != object and n:
+            rows = crop.astype(np.float64, copy=False).reshape(n, -1)  # one [N, k] array
+            if rows.shape[1] in (1, 2, d):
+                if rows.shape[1] == 1:
+                    rows = np.repeat(rows, 2 if d >= 2 else 1, axis=1)
+                size[:, d - rows.shape[1]:] = rows
+                return np.trunc(size)
         for i in range(n):
             v = np.asarray(call.crop[i], dtype=np.float64).reshape(-1)
             if v.size not in (1, 2, d):
@@ -98,9 +106,10 @@ def crop_windows(call: Call, layout: str, in_ext: np.ndarray, policy: str | None
         start[:, k] = np.trunc(raw) if call.rounding == "truncate" else \
             np.copysign(np.floor(np.abs(raw) + 0.5), raw)  # fmt: skip
     size = size.astype(np.int64)
-    for i in range(n):
-        if (size[i] < 0).any():
-            raise call.error(f"sample {i}: crop window {tuple(size[i])} has a negative extent")
+    negative = np.flatnonzero((size < 0).any(axis=1))
+    if negative.size:
+        i = int(negative[0])
+        raise call.error(f"sample {i}: crop window {tuple(size[i])} has a negative extent")
     policy = policy or call.out_of_bounds_policy
     outside = (start < 0) | (start + size > in_ext)
     if policy == "trim_to_shape":

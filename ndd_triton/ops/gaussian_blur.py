@@ -18,7 +18,9 @@ def _infer(call: Call) -> OutputSpec:
     _, count = filter_span(call)
     sigma = per_axis_table(call, "sigma", count, np.float64)
     window = per_axis_table(call, "window_size", count, np.int64)
-    for i in range(call.batch_size):
+    bad = (sigma < 0) | (window < 0) | ((sigma == 0) & (window == 0)) | \
+        ((window % 2 == 0) & (window != 0))  # fmt: skip
+    for i in np.flatnonzero(bad.any(axis=1))[:1].tolist():  # the first bad sample says why
         for axis in range(count):
             s, w = sigma[i, axis], window[i, axis]
             if s < 0 or w < 0:

@@ -63,11 +63,7 @@ def _infer(call: Call) -> OutputSpec:
     if call.keep_size:
         out_hw = in_hw.copy()
     elif out_hw is None:
-        sizes = [
-            _affine.rotated_canvas(a, int(h), int(w))
-            for a, (h, w) in zip(angle, in_hw, strict=True)
-        ]
-        out_hw = np.array(sizes, np.int64).reshape(-1, 2)
+        out_hw = _affine.rotated_canvases(angle, in_hw)
     inverse = _affine.rotation_inverse(angle, in_hw, out_hw)
     shapes = _affine.derive_affine(call, inverse, out_hw)
     return OutputSpec(_affine.output_dtype(call), shapes, layout)

@@ -294,43 +294,73 @@ def _wrap_produced(produced: list[list[Any]], specs: list[OutputSpec], device: D
     return result
 
 
+_gpu_types: tuple[Any, Any] | None = None
+_worker_tls = threading.local()  # `stream`: the torch stream an executor thread has set
+
+
+def mark_worker_thread() -> None:
+    """Called by an executor thread when it starts: GPU runs there leave the context's stream
+    set as torch's current stream between runs (nothing else runs on that thread), instead of
+    setting and restoring it around every run."""
+    _worker_tls.worker = True
+
+
 def _run_gpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: list[OutputSpec],
              device: Device, ctx: Any, record: Any) -> list[BatchStorage]:  # fmt: skip
-    from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
-    from ndd_triton.runtime.stream import Event
+    global _gpu_types
+    if _gpu_types is None:
+        from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 
+        _gpu_types = (GpuBatch, GpuRun)
     stream = ctx.cuda_stream
     torch_stream = stream.torch_stream if stream is not None else None
-    with torch.cuda.stream(torch_stream) if torch_stream is not None else _nullcontext():
-        for storage in ins:
-            if storage is not None and storage.event is not None and torch_stream is not None:
-                storage.event.wait_stream(torch_stream)
-        gpu_ins = [GpuBatch(*storage.packed(), meta.shapes, meta.layout, meta.dtype)
-                   if storage is not None and meta is not None else None
-                   for storage, meta in zip(ins, call.inputs, strict=False)]  # fmt: skip
-        outs = [BatchStorage.allocate(spec.shapes, spec.dtype.torch_dtype, device)  # type: ignore[arg-type]
-                for spec in specs]  # fmt: skip
-        gpu_outs = [GpuBatch(*storage.packed(), spec.shapes, spec.layout, spec.dtype)
-                    for storage, spec in zip(outs, specs, strict=False)]  # fmt: skip
-        run = GpuRun(device.torch_device, record, ctx.thread_pool)
-        if call.batch_size > 0:
-            dst = gpu_outs[0] if len(gpu_outs) == 1 else tuple(gpu_outs)
-            if is_emulated():
-                # Triton's interpreter patches `triton.language` globally while a kernel runs,
-                # so two threads (two contexts' executors) must not interpret at the same time.
-                with _INTERPRETER_LOCK:
-                    kernel.fn(run, dst, *gpu_ins, call)
-            else:
-                kernel.fn(run, dst, *gpu_ins, call)
-        event = Event(stream)
+    if torch_stream is None:  # the emulated gpu: no streams, no events
+        return _launch_gpu(call, kernel, ins, specs, device, ctx, record, None)
+    if getattr(_worker_tls, "worker", False):
+        if getattr(_worker_tls, "stream", None) is not torch_stream:
+            torch.cuda.set_stream(torch_stream)
+            _worker_tls.stream = torch_stream
+        outs = _launch_gpu(call, kernel, ins, specs, device, ctx, record, torch_stream)
+    else:
+        with torch.cuda.stream(torch_stream):
+            outs = _launch_gpu(call, kernel, ins, specs, device, ctx, record, torch_stream)
+    from ndd_triton.runtime.stream import Event
+
+    event = Event(stream)
     for storage in outs:
-        storage.event = event if torch_stream is not None else None
+        storage.event = event
     return outs
 
 
-class _nullcontext:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
+def _launch_gpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: list[OutputSpec],
+                device: Device, ctx: Any, record: Any, torch_stream: Any
+                ) -> list[BatchStorage]:  # fmt: skip
+    """Outputs allocated, the kernel called (on torch's current stream, the context's)."""
+    assert _gpu_types is not None
+    gpu_batch, gpu_run = _gpu_types
+    gpu_ins = []
+    for storage, meta in zip(ins, call.inputs, strict=False):
+        if storage is None or meta is None:
+            gpu_ins.append(None)
+            continue
+        if torch_stream is not None and storage.event is not None:
+            storage.event.wait_stream(torch_stream)
+        gpu_ins.append(gpu_batch(*storage.packed(), meta.shapes, meta.layout, meta.dtype))
+    torch_device = device.torch_device
+    outs = []
+    gpu_outs = []
+    for spec in specs:
+        storage = BatchStorage.allocate(spec.shapes, spec.dtype.torch_dtype, device)  # type: ignore[arg-type]
+        outs.append(storage)
+        gpu_outs.append(gpu_batch(*storage.packed(), spec.shapes, spec.layout, spec.dtype))
+    run = gpu_run(torch_device, record, ctx.thread_pool)
+    if call.batch_size > 0:
+        dst = gpu_outs[0] if len(gpu_outs) == 1 else tuple(gpu_outs)
+        if torch_stream is None and is_emulated():
+            # Triton's interpreter patches `triton.language` globally while a kernel runs,
+            # so two threads (two contexts' executors) must not interpret at the same time.
+            with _INTERPRETER_LOCK:
+                kernel.fn(run, dst, *gpu_ins, call)
+        else:
+            kernel.fn(run, dst, *gpu_ins, call)
+    return outs

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from queue import SimpleQueue
 from typing import Any
 
+from ndd_triton.runtime.dispatch import mark_worker_thread
 from ndd_triton.runtime.eval_mode import EvalMode
 from ndd_triton.runtime.invocation import Invocation
 from ndd_triton.runtime.pipeline import Chain, ChainEnd
@@ -118,6 +119,7 @@ def _loop(worker: Worker) -> None:
     """Run the queue in order. Consecutive per-sample CPU invocations are pipelined (`Chain`):
     while a chain runs, the next invocations join it if they can, and anything else waits
     (`held`) until the chain has finished, so completion order is still call order."""
+    mark_worker_thread()
     queue = worker._queue
     held: deque[Any] = deque()
     chain: Chain | None = None

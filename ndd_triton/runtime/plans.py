@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ndd_triton.core import device as _device
 from ndd_triton.core.batch import Batch
 from ndd_triton.core.device import Device
 from ndd_triton.core.tensor import Tensor
@@ -60,12 +61,17 @@ def plan_key(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
     """The plan-cache key of a call, or None when the call cannot reuse a plan.
 
     Not cacheable: external-data inputs, batches or tensors of unknown rank, Tensor/Batch or
-    list argument values (unhashable), and an explicit device other than cpu (a "gpu" string
-    resolves against the thread's current device). Argument-like (`host_values`) inputs are:
+    list argument values (unhashable), and an explicit device other than the strings "cpu",
+    "gpu" and "cuda" (the last two resolve against the thread's current device, so they are
+    keyed with that device's id). Argument-like (`host_values`) inputs are:
     their values are read again on every call.
     """
     if device is not None and not (type(device) is str and device == "cpu"):
-        return None
+        if type(device) is not str or device not in ("gpu", "cuda") or \
+                _device.gpu_backend() is None:  # fmt: skip
+            return None
+        # "gpu" is the thread's current device: keyed by that device's id
+        device = (device, _device.current_cuda_device())
     values = tuple(arg_values)
     key: list[Any] = [id(schema), batch_size, device, values, tuple(map(type, values))]
     for x in inputs:

@@ -124,13 +124,15 @@ def set_default_stream(cuda_stream: Any, /, device_id: int | None = None) -> Non
 class Event:
     """A completion marker on a stream; inert on the emulated gpu and on the CPU."""
 
-    __slots__ = ("_event",)
+    __slots__ = ("_event", "_on")
 
     def __init__(self, on: Stream | None) -> None:
         self._event = None
+        self._on = None  # the torch stream it was recorded on
         if on is not None and on.torch_stream is not None:
+            self._on = on.torch_stream
             self._event = torch.cuda.Event()
-            self._event.record(on.torch_stream)
+            self._event.record(self._on)
 
     def make_current_stream_wait(self) -> None:
         """Make torch's current stream wait for this event (no host sync)."""
@@ -138,8 +140,9 @@ class Event:
             torch.cuda.current_stream().wait_event(self._event)
 
     def wait_stream(self, s: Any) -> None:
-        """Make torch stream `s` wait for this event."""
-        if self._event is not None and s is not None:
+        """Make torch stream `s` wait for this event (nothing to do on the stream it was
+        recorded on: work queued there later runs after it anyway)."""
+        if self._event is not None and s is not None and s is not self._on:
             s.wait_event(self._event)
 
     def synchronize(self) -> None:

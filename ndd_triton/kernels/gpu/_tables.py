@@ -26,6 +26,11 @@ _TRITON_TYPES = {torch.uint8: "u8", torch.int8: "i8", torch.int16: "i16", torch.
 # decides near-ties of sampling positions, LUT bins and integer rounding. Every launch compiles
 # with these options (tools/kernel_compile.py compiles the same way).
 LAUNCH_OPTIONS: dict[str, Any] = {"enable_fp_fusion": False}
+_TORCH_OF = {np.dtype(n): t for t, n in (
+    (torch.bool, np.bool_), (torch.uint8, np.uint8), (torch.int8, np.int8), (torch.int16, np.int16),
+    (torch.int32, np.int32), (torch.int64, np.int64), (torch.uint16, np.uint16),
+    (torch.uint32, np.uint32), (torch.uint64, np.uint64), (torch.float16, np.float16),
+    (torch.float32, np.float32), (torch.float64, np.float64))}  # NumPy -> torch (table views)
 
 
 def _log_launch(kernel: Any, args: list[Any], meta: dict[str, Any]) -> None:
@@ -55,7 +60,7 @@ def _log_launch(kernel: Any, args: list[Any], meta: dict[str, Any]) -> None:
 class GpuBatch:
     """One input or output batch as a flat device buffer plus per-sample offsets and shapes."""
 
-    __slots__ = ("data", "dtype", "layout", "offsets", "shapes")
+    __slots__ = ("_sizes", "data", "dtype", "layout", "offsets", "shapes")
 
     def __init__(self, data: torch.Tensor, offsets: np.ndarray, shapes: np.ndarray,
                  layout: str | None, dtype: Any) -> None:  # fmt: skip
@@ -64,6 +69,7 @@ class GpuBatch:
         self.shapes = shapes
         self.layout = layout
         self.dtype = dtype
+        self._sizes: np.ndarray | None = None
 
     @property
     def batch_size(self) -> int:
@@ -73,9 +79,12 @@ class GpuBatch:
     @property
     def sizes(self) -> np.ndarray:
         """Elements per sample."""
-        if self.shapes.shape[1] == 0:
-            return np.ones(len(self.shapes), dtype=np.int64)
-        return np.prod(self.shapes, axis=1, dtype=np.int64)
+        sizes = self._sizes
+        if sizes is None:
+            shapes = self.shapes
+            sizes = self._sizes = shapes.prod(axis=1, dtype=np.int64) if shapes.shape[1] else \
+                np.ones(len(shapes), dtype=np.int64)  # fmt: skip
+        return sizes
 
     def extents(self, letters: str, layout: str | None = None) -> np.ndarray:
         """`[N, len(letters)]` extents of the named axes (1 where the layout lacks the letter)."""
@@ -86,8 +95,29 @@ class GpuBatch:
 
 
 def tile_table(sizes: np.ndarray, tile: int) -> np.ndarray:
-    """`[T, 2]` int64 rows `(sample, first_element)` covering every sample in `tile` chunks."""
-    counts = (np.asarray(sizes, dtype=np.int64) + tile - 1) // tile
+    """`[T, 2]` int64 rows `(sample, first_element)` covering every sample in `tile` chunks
+    (read-only: small tables are cached by content, as batches of one shape recur)."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    key = (tile, sizes.tobytes()) if len(sizes) <= _TILE_MEMO_SAMPLES else None
+    if key is not None:
+        table = _tile_memo.get(key)
+        if table is not None:
+            return table
+    table = _tile_table(sizes, tile)
+    if key is not None and len(table) <= _TILE_MEMO_ROWS:
+        if len(_tile_memo) >= _TILE_MEMO_COUNT:
+            _tile_memo.clear()
+        table.setflags(write=False)
+        _tile_memo[key] = table
+    return table
+
+
+_TILE_MEMO_SAMPLES, _TILE_MEMO_ROWS, _TILE_MEMO_COUNT = 1024, 4096, 128
+_tile_memo: dict[tuple[int, bytes], np.ndarray] = {}
+
+
+def _tile_table(sizes: np.ndarray, tile: int) -> np.ndarray:
+    counts = (sizes + tile - 1) // tile
     samples = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
     if not len(samples):
         return np.zeros((0, 2), np.int64)
@@ -173,28 +203,57 @@ class _PinnedRing:
         self.pending: list[tuple[int, int, Any]] = []  # (start, end, event) of copies in flight
         self.lock = threading.Lock()
 
-    def upload(self, host: np.ndarray, device: torch.device) -> torch.Tensor:
-        n = host.nbytes
-        if n > len(self.host) // 4:  # rare, large tables: pin them on their own
-            return torch.from_numpy(host).pin_memory().to(device, non_blocking=True)
+    def reserve(self, nbytes: int, device: torch.device) -> tuple[np.ndarray, Any]:
+        """`nbytes` of pinned host memory to write a launch's tables into, and the token that
+        `copy` takes. A region is handed out again only after its copy has read it."""
+        if nbytes > len(self.host) // 4:  # rare, large tables: pinned on their own
+            own = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
+            return own.numpy(), own
         with self.lock:
-            if self.pos + n > len(self.host):
+            if self.pos + nbytes > len(self.host):
                 self.pos = 0
-            start, end = self.pos, self.pos + n
+            start, end = self.pos, self.pos + nbytes
             keep = []
             for s, e, event in self.pending:
                 if s < end and start < e:
+                    if event is None:  # being filled by another thread (wrapped round): rare
+                        own = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
+                        return own.numpy(), own
                     event.synchronize()  # that region's copy must have read it first
-                elif not event.query():
+                elif event is None or not event.query():
                     keep.append((s, e, event))
-            self.host[start:end] = host
+            keep.append((start, end, None))  # reserved: its copy records the event
+            self.pending = keep
+            self.pos = end + (-end) % _ALIGN
+        return self.host[start:end], (start, end)
+
+    def copy(self, token: Any, device: torch.device) -> torch.Tensor:
+        """The device copy of a reserved region (on the current stream, asynchronous)."""
+        if isinstance(token, torch.Tensor):
+            return token.to(device, non_blocking=True)
+        start, end = token
+        event: Any = None
+        try:
             dev = self.buffer[start:end].to(device, non_blocking=True)
             event = torch.cuda.Event()
             event.record(torch.cuda.current_stream(device))
-            keep.append((start, end, event))
-            self.pending = keep
-            self.pos = end + (-end) % _ALIGN
+        finally:  # a failed copy releases its region
+            with self.lock:
+                pending = self.pending
+                for k in range(len(pending) - 1, -1, -1):
+                    if pending[k][0] == start and pending[k][2] is None:
+                        if event is None:
+                            del pending[k]
+                        else:
+                            pending[k] = (start, end, event)
+                        break
         return dev
+
+    def upload(self, host: np.ndarray, device: torch.device) -> torch.Tensor:
+        """One host array to the device through the ring."""
+        staging, token = self.reserve(host.nbytes, device)
+        staging[:] = host.reshape(-1).view(np.uint8)
+        return self.copy(token, device)
 
 
 _rings: dict[int, _PinnedRing] = {}
@@ -203,6 +262,9 @@ _rings_lock = threading.Lock()
 
 def _staging(device: torch.device) -> _PinnedRing:
     index = device.index if device.index is not None else torch.cuda.current_device()
+    ring = _rings.get(index)
+    if ring is not None:
+        return ring
     with _rings_lock:
         if index not in _rings:
             _rings[index] = _PinnedRing(_RING_BYTES)
@@ -221,42 +283,48 @@ class GpuRun:
         self.pool = pool  # the context's CPU thread pool, for host-side work (codec fallbacks)
 
     def upload(self, *tables: np.ndarray) -> list[torch.Tensor]:
-        """Copy host tables to the device in one transfer; returns device views."""
-        blobs, spans = [], []
+        """Copy host tables to the device in one transfer; returns device views (same shapes)."""
+        arrays = []
+        starts = []
         offset = 0
         for table in tables:
-            arr = np.ascontiguousarray(table)
-            raw = arr.view(np.uint8).reshape(-1)
-            pad = (-offset) % _ALIGN
-            if pad:
-                blobs.append(np.zeros(pad, np.uint8))
-                offset += pad
-            spans.append((offset, raw.size, arr.dtype, arr.shape))
-            blobs.append(raw)
-            offset += raw.size
-        host = np.concatenate(blobs) if blobs else np.zeros(0, np.uint8)
-        dev = torch.from_numpy(host)
-        if self.device.type != "cpu":
-            dev = _staging(self.device).upload(host, self.device)
+            arr = table if type(table) is np.ndarray and table.flags.c_contiguous else \
+                np.ascontiguousarray(table)  # fmt: skip
+            offset += -offset % _ALIGN
+            starts.append(offset)
+            arrays.append(arr)
+            offset += arr.nbytes
+        # the tables are written straight into the staging memory (no concatenated copy)
+        ring = _staging(self.device) if self.device.type != "cpu" else None
+        if ring is not None:
+            host, token = ring.reserve(offset, self.device)
+        else:
+            host = np.empty(offset, np.uint8)
+        for arr, start in zip(arrays, starts, strict=True):
+            if arr.nbytes:
+                host[start:start + arr.nbytes] = arr.reshape(-1).view(np.uint8)
+        dev = ring.copy(token, self.device) if ring is not None else torch.from_numpy(host)
         views = []
-        for start, nbytes, dtype, shape in spans:
-            tdtype = torch.from_numpy(np.zeros(0, dtype)).dtype
-            views.append(dev[start:start + nbytes].view(tdtype).view(shape))
+        for arr, start in zip(arrays, starts, strict=True):
+            view = dev[start:start + arr.nbytes].view(_TORCH_OF[arr.dtype])
+            views.append(view if arr.ndim == 1 else view.view(arr.shape))
         return views
 
     def launch(self, kernel: Any, grid: tuple[int, ...], *args: Any, **meta: Any) -> None:
         """Launch a Triton kernel; NumPy array arguments are uploaded together first."""
-        if any(g == 0 for g in grid):
-            return
-        host_positions = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
-        converted = list(args)
+        for g in grid:
+            if g == 0:
+                return
+        host_positions = [i for i, a in enumerate(args) if type(a) is np.ndarray]
         if host_positions:
-            views = self.upload(*(args[i] for i in host_positions))
+            converted = list(args)
+            views = self.upload(*[args[i] for i in host_positions])
             for i, view in zip(host_positions, views, strict=True):
                 converted[i] = view
+            args = tuple(converted)
         if LAUNCH_LOG is not None:
-            _log_launch(kernel, converted, meta)
-        kernel[grid](*converted, **LAUNCH_OPTIONS, **meta)
+            _log_launch(kernel, list(args), meta)
+        kernel[grid](*args, **LAUNCH_OPTIONS, **meta)
         self.launches += 1
         if self.record is not None:
             self.record.gpu_launches += 1

@@ -16,7 +16,7 @@ import triton
 import triton.language as tl
 
 from ndd_triton.kernels import register
-from ndd_triton.kernels._resample import AxisPlan, axis_table
+from ndd_triton.kernels._resample import axis_tables
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
 from ndd_triton.ops import resize
 from ndd_triton.ops.schema import Call
@@ -71,30 +71,6 @@ def _resample_axis_kernel(src, dst, samples, tiles, index, weight, TAPS: tl.cons
              mask=mask)
 
 
-def _tables(plans: list[AxisPlan]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """Concatenated tap tables of one pass: index, weight `[rows, K]`, first row per sample."""
-    tables = [axis_table(p) for p in plans]
-    taps = max((t.taps for t in tables), default=1)
-    index = np.zeros((sum(p.n_out for p in plans), taps), np.int32)
-    weight = np.zeros(index.shape, np.float32)
-    first = np.zeros(len(plans), np.int64)
-    row = 0
-    for k, t in enumerate(tables):
-        first[k] = row
-        index[row:row + len(t.index), :t.taps] = t.index
-        weight[row:row + len(t.index), :t.taps] = t.weight
-        row += len(t.index)
-    return index, weight, first, taps
-
-
-def _plans(call: Call, axis: int) -> list[AxisPlan]:
-    return [AxisPlan(int(call.resample_in[i][axis]), int(call.resample_out[i][axis]),
-                     float(call.resample_origin[i][axis]), float(call.resample_step[i][axis]),
-                     int(call.resample_interp[i][axis]), bool(call.antialias),
-                     axis == len(call.resample_axes) - 1)
-            for i in range(call.batch_size)]  # fmt: skip
-
-
 def resample_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
     """Resample the spatial axes of every sample: one launch per axis, innermost first."""
     layout = call.inputs[0].layout or "HWC"
@@ -103,9 +79,9 @@ def resample_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
     src, src_off = inp.data, inp.offsets
     for step, k in enumerate(reversed(range(len(letters)))):
         axis = layout.index(letters[k])
-        plans = _plans(call, k)
+        n_out = np.asarray(call.resample_out, np.int64)[:, k]
         new = shapes.copy()
-        new[:, axis] = [p.n_out for p in plans]
+        new[:, axis] = n_out
         sizes = np.prod(new, axis=1, dtype=np.int64)
         last = step == len(letters) - 1
         if last:
@@ -113,7 +89,10 @@ def resample_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
         else:
             dst = run.empty(int(sizes.sum()), torch.float32)
             dst_off = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        index, weight, first, taps = _tables(plans)
+        index, weight, first, taps = axis_tables(
+            np.asarray(call.resample_in)[:, k], n_out, np.asarray(call.resample_origin)[:, k],
+            np.asarray(call.resample_step)[:, k], np.asarray(call.resample_interp)[:, k],
+            bool(call.antialias), k == len(letters) - 1)  # fmt: skip
         samples = np.stack([src_off, dst_off, np.prod(shapes[:, :axis], axis=1, dtype=np.int64),
                             shapes[:, axis], new[:, axis],
                             np.prod(shapes[:, axis + 1:], axis=1, dtype=np.int64), first],
