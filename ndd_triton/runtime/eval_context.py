@@ -11,12 +11,21 @@ import weakref
 from typing import Any
 
 from ndd_triton.core import device as _device
+from ndd_triton.runtime import fork as _fork
 from ndd_triton.runtime import stream as _stream
 from ndd_triton.runtime.checkpoint import Checkpoint
 from ndd_triton.runtime.executor import Worker
 from ndd_triton.runtime.thread_pool import ThreadPool, default_pool
 
 _tls = threading.local()
+_contexts: weakref.WeakSet[EvalContext] = weakref.WeakSet()
+
+
+@_fork.on_fork_child
+def _reset_after_fork() -> None:
+    """A context's lock may have been held by a thread that does not exist in a forked child."""
+    for ctx in list(_contexts):
+        ctx._lock = threading.Lock()
 
 
 class EvalContext:
@@ -46,6 +55,7 @@ class EvalContext:
         self._pending: list[weakref.ref[Any]] = []
         self._checkpoint: Any = None
         weakref.finalize(self, Worker.stop, self._worker)
+        _contexts.add(self)
 
     # ---- properties ----------------------------------------------------------------------
     @property
