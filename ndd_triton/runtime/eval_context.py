@@ -23,9 +23,13 @@ _contexts: weakref.WeakSet[EvalContext] = weakref.WeakSet()
 
 @_fork.on_fork_child
 def _reset_after_fork() -> None:
-    """A context's lock may have been held by a thread that does not exist in a forked child."""
+    """In a forked child only the forking thread exists: a context's lock may be held, or the
+    context marked active, by a thread that is gone."""
+    me = threading.get_ident()
     for ctx in list(_contexts):
         ctx._lock = threading.Lock()
+        if ctx._owner is not None and ctx._owner != me:
+            ctx._owner, ctx._depth = None, 0
 
 
 class EvalContext:

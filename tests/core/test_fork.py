@@ -168,3 +168,29 @@ def test_parallel_torch_ops_work_in_the_child():
     assert int(torch.cat([big, big]).sum()) == 1 << 23
     assert in_child(lambda: (int(torch.cat([big, big]).sum()), torch.get_num_threads())) == \
         ("ok", (1 << 23, 1))  # fmt: skip
+
+
+def test_a_context_active_in_another_thread_is_free_in_the_child():
+    import threading
+
+    ctx = ndd.EvalContext(num_threads=2)
+    entered, release = threading.Event(), threading.Event()
+
+    def hold():
+        with ctx:
+            entered.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert entered.wait(30)
+
+        def child():
+            with ctx:
+                return _work(8, "cpu")
+
+        assert in_child(child) == ("ok", 8)
+    finally:
+        release.set()
+        holder.join()
