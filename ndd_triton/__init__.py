@@ -51,6 +51,7 @@ from ndd_triton.ops.opgen import install as _install
 from ndd_triton.readers._external_source import ExternalSource
 from ndd_triton.readers._imread import imread
 from ndd_triton.readers._source_info import get_property
+from ndd_triton.runtime import torch_compile as _torch_compile  # noqa: F401  (skip in Dynamo)
 from ndd_triton.runtime.eval_context import EvalContext, get_current_stream, set_current_stream
 from ndd_triton.runtime.eval_mode import EvalMode
 from ndd_triton.runtime.per_frame import call_per_frame as _call_per_frame

@@ -116,6 +116,8 @@ def make_function(schema: OpSchema) -> Callable[..., Any]:
     fn.__module__ = "ndd_triton"
     fn.__qualname__ = schema.short_name
     fn._schema = schema
+    # torch.compile: break the graph here rather than trace the call (runtime/torch_compile.py)
+    fn._torchdynamo_disable = True
     return fn  # type: ignore[no-any-return]
 
 

@@ -162,14 +162,14 @@ class Reader:
         if self._mode == "batch" and self._batch_size is not None and size != self._batch_size:
             raise ValueError(f"batch_size {size} is different than the max_batch_size "
                              f"{self._batch_size} used in the previous call")
-        prefetcher = self._start(size or 1)
+        self._start(size or 1)
         self._open_epoch = True
-        return self._epoch(prefetcher, as_batch=size is not None)
+        return self._epoch(as_batch=size is not None)
 
-    def _epoch(self, prefetcher: Prefetcher, as_batch: bool) -> Any:
+    def _epoch(self, as_batch: bool) -> Any:
         while True:
             try:
-                item = self._take(prefetcher)
+                item = self._take()
             except Exception:
                 self._open_epoch = False  # the next call re-raises the loading error itself
                 raise
@@ -189,8 +189,8 @@ class Reader:
                                f"batch_size={batch_size} after batch_size={self._call_batch_size}")
         self._enter_mode("call")
         self._call_batch_size = batch_size
-        prefetcher = self._start(batch_size or 1)
-        return self._wrap(self._take(prefetcher), as_batch=batch_size is not None)
+        self._start(batch_size or 1)
+        return self._wrap(self._take(), as_batch=batch_size is not None)
 
     def _enter_mode(self, mode: str) -> None:
         if self._mode is not None and self._mode != mode:
@@ -206,6 +206,7 @@ class Reader:
         position = self._position
         if self._pending_state is not None:
             position = self._apply_pending(self._pending_state, size, batch_size)
+            self._pending_state = None
         cfg = self._stream_config(size)
         depth = int(self._args["prefetch_queue_depth"])
         prefetcher = Prefetcher(cfg, self._source.load, batch_size, position, depth,
@@ -248,8 +249,22 @@ class Reader:
                             self._seed, bool(a.get("shuffle_after_epoch", False)),
                             self._shuffle_seed)  # fmt: skip
 
-    def _take(self, prefetcher: Prefetcher) -> Item:
-        item = prefetcher.take()
+    def _take(self) -> Item:
+        """The next batch. After a loading error, or in a forked child (where the parent's
+        prefetch thread does not exist), a new prefetcher starts at the position after the last
+        batch handed out: the reader then behaves as a new one restored from `get_state()`, so
+        an I/O error is not permanent and a retry reads the failed batch again."""
+        prefetcher = self._holder.get("prefetcher")
+        if prefetcher is None or prefetcher.forked:
+            self._holder.pop("prefetcher", None)
+            assert self._batch_size is not None
+            prefetcher = self._start(self._batch_size)
+        try:
+            item = prefetcher.take()
+        except BaseException:
+            self._holder.pop("prefetcher", None)
+            prefetcher.stop()
+            raise
         self._position = item.after
         return item
 
@@ -269,7 +284,7 @@ class Reader:
 
     @property
     def _iterated(self) -> bool:
-        return "prefetcher" in self._holder
+        return self._batch_size is not None
 
     # ---- metadata and state ----------------------------------------------------------------
     def get_metadata(self, batch_size: int | None = None) -> dict[str, int]:

@@ -37,6 +37,7 @@ import numpy as np
 from ndd_triton.core.storage import BatchStorage
 from ndd_triton.decoders._header_hints import HeaderCache, annotate
 from ndd_triton.readers._sharding import StreamConfig, epoch_indices
+from ndd_triton.runtime import fork as _fork
 
 Position = tuple[int, int, int]  # (epoch, ring start of the epoch, samples consumed in the epoch)
 _live: weakref.WeakSet[Prefetcher] = weakref.WeakSet()
@@ -67,6 +68,7 @@ class Prefetcher:
         self._handed: Item | None = None  # the batch taken last (the consumer may still use it)
         self._released: collections.deque[Item] = collections.deque()  # dropped by the thread
         self._period = 0.0  # the consumer's recent time between takes (0: unknown)
+        self._generation = _fork.generation()  # the thread exists in this process only
         args = (cfg, load, batch_size, start)
         self._thread = threading.Thread(target=self._run, args=args, daemon=True,
                                         name=f"ndd-reader-{name}")  # fmt: skip
@@ -116,8 +118,14 @@ class Prefetcher:
         if delay > 0.0:
             self._stop.wait(delay)
 
+    @property
+    def forked(self) -> bool:
+        """True in a forked child: the thread (and the queue's state) belong to the parent."""
+        return self._generation != _fork.generation()
+
     def take(self) -> Item:
-        """The next batch, in stream order; re-raises a loading error (and every later take)."""
+        """The next batch, in stream order; re-raises a loading error (and every later take:
+        the reader replaces a failed prefetcher by a new one)."""
         if self._failed is not None:
             raise self._failed
         while True:
@@ -145,7 +153,13 @@ class Prefetcher:
 
     def stop(self) -> None:
         """Ask the thread to finish (it exits at its next queue operation)."""
-        self._stop.set()
+        if not self.forked:  # (in a child, the event's lock may be held by no thread)
+            self._stop.set()
+
+
+@_fork.on_fork_child
+def _forget_parent_threads() -> None:
+    _live.clear()
 
 
 @atexit.register

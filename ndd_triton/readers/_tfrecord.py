@@ -3,8 +3,10 @@
 A TFRecord file is a sequence of records: `u64 length`, `u32 masked crc32c(length)`, `data`,
 `u32 masked crc32c(data)`. Records are located from the index files (`index_path`: one
 `<offset> <size>` line per record, as written by DALI's `tfrecord2idx`), or, as an extension,
-by scanning the file when `index_path` is not given. The length checksum of every record is
-verified; the data checksum is not (it would cost a pure-Python pass over every payload).
+by scanning the file when `index_path` is not given. Both checksums of every record are
+verified (`google-crc32c`, hardware CRC: ~20 GB/s, so a 100 KB image costs ~5 us), unless
+`check_crc=False` (an extension; DALI checks neither); an error names the record as
+`file:offset`.
 `data` is a protobuf `Example`, decoded here with a minimal wire-format parser. There is one
 output per feature, in the order of the `features` dict (see `readers.tfrecord` for specs).
 """
@@ -37,12 +39,23 @@ def _crc32c_table() -> list[int]:
 _TABLE = _crc32c_table()
 
 
-def masked_crc32c(data: bytes) -> int:
-    """TFRecord's masked CRC-32C (Castagnoli) of `data`."""
+def crc32c_python(data: bytes) -> int:
+    """CRC-32C (Castagnoli) in Python: the fallback without `google-crc32c` (~10 MB/s)."""
     crc = 0xFFFFFFFF
     for byte in data:
         crc = _TABLE[(crc ^ byte) & 0xFF] ^ (crc >> 8)
-    crc ^= 0xFFFFFFFF
+    return crc ^ 0xFFFFFFFF
+
+
+try:  # a declared dependency; the fallback keeps a broken install working (slowly)
+    from google_crc32c import value as crc32c
+except ImportError:  # pragma: no cover
+    crc32c = crc32c_python
+
+
+def masked_crc32c(data: bytes) -> int:
+    """TFRecord's masked CRC-32C (Castagnoli) of `data`."""
+    crc = crc32c(data)
     return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
@@ -170,6 +183,7 @@ class TFRecordSource:
         self._features: dict[str, Feature] = args["features"]
         self.layouts: tuple[str | None, ...] = (None,) * len(self._features)
         self._records: list[tuple[int, int, int]] = []  # (file index, offset, size)
+        self._check_crc = bool(args["check_crc"])
 
     def index(self) -> int:
         """Locate every record; RuntimeError for unreadable or malformed index files."""
@@ -192,10 +206,11 @@ class TFRecordSource:
             for i in indices.tolist():
                 file_index, offset, size = self._records[i]
                 path = self._args["path"][file_index]
-                where = f"{path} record at offset {offset}"
+                where = f"record {path}:{offset}"
                 if file_index not in handles:
                     handles[file_index] = open(path, "rb")  # noqa: SIM115 (closed below)
-                parsed = parse_example(_read_record(handles[file_index], offset, size, where))
+                data = _read_record(handles[file_index], offset, size, where, self._check_crc)
+                parsed = parse_example(data)
                 for column, (name, spec) in zip(columns, self._features.items(), strict=True):
                     column.append(feature_array(name, spec, parsed.get(name), where))
                 sources.append(f"{path}:{offset}")
@@ -210,7 +225,7 @@ class TFRecordSource:
         return storages, sources
 
 
-def _read_record(handle: Any, offset: int, size: int, where: str) -> bytes:
+def _read_record(handle: Any, offset: int, size: int, where: str, check_crc: bool) -> bytes:
     handle.seek(offset)
     header = handle.read(12)
     if len(header) < 12:
@@ -221,9 +236,13 @@ def _read_record(handle: Any, offset: int, size: int, where: str) -> bytes:
     if size and length + 16 != size:
         raise RuntimeError(f"TFRecord: {where}: the index says {size} bytes but the record "
                            f"holds {length + 16}")
-    data = handle.read(length)
-    if len(data) != length:
+    record = handle.read(length + 4)
+    if len(record) != length + 4:
         raise RuntimeError(f"TFRecord: {where}: truncated record data")
+    data = record[:length]
+    if check_crc and struct.unpack("<I", record[length:])[0] != masked_crc32c(data):
+        raise RuntimeError(f"TFRecord: {where}: corrupted record (data checksum mismatch); "
+                           "pass check_crc=False to read it anyway")
     return data  # type: ignore[no-any-return]
 
 
@@ -261,12 +280,14 @@ def _scan(path: str) -> list[tuple[int, int]]:
 class TFRecord(Reader):
     """Reads `tf.train.Example` TFRecord files: one output per entry of `features`."""
 
-    _SPECIFIC = {"path": None, "index_path": None, "features": None, "use_o_direct": False}
+    _SPECIFIC = {"path": None, "index_path": None, "features": None, "use_o_direct": False,
+                 "check_crc": True}  # fmt: skip
 
     def _make_source(self, args: dict[str, Any]) -> TFRecordSource:
         for key in ("path", "features"):
             if args[key] is None:
                 raise TypeError(f"TFRecord: missing required argument '{key}'")
+        args["check_crc"] = _args.check_bool("TFRecord", "check_crc", args["check_crc"])
         args["path"] = _args.string_list("TFRecord", "path", args["path"])
         if args["index_path"] is not None:
             args["index_path"] = _args.string_list("TFRecord", "index_path", args["index_path"])

@@ -11,12 +11,25 @@ import weakref
 from typing import Any
 
 from ndd_triton.core import device as _device
+from ndd_triton.runtime import fork as _fork
 from ndd_triton.runtime import stream as _stream
 from ndd_triton.runtime.checkpoint import Checkpoint
 from ndd_triton.runtime.executor import Worker
 from ndd_triton.runtime.thread_pool import ThreadPool, default_pool
 
 _tls = threading.local()
+_contexts: weakref.WeakSet[EvalContext] = weakref.WeakSet()
+
+
+@_fork.on_fork_child
+def _reset_after_fork() -> None:
+    """In a forked child only the forking thread exists: a context's lock may be held, or the
+    context marked active, by a thread that is gone."""
+    me = threading.get_ident()
+    for ctx in list(_contexts):
+        ctx._lock = threading.Lock()
+        if ctx._owner is not None and ctx._owner != me:
+            ctx._owner, ctx._depth = None, 0
 
 
 class EvalContext:
@@ -46,6 +59,7 @@ class EvalContext:
         self._pending: list[weakref.ref[Any]] = []
         self._checkpoint: Any = None
         weakref.finalize(self, Worker.stop, self._worker)
+        _contexts.add(self)
 
     # ---- properties ----------------------------------------------------------------------
     @property

@@ -4,11 +4,16 @@ The eval mode decides when `run` happens: deferred (on first read), eager (on th
 single worker thread, in call order), sync_cpu (before the call returns), sync_full (and the
 stream is synchronised). The worker itself never dies. In eager mode the worker pipelines
 consecutive per-sample CPU invocations sample by sample (`pipeline.Chain`).
+
+At interpreter exit, eager work nobody consumed is dropped, not run (`_drop_unconsumed_work`):
+only the op running at that moment finishes (its current samples, with the pool). Before a
+fork the queues are drained, and a forked child starts with new workers (`runtime/fork.py`).
 """
 
 from __future__ import annotations
 
 import atexit
+import gc
 import threading
 import weakref
 from collections import deque
@@ -16,9 +21,11 @@ from collections.abc import Callable
 from queue import SimpleQueue
 from typing import Any
 
+from ndd_triton.runtime import fork as _fork
+from ndd_triton.runtime import thread_pool as _thread_pool
 from ndd_triton.runtime.dispatch import mark_worker_thread
 from ndd_triton.runtime.eval_mode import EvalMode
-from ndd_triton.runtime.invocation import Invocation
+from ndd_triton.runtime.invocation import _DONE, Invocation
 from ndd_triton.runtime.pipeline import Chain, ChainEnd
 
 
@@ -88,14 +95,14 @@ class Worker:
         self.submitted += 1
         self._queue.put(inv)
 
-    def drain(self) -> None:
-        """Wait until everything submitted so far has run."""
+    def drain(self, timeout: float = -1) -> bool:
+        """Wait until everything submitted so far has run (False: `timeout` seconds passed)."""
         if self._thread is None:
-            return
+            return True
         marker = threading.Lock()
         marker.acquire()
         self._queue.put(marker)
-        marker.acquire()
+        return marker.acquire(timeout=timeout)
 
     @staticmethod
     def stop(worker: Worker, join: bool = False) -> None:
@@ -107,12 +114,75 @@ class Worker:
                 thread.join(timeout=10)
 
 
+_closing = False  # set at interpreter exit: queued work is dropped, not run
+
+
+def _drop_unconsumed_work() -> None:
+    """At exit, once the main thread is done: drop queued eager work instead of running it.
+
+    Runs among `threading`'s exit hooks, before `concurrent.futures` joins the pool threads
+    (which would otherwise finish every queued sample first). While another non-daemon thread
+    of the user is alive, it may still read results, so nothing is dropped yet.
+    """
+    global _closing
+    me = threading.current_thread()
+    if any(t is not me and not t.daemon and t.is_alive() and not t.name.startswith("ndd-")
+           for t in threading.enumerate()):  # fmt: skip
+        return
+    _closing = True
+    _thread_pool.cancel_all_work()
+    for worker in list(_workers):
+        Worker.stop(worker)
+
+
 @atexit.register
 def _stop_all_workers() -> None:
     # Executor threads must end before interpreter teardown: a thread that used torch and is
     # killed during finalisation aborts the process ("terminate called without an exception").
+    # Each finishes the item it is running; the rest of its queue is dropped.
+    global _closing
+    _closing = True
+    _thread_pool.cancel_all_work()
     for worker in list(_workers):
         Worker.stop(worker, join=True)
+
+
+def _register_exit_hook() -> None:
+    import concurrent.futures.thread  # noqa: F401  (its exit hook must be registered first)
+
+    register = getattr(threading, "_register_atexit", None)
+    if register is not None:  # CPython >= 3.9; else the atexit hook above does it, later
+        register(_drop_unconsumed_work)
+
+
+_register_exit_hook()
+
+
+@_fork.before_fork
+def _drain_before_fork() -> None:
+    """Finish queued eager work, so that the child inherits complete results and idle locks."""
+    me = threading.current_thread()
+    for worker in list(_workers):
+        if worker._thread is not None and worker._thread is not me and not worker.idle:
+            worker.drain(timeout=_fork.DRAIN_TIMEOUT_S)
+
+
+@_fork.on_fork_child
+def _reset_after_fork() -> None:
+    """Forget the parent's executor threads (gone in the child); new ones start on first use."""
+    stale = False
+    for worker in list(_workers):
+        stale = stale or not worker.idle
+        worker._queue = SimpleQueue()
+        worker._thread = None
+        worker._lock = threading.Lock()
+        worker.submitted = worker.finished = worker.chained = 0
+    if stale:  # the drain timed out: fail what can no longer complete (rare, so a heap scan)
+        error = RuntimeError("This result was still being computed when the process forked; "
+                             "it is not available in the child process. Read it before forking.")
+        for obj in gc.get_objects():
+            if type(obj) is Invocation and obj._state < _DONE and obj._done is not None:
+                obj._complete(None, error, 0.0)
 
 
 def _loop(worker: Worker) -> None:
@@ -124,10 +194,14 @@ def _loop(worker: Worker) -> None:
     held: deque[Any] = deque()
     chain: Chain | None = None
     while True:
+        if _closing:  # interpreter exit: what is queued is dropped (the pool's job too)
+            return
         if chain is None and held:
             item = held.popleft()
         else:
             item = queue.get()
+            if _closing:
+                return
             if chain is not None and chain.finished():
                 chain.close()
                 chain = None

@@ -6,15 +6,35 @@ import ctypes
 import heapq
 import os
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ndd_triton.runtime import fork as _fork
+
 _lock = threading.Lock()
 _explicit_threads: int | None = None
 _default_pool: ThreadPool | None = None
 POOL_MIN_BYTES = 1 << 16  # smaller jobs run on the calling thread (a hop costs more)
+_pools: weakref.WeakSet[ThreadPool] = weakref.WeakSet()
+_cancelled = False  # interpreter exit: pool threads take no further samples
+
+
+def cancel_all_work() -> None:
+    """At interpreter exit: pool threads finish the sample they run and take no other (the
+    executor drops the queued work nobody consumed; `executor._drop_unconsumed_work`)."""
+    global _cancelled
+    _cancelled = True
+
+
+@_fork.on_fork_child
+def _reset_after_fork() -> None:
+    """The parent's pool threads do not exist in a forked child: start new ones on first use."""
+    for pool in list(_pools):
+        pool._executor = None
+        pool._lock = threading.Lock()
 
 
 def _affinity_count() -> int:
@@ -111,6 +131,7 @@ class ThreadPool:
         self._device_id = device_id
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+        _pools.add(self)
 
     @property
     def device_id(self) -> int | None:
@@ -146,7 +167,7 @@ class ThreadPool:
         def drain() -> None:
             while True:
                 with take:
-                    i = next(next_index, None)
+                    i = next(next_index, None) if not _cancelled else None
                 if i is None:
                     return
                 try:
@@ -154,11 +175,18 @@ class ThreadPool:
                 except BaseException as e:  # collected; the caller re-raises
                     errors.append((i, e))
 
-        futures = [executor.submit(drain) for _ in range(min(self.num_threads, count))]
+        futures = []
+        try:
+            for _ in range(min(self.num_threads, count)):
+                futures.append(executor.submit(drain))
+        except RuntimeError:  # no new work after interpreter shutdown began: run it here (a
+            drain()           # non-daemon thread of the user may still compute then)
         for f in futures:
             f.result()
         if errors:
             raise min(errors, key=lambda pair: pair[0])[1]
+        if _cancelled and next(next_index, None) is not None:
+            raise RuntimeError("The CPU thread pool stopped: the interpreter is exiting")
 
     def _threads(self) -> ThreadPoolExecutor:
         """The worker threads (started on first use)."""
@@ -235,6 +263,8 @@ class StagedJob:
         return stage
 
     def _claim(self) -> tuple[int, int] | None:
+        if _cancelled:  # interpreter exit: the rest of the job is dropped
+            return None
         if self._next_fresh < self.n and self._fns:
             k = self._next_fresh
             self._next_fresh += 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
@@ -82,6 +83,36 @@ def test_unreadable_file_surfaces_at_iteration(tmp_path):
     iterator = reader.next_epoch()
     with pytest.raises(RuntimeError, match=r"Cannot read file .*gone\.jpg"):
         next(iterator)
+
+
+@pytest.mark.parametrize("mode", ["batch", "sample", "call"])
+def test_a_transient_read_error_is_not_permanent(flat_files, mode):
+    # After the error the reader behaves as a new one restored from its get_state(): the next
+    # call reads the failed batch again (the rest of the interrupted epoch), then whole epochs.
+    files = flat_files(6)["files"]
+    reader = ndd.readers.File(files=files, enable_checkpointing=True)
+    size = None if mode == "sample" else 2
+
+    def labels(batch):
+        return [int(np.asarray(t)[0]) for t in batch] if size else int(np.asarray(batch)[0])
+
+    def epoch(r):
+        if mode == "call":
+            return [labels(r(batch_size=size)[1]) for _ in range(3)]
+        return [labels(lbl) for _, lbl in r.next_epoch(batch_size=size)]
+
+    os.rename(files[3], files[3] + ".away")
+    for _ in range(2):  # the same error while the file is missing
+        with pytest.raises(RuntimeError, match=r"Cannot read file .*f03\.bin"):
+            epoch(reader)
+    restored = ndd.readers.File(files=files)
+    restored.set_state(reader.get_state())
+    os.rename(files[3] + ".away", files[3])
+    expected = {"batch": [[[2, 3], [4, 5]], [[0, 1], [2, 3], [4, 5]]],
+                "sample": [[3, 4, 5], [0, 1, 2, 3, 4, 5]],
+                "call": [[[2, 3], [4, 5], [0, 1]], [[2, 3], [4, 5], [0, 1]]]}[mode]
+    assert [epoch(reader), epoch(reader)] == expected
+    assert [epoch(restored), epoch(restored)] == expected
 
 
 def test_empty_dataset_and_empty_shard(tmp_path, flat_files):

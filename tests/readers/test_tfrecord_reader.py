@@ -151,6 +151,50 @@ def test_record_errors(records, tmp_path):
                              features=FEATURES).next_epoch()
 
 
+@pytest.mark.parametrize("use_index", [True, False])
+def test_a_corrupt_payload_fails_naming_file_and_offset(records, tmp_path, use_index):
+    path, index = records
+    second = int(Path(index).read_text().splitlines()[1].split()[0])
+    raw = bytearray(Path(path).read_bytes())
+    raw[raw.index(b"jpeg-one") + 5] ^= 0x01  # one bit of the second record's image: "jpeg-nne"
+    corrupt = tmp_path / "flipped.tfrecord"
+    corrupt.write_bytes(bytes(raw))
+    kwargs = {"index_path": index} if use_index else {}
+    reader = ndd.readers.TFRecord(path=str(corrupt), features=FEATURES, **kwargs)
+    iterator = reader.next_epoch()
+    assert bytes(np.asarray(next(iterator)[0])) == b"jpeg-0"
+    with pytest.raises(RuntimeError, match=rf"TFRecord: record .*flipped\.tfrecord:{second}: "
+                                           r"corrupted record \(data checksum mismatch\); pass "
+                                           r"check_crc=False to read it anyway"):  # fmt: skip
+        next(iterator)
+    unchecked = ndd.readers.TFRecord(path=str(corrupt), features=FEATURES, check_crc=False,
+                                     **kwargs)  # fmt: skip
+    assert [bytes(s[0]) for s in read_epoch(unchecked)] == [b"jpeg-0", b"jpeg-nne", b""]
+
+
+def test_truncated_payload_and_trailer(records, tmp_path):
+    path, index = records
+    raw = Path(path).read_bytes()
+    cut = tmp_path / "cut.tfrecord"
+    cut.write_bytes(raw[:-2])  # the last record loses half its data checksum
+    reader = ndd.readers.TFRecord(path=str(cut), index_path=index, features=FEATURES)
+    with pytest.raises(RuntimeError, match=r"cut\.tfrecord:\d+: truncated record data"):
+        read_epoch(reader)
+
+
+def test_check_crc_must_be_a_bool(records):
+    with pytest.raises(TypeError, match="TFRecord: argument 'check_crc' expects a bool; got str"):
+        ndd.readers.TFRecord(path=records[0], features=FEATURES, check_crc="no")
+
+
+def test_crc32c_matches_the_reference_and_the_fallback():
+    from ndd_triton.readers import _tfrecord
+
+    for data in (b"", b"123456789", bytes(range(256)) * 3):
+        assert _tfrecord.crc32c(data) == _tfrecord.crc32c_python(data) == crc32c(data)
+    assert _tfrecord.crc32c(b"123456789") == 0xE3069283  # the standard check value
+
+
 @pytest.mark.parametrize(("call", "error", "message"), [
     (lambda: tfrec.FixedLenFeature([], "int32"), TypeError,
      "dtype must be tfrecord.int64, tfrecord.float32 or tfrecord.string; got 'int32'"),
