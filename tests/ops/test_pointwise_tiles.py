@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
-from _check import assert_close, check_op
+from _check import assert_close, check_op, samples_of
 from test_cast import ref_convert
 from test_color import ref_brightness_contrast, ref_matrix
 from test_grid_mask import grid_ref
@@ -41,14 +41,22 @@ def _rng_images(shapes, dtype, seed=0):
 # ---- host geometry -------------------------------------------------------------------------
 def test_magic_numbers_divide_exactly():
     rng = np.random.default_rng(0)
-    divisors = np.concatenate([np.arange(1, 300), 2 ** np.arange(31), 2 ** np.arange(1, 31) - 1,
-                               2 ** np.arange(1, 31) + 1, rng.integers(1, 2**31, 3000)])
+    divisors = np.concatenate(
+        [
+            np.arange(1, 300),
+            2 ** np.arange(31),
+            2 ** np.arange(1, 31) - 1,
+            2 ** np.arange(1, 31) + 1,
+            rng.integers(1, 2**31, 3000),
+        ]
+    )
     x = np.concatenate([rng.integers(0, 2**31, len(divisors)), np.full(len(divisors), 2**31 - 1),
                         divisors - 1, divisors, divisors * 3 - 1]).astype(np.int64)  # fmt: skip
     d = np.tile(divisors, 5)
     x = np.minimum(x, 2**31 - 1)
     mul, shift = magic_numbers(d)
     assert (mul < 2**32).all()
+    assert (shift <= 62).all()
     got = (x.astype(np.uint64) * mul.astype(np.uint64)) >> shift.astype(np.uint64)
     np.testing.assert_array_equal(got.astype(np.int64), x // d)
 
@@ -63,12 +71,13 @@ def test_collapse_keeps_every_operand_index(seed):
         shapes = np.where(rng.random((n, 6)) < 0.4, 1, out)
         ops.append((shapes, contiguous_strides(shapes)))
     ext, strides, rank = collapse(out, [s for _, s in ops])
-    assert rank <= 6 and (np.prod(ext, axis=1) == np.prod(out, axis=1)).all()
+    assert rank <= 6
+    assert (np.prod(ext, axis=1) == np.prod(out, axis=1)).all()
     for i in range(n):
         coords = np.indices(out[i]).reshape(6, -1)
         flat = np.ravel_multi_index(coords, out[i])
         coll = np.unravel_index(flat, ext[i])
-        for (shapes, full), col in zip(ops, strides, strict=True):
+        for (_, full), col in zip(ops, strides, strict=True):
             want = (coords * full[i][:, None]).sum(axis=0)
             got = sum(c * s for c, s in zip(coll, col[i], strict=True))
             np.testing.assert_array_equal(got, want)
@@ -79,7 +88,8 @@ def test_plan_tiles_cover_each_element_once():
     sizes = np.array([5, 0, 8192, 8193, 1, 20000, 3])
     starts = np.cumsum(sizes) - sizes + np.array([0, 0, 7, 7, 9, 9, 9])  # gaps between samples
     grid, tiles, columns, _ = plan_tiles(starts, sizes, 4096, global_ok=True)
-    assert tiles is not None and grid == len(tiles)  # gaps: no GLOBAL
+    assert tiles is not None  # gaps: no GLOBAL
+    assert grid == len(tiles)
     seen = np.zeros(int(columns[:, 1].max()), np.int64)
     for sample, block in tiles:
         lo = max(block * 4096, columns[sample, 0])
@@ -91,7 +101,9 @@ def test_plan_tiles_cover_each_element_once():
         inside[a:b] = 1
     np.testing.assert_array_equal(seen, inside)
     grid, tiles, _, total = plan_tiles(np.cumsum(sizes) - sizes, sizes, 4096, global_ok=True)
-    assert tiles is None and total == sizes.sum() and grid == -(-total // 4096)
+    assert tiles is None
+    assert total == sizes.sum()
+    assert grid == -(-total // 4096)
 
 
 # ---- ops on multi-tile samples (both backends, independent references) ----------------------
@@ -107,13 +119,20 @@ def test_arithmetic_several_tiles_dense_scalar_broadcast(dtype):
         a = move(ndd.as_batch(samples, layout="HWC"))
         positive = move(ndd.as_batch([np.abs(x) for x in samples], layout="HWC"))
         cases = [
-            (a + move(ndd.as_batch(other, layout="HWC")), [x + y for x, y in zip(samples, other)]),
+            (
+                a + move(ndd.as_batch(other, layout="HWC")),
+                [x + y for x, y in zip(samples, other, strict=True)],
+            ),
             (a * 3, [x * (np.int32(3) if dtype == np.uint8 else np.float32(3)) for x in samples]),
-            (a - move(ndd.as_batch(chan)), [x - c for x, c in zip(samples, chan)]),
-            (move(ndd.as_batch(rows)) * a, [r * x for r, x in zip(rows, samples)]),
-            (ndd.math.clamp(a, move(ndd.as_batch(rows)), 90), [
-                np.minimum(np.maximum(x, r), (np.int32 if dtype == np.uint8 else dtype)(90))
-                for x, r in zip(samples, rows)]),
+            (a - move(ndd.as_batch(chan)), [x - c for x, c in zip(samples, chan, strict=True)]),
+            (move(ndd.as_batch(rows)) * a, [r * x for r, x in zip(rows, samples, strict=True)]),
+            (
+                ndd.math.clamp(a, move(ndd.as_batch(rows)), 90),
+                [
+                    np.minimum(np.maximum(x, r), (np.int32 if dtype == np.uint8 else dtype)(90))
+                    for x, r in zip(samples, rows, strict=True)
+                ],
+            ),
         ]
         if dtype == np.float32:
             cases.append((ndd.math.sqrt(positive), [np.sqrt(np.abs(x)) for x in samples]))
@@ -144,8 +163,14 @@ def test_cast_and_colour_several_tiles():
 
 def test_grid_mask_normalize_one_hot_several_tiles():
     images = _rng_images(U8_SHAPES[:2], np.uint8)
-    check_op(ndd.grid_mask, images, grid_ref, layout="HWC", all_modes=False,
-             per_sample={"tile": [9, 4], "ratio": [0.4, 0.6], "angle": [0.3, -1.0]})
+    check_op(
+        ndd.grid_mask,
+        images,
+        grid_ref,
+        layout="HWC",
+        all_modes=False,
+        per_sample={"tile": [9, 4], "ratio": [0.4, 0.6], "angle": [0.3, -1.0]},
+    )
     floats = _rng_images(F32_SHAPES, np.float32)
     for args in ({"axes": [0, 1]}, {"mean": 2.0, "stddev": 3.0}, {"axes": [1], "scale": 2.0}):
         check_op(ndd.normalize, floats, lambda s, **a: ref_normalize(s, **a), args=args,
@@ -172,7 +197,7 @@ def _scattered(samples, gap=5):
         pos += flat[i].size + gap
     data = np.zeros(pos, flat[0].dtype)
     for off, f in zip(offsets, flat, strict=True):
-        data[off:off + f.size] = f
+        data[off : off + f.size] = f
     shapes = np.array([s.shape for s in samples], np.int64)
     return GpuBatch(torch.from_numpy(data).to(DEV), offsets, shapes, "HWC",
                     DType.from_fw_type(data.dtype))  # fmt: skip
@@ -188,7 +213,10 @@ def _packed_output(shapes, dtype):
 
 def _read(batch):
     data = batch.data.cpu().numpy()
-    return [data[o:o + int(np.prod(s))].reshape(s) for o, s in zip(batch.offsets, batch.shapes)]
+    return [
+        data[o : o + int(np.prod(s))].reshape(s)
+        for o, s in zip(batch.offsets, batch.shapes, strict=True)
+    ]
 
 
 def _call(op, names, compute, consts=None):
@@ -205,12 +233,14 @@ def test_elementwise_kernels_with_scattered_inputs(monkeypatch, wide):
     b = _rng_images(F32_SHAPES, np.float32, seed=1)
     chan = [np.array([[[0.5, 2.0, -1.0]]], np.float32) for _ in F32_SHAPES]
     out = _packed_output(F32_SHAPES, torch.float32)
-    _elementwise.launch_elementwise(run, out, [_scattered(a), _scattered(b)],
-                                    _call("add", ["left", "right"], "f32"), "add")
+    _elementwise.launch_elementwise(
+        run, out, [_scattered(a), _scattered(b)], _call("add", ["left", "right"], "f32"), "add"
+    )
     for g, x, y in zip(_read(out), a, b, strict=True):
         assert_close(g, x + y)
-    _elementwise.launch_elementwise(run, out, [_scattered(a), _scattered(chan)],
-                                    _call("mul", ["left", "right"], "f32"), "mul")
+    _elementwise.launch_elementwise(
+        run, out, [_scattered(a), _scattered(chan)], _call("mul", ["left", "right"], "f32"), "mul"
+    )
     for g, x, c in zip(_read(out), a, chan, strict=True):
         assert_close(g, x * c)
     _elementwise.launch_elementwise(run, out, [_scattered(a)], _call("abs", ["input"], "f32"),
@@ -229,8 +259,49 @@ def test_cast_and_affine_kernels_with_scattered_inputs():
     images = _rng_images(U8_SHAPES, np.uint8)
     n = len(images)
     matrix = np.tile(np.array([[0.299, 0.587, 0.114]], np.float32), (n, 1, 1))
-    gray = _packed_output([s[:2] + (1,) for s in U8_SHAPES], torch.uint8)
+    gray = _packed_output([(*s[:2], 1) for s in U8_SHAPES], torch.uint8)
     launch_affine(run, gray, _scattered(images), matrix, np.zeros((n, 1), np.float32))
     for g, x in zip(_read(gray), images, strict=True):
         want = np.floor(x.astype(np.float32) @ matrix[0].T + np.float32(0.5))
         assert_close(g, want.astype(np.uint8), atol=1)
+
+
+def test_stream_kernels_when_samples_are_stored_in_reverse_order():
+    run = GpuRun(torch.device("cpu"))
+    a = _rng_images(U8_SHAPES, np.uint8)
+    inp = _scattered(a)
+    out = _scattered([np.zeros_like(x) for x in a])  # the same packing: read at the stream index
+    _elementwise.launch_elementwise(run, out, [inp, inp], _call("add", ["left", "right"], "u8"),
+                                    "add")  # fmt: skip
+    for g, x in zip(_read(out), a, strict=True):
+        assert_close(g, x + x)
+    floats = _scattered([np.zeros(x.shape, np.float32) for x in a])
+    _launch_cast(run, floats, inp)
+    for g, x in zip(_read(floats), a, strict=True):
+        assert_close(g, x.astype(np.float32))
+
+
+def test_random_lanes_share_philox_blocks_across_several_tiles():
+    """One Philox block per 4 lanes (one-draw ops) or 2 lanes (two-draw ops), on samples of
+    several 1024-element tiles with odd sizes, against the independent scalar Philox."""
+    from test_random_ops import bases, ref_draws, unit24
+
+    sizes = [2500, 7, 1031]
+    shapes = ndd.as_batch([np.array([s]) for s in sizes])
+    starts = bases(sizes)
+    got = samples_of(ndd.random.uniform(shape=shapes, range=[-2.0, 3.0], device="gpu",
+                                        rng=ndd.random.RNG(seed=5)))  # fmt: skip
+    for g, start, n in zip(got, starts, sizes, strict=True):
+        expected = (-2.0 + unit24(ref_draws(5, start, n)) * 5.0).astype(np.float32)
+        np.testing.assert_array_equal(g, expected)
+    got = samples_of(ndd.random.coin_flip(shape=shapes, probability=0.3, device="gpu",
+                                          rng=ndd.random.RNG(seed=6)))  # fmt: skip
+    for g, start, n in zip(got, starts, sizes, strict=True):
+        np.testing.assert_array_equal(g, (unit24(ref_draws(6, start, n)) < 0.3).astype(g.dtype))
+    starts2 = bases([2 * s for s in sizes])
+    got = samples_of(ndd.random.uniform(shape=shapes, range=[0, 9], dtype=ndd.int32, device="gpu",
+                                        rng=ndd.random.RNG(seed=7)))  # fmt: skip
+    for g, start, n in zip(got, starts2, sizes, strict=True):
+        d = ref_draws(7, start, 2 * n)
+        u64 = [(int(d[2 * i]) << 32) | int(d[2 * i + 1]) for i in range(n)]
+        np.testing.assert_array_equal(g, np.array([u * 10 >> 64 for u in u64], np.int32))

@@ -72,16 +72,24 @@ def packed_like(x: GpuBatch, out: GpuBatch) -> bool:
     return bool(np.array_equal(x.offsets - x.offsets[0], out.offsets - out.offsets[0]))
 
 
+def _first(out: GpuBatch) -> int:
+    """Index of the sample at the lowest output offset (the stream base)."""
+    return int(np.argmin(out.offsets)) if out.batch_size else 0
+
+
 def input_view(x: GpuBatch, out: GpuBatch) -> tuple[torch.Tensor, np.ndarray, bool]:
     """(buffer, per-sample delta, same packing) to read `x` at the output's stream index.
 
-    Same packing: the buffer is viewed at x's first sample, deltas are 0; else the buffer is
-    whole and delta = x offset - stream start of the sample (added per tile in the kernel).
+    Same packing: the buffer is viewed at x's sample that is first in the output stream, deltas
+    are 0; else the buffer is whole and delta = x offset - stream start of the sample (added
+    per tile in the kernel).
     """
+    if x.batch_size == 0:
+        return x.data, np.zeros(0, np.int64), True
+    first = _first(out)
+    base = int(out.offsets[first])
     if packed_like(x, out):
-        base = int(x.offsets[0]) if x.batch_size else 0
-        return x.data[base:], np.zeros(x.batch_size, np.int64), True
-    base = int(out.offsets[0]) if out.batch_size else 0
+        return x.data[int(x.offsets[first]) :], np.zeros(x.batch_size, np.int64), True
     return x.data, x.offsets - (out.offsets - base), False
 
 
@@ -116,7 +124,7 @@ def plan_tiles(starts: np.ndarray, sizes: np.ndarray, block: int, *, global_ok: 
 
 def plan_stream(out: GpuBatch, block: int, *, global_ok: bool) -> StreamPlan:
     """Cut the output stream into BLOCK tiles (GLOBAL when allowed and the output is gapless)."""
-    base = int(out.offsets[0]) if out.batch_size else 0
+    base = int(out.offsets[_first(out)]) if out.batch_size else 0
     grid, tiles, columns, total = plan_tiles(out.offsets - base, out.sizes, block,
                                              global_ok=global_ok)  # fmt: skip
     return StreamPlan(grid, tiles, columns, total, out.data[base:])

@@ -47,8 +47,9 @@ def _helper_convert(value, OUT_INT: tl.constexpr, LO: tl.constexpr, HI: tl.const
 
 
 @triton.jit
-def _helper_store_converted(ptr, value, mask, OUT_INT: tl.constexpr, LO: tl.constexpr,
-                    HI: tl.constexpr, EVEN: tl.constexpr):
+def _helper_store_converted(
+    ptr, value, mask, OUT_INT: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr, EVEN: tl.constexpr
+):
     """Store fp32 `value`: integers round (half away, or ties to even) and saturate."""
     value = _helper_convert(value, OUT_INT, LO, HI, EVEN)
     tl.store(ptr, value.to(ptr.dtype.element_ty), mask=mask)
@@ -76,8 +77,8 @@ def _helper_affine_pixels(src, dst, prm, lanes, mask, CIN: tl.constexpr, COUT: t
         v2 = tl.zeros_like(v0)
     out = dst + lanes * COUT
     for k in tl.static_range(COUT):
-        acc = tl.load(prm + 3 * k) * v0 + tl.load(prm + 3 * k + 1) * v1 \
-            + tl.load(prm + 3 * k + 2) * v2 + tl.load(prm + 9 + k)
+        acc = (tl.load(prm + 3 * k) * v0 + tl.load(prm + 3 * k + 1) * v1
+               + tl.load(prm + 3 * k + 2) * v2 + tl.load(prm + 9 + k))  # fmt: skip
         value = _helper_convert(acc, OUT_INT, LO, HI, False).to(dst.dtype.element_ty)
         if MASKED:
             tl.store(out + k, value, mask=mask)
@@ -119,15 +120,16 @@ def dtype_bounds(dtype: np.dtype) -> tuple[bool, float, float]:
     return False, 0.0, 0.0
 
 
-def launch_affine(run: GpuRun, out: GpuBatch, inp: GpuBatch, matrix: np.ndarray,
-                  offset: np.ndarray) -> None:
+def launch_affine(
+    run: GpuRun, out: GpuBatch, inp: GpuBatch, matrix: np.ndarray, offset: np.ndarray
+) -> None:
     """Apply per-sample `[N, C_out, C_in]` matrices and `[N, C_out]` offsets in one launch."""
     n, cout, cin = matrix.shape
     params = np.zeros((n, 12), dtype=np.float32)
     padded = np.zeros((n, 3, 3), dtype=np.float32)
     padded[:, :cout, :cin] = matrix
     params[:, :9] = padded.reshape(n, 9)
-    params[:, 9:9 + cout] = offset
+    params[:, 9 : 9 + cout] = offset
     pixels = inp.sizes // cin
     is_int, lo, hi = dtype_bounds(out.dtype.numpy_dtype)
     block = 2048 if max(cin, cout) == 3 else 4096 if out.data.element_size() == 1 else 2048
@@ -138,7 +140,7 @@ def launch_affine(run: GpuRun, out: GpuBatch, inp: GpuBatch, matrix: np.ndarray,
     direct = n > 0 and bool((in_base == in_base[0]).all() and (out_base == out_base[0]).all())
     src, dst = inp.data, out.data
     if direct:
-        src, dst = inp.data[int(in_base[0]):], out.data[int(out_base[0]):]
+        src, dst = inp.data[int(in_base[0]) :], out.data[int(out_base[0]) :]
     grid, tiles, columns, total = plan_tiles(starts, pixels, block, global_ok=direct and uniform)
     samples = np.concatenate([columns, in_base[:, None], out_base[:, None]], axis=1)
     run.launch(_color_affine_kernel, (grid,), src, dst, samples, params,

@@ -88,8 +88,9 @@ def _launch_fill(run: GpuRun, out: GpuBatch, src: object, offsets: np.ndarray,
     if strides is not None and n:
         if int(out.sizes.max()) >= INT32_LIMIT:
             raise ValueError("full: GPU samples must have fewer than 2**31 elements")
-        ext, (fill_strides,), rank = collapse(padded_shapes(out.shapes),
-                                              [padded_strides(np.asarray(strides, np.int64))])
+        ext, (fill_strides,), rank = collapse(
+            padded_shapes(out.shapes), [padded_strides(np.asarray(strides, np.int64))]
+        )
         if not (fill_strides != 0).any():
             rank = 0  # a one-element fill per sample
     mul, shift = magic_numbers(ext)

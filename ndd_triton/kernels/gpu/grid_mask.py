@@ -87,5 +87,14 @@ def grid_mask_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None
     view, delta, same = input_view(inp, out)
     plan = plan_stream(out, block, global_ok=False)
     samples, tiles = plan.tables(delta, w, c, c_mul, c_shift, w_mul, w_shift)
-    run.launch(_grid_mask_kernel, (plan.grid,), view, plan.out, samples,
-               np.asarray(call.grid_params, np.float32), tiles, BLOCK=block, SAME=same)
+    run.launch(
+        _grid_mask_kernel,
+        (plan.grid,),
+        view,
+        plan.out,
+        samples,
+        np.asarray(call.grid_params, np.float32),
+        tiles,
+        BLOCK=block,
+        SAME=same,
+    )

@@ -61,5 +61,17 @@ def lookup_table_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> No
     view, delta, same = input_view(inp, out)
     plan = plan_stream(out, block, global_ok=same)
     samples, tiles = plan.tables(delta)
-    run.launch(_lookup_kernel, (plan.grid,), view, plan.out, samples, table, tiles, plan.total,
-               len(table) - 1, BLOCK=block, GLOBAL=plan.is_global, SAME=same)
+    run.launch(
+        _lookup_kernel,
+        (plan.grid,),
+        view,
+        plan.out,
+        samples,
+        table,
+        tiles,
+        plan.total,
+        len(table) - 1,
+        BLOCK=block,
+        GLOBAL=plan.is_global,
+        SAME=same,
+    )

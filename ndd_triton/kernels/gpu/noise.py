@@ -84,7 +84,7 @@ def _gaussian_kernel(src, dst, samples, fparams, tiles, BLOCK: tl.constexpr,
                      HI_INT: tl.constexpr, NAN_INT: tl.constexpr):  # fmt: skip
     """in + mean + stddev * z in float64; element e draws base + 2e, base + 2e + 1."""
     row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
-        tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)
+        tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)  # fmt: skip
     d0, d1 = _helper_draws2(k0, k1, base + 2 * first.to(tl.uint64), BLOCK)
     z = _helper_box_muller_f32(d0, d1).to(tl.float64)
     x = tl.load(src + tl.load(row + IN_OFF) + first + lanes, mask=mask, other=0).to(tl.float64)
@@ -100,7 +100,7 @@ def _salt_and_pepper_kernel(src, dst, samples, fparams, values, tiles, BLOCK: tl
     Element e's unit: e // (extent * inner) * inner + e % inner (draws base + 2 unit, + 1).
     """
     row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
-        tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)
+        tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)  # fmt: skip
     e = first.to(tl.int32) + lanes
     inner = tl.load(row + INNER).to(tl.int32)
     q = _helper_magic_div(e, tl.load(row + INNER_MUL), tl.load(row + INNER_SHIFT))
@@ -186,7 +186,7 @@ def _shot_kernel(src, dst, samples, fparams, tiles, BLOCK: tl.constexpr, DRAWS: 
                  HI_INT: tl.constexpr, NAN_INT: tl.constexpr):  # fmt: skip
     """Poisson(max(0, in / factor)) * factor; factor 0 copies the input."""
     row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
-        tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)
+        tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)  # fmt: skip
     raw = tl.load(src + tl.load(row + IN_OFF) + first + lanes, mask=mask, other=0)
     factor = tl.load(frow + F_A)
     safe = tl.where(factor == 0.0, 1.0, factor)

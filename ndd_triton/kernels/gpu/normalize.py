@@ -229,7 +229,7 @@ def _group_geometry(shapes: np.ndarray, axes: tuple[int, ...], batch: bool
     first = np.zeros(n, np.int64) if batch else np.cumsum(run) - run
     pad = np.zeros((n, 6), np.int64)
     if ndim:
-        pad[:, 6 - ndim:] = strides
+        pad[:, 6 - ndim :] = strides
     ext, (gstr,), rank = collapse(padded_shapes(shapes), [pad])
     if not (gstr != 0).any():
         rank = 0  # one group per sample: no per-element group index
@@ -246,8 +246,8 @@ def _reduced_geometry(shapes: np.ndarray, axes: tuple[int, ...]) -> tuple[np.nda
     reduced = [d for d in range(ndim) if d in axes]
     ext, stride = np.ones((n, 6), np.int64), np.zeros((n, 6), np.int64)
     if reduced:
-        ext[:, 6 - len(reduced):] = shapes[:, reduced]
-        stride[:, 6 - len(reduced):] = strides[:, reduced]
+        ext[:, 6 - len(reduced) :] = shapes[:, reduced]
+        stride[:, 6 - len(reduced) :] = strides[:, reduced]
     ext, (stride,), rank = collapse(ext, [stride])
     mul, shift = magic_numbers(ext)
     return np.concatenate([ext, mul, shift, stride], axis=1), max(rank, 1)

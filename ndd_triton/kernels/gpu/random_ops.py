@@ -91,7 +91,7 @@ def _uniform_kernel(dst, values, samples, fparams, tiles, BLOCK: tl.constexpr,
     Element e of the sample uses draw base + e (float32 and narrower) or base + 2e, base + 2e + 1.
     """
     row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
-        tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)
+        tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)  # fmt: skip
     e = first.to(tl.uint64)
     out = dst + tl.load(row + OUT_OFF) + first + lanes
     if MODE == 0:
@@ -142,7 +142,7 @@ def _normal_kernel(dst, samples, fparams, tiles, BLOCK: tl.constexpr, OUT_INT: t
                    NAN_INT: tl.constexpr):  # fmt: skip
     """mean + stddev * z in float64, converted to the output type (draws base + 2e, + 1)."""
     row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
-        tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)
+        tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)  # fmt: skip
     d0, d1 = _helper_draws2(k0, k1, base + 2 * first.to(tl.uint64), BLOCK)
     z = _helper_box_muller_f32(d0, d1)
     value = tl.load(frow + F_A) + tl.load(frow + F_B) * z.to(tl.float64)
@@ -158,7 +158,7 @@ def _normal_kernel(dst, samples, fparams, tiles, BLOCK: tl.constexpr, OUT_INT: t
 def _coin_flip_kernel(dst, samples, fparams, tiles, BLOCK: tl.constexpr):
     """1 where a [0, 1) float32 draw (base + e) is below the probability."""
     row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
-        tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)
+        tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)  # fmt: skip
     u = _helper_unit_f32(_helper_draws1(k0, k1, base + first.to(tl.uint64), BLOCK))
     hit = u.to(tl.float64) < tl.load(frow + F_A)
     out = dst + tl.load(row + OUT_OFF) + first + lanes
@@ -256,4 +256,4 @@ def beta_gpu(run: GpuRun, out: GpuBatch, _like: GpuBatch | None, call: Call) -> 
 
 def _host_samples_of(batch: GpuBatch, host: np.ndarray) -> list[np.ndarray]:
     rows = zip(batch.offsets, batch.sizes, batch.shapes, strict=True)
-    return [host[off:off + size].reshape(shape) for off, size, shape in rows]
+    return [host[off : off + size].reshape(shape) for off, size, shape in rows]
