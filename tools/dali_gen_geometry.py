@@ -472,13 +472,18 @@ def g_coord_transform(rng):
     )
 
 def g_bb_flip(rng):
-    boxes = [rng.uniform(0, 1, (int(rng.integers(1, 6)), 4)).astype(F32) for _ in range(2)]
     a: dict = {}
     for k in ("horizontal", "vertical"):
         if _maybe(rng):
             a[k] = int(rng.integers(0, 2))
     if _maybe(rng):
         a["ltrb"] = True
+    boxes = []
+    for _ in range(2):  # valid boxes in [0, 1]: start in [0, 0.5), size in [0, 0.5)
+        start = rng.uniform(0, 0.5, (int(rng.integers(1, 6)), 2))
+        size = rng.uniform(0, 0.5, start.shape)
+        end_or_size = start + size if a.get("ltrb") else size
+        boxes.append(np.concatenate([start, end_or_size], axis=1).astype(F32))
     return Case(
         "bb_flip", [Inp("batch", boxes, "")], a, {"atol": 1e-6, "rtol": 1e-6, "mismatch_frac": 0}
     )

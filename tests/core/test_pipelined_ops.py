@@ -99,8 +99,26 @@ def _errors(mode_threads: int):
 def test_failures_match_one_op_at_a_time_and_do_not_leak(monkeypatch):
     stages: list[int] = []
     add = StagedJob.add
-    monkeypatch.setattr(StagedJob, "add", lambda self, fn, deps: stages.append(len(deps)) or
-                        add(self, fn, deps))  # fmt: skip
+    jobs: dict[int, list[Any]] = {}  # id -> [job, stages added, gate]
+
+    def gated_add(self, fn, deps):
+        """Record the stage; a job's first stage waits (2 s at most) until 4 stages have joined,
+        so pipelining does not depend on the caller outrunning the pool on a busy machine."""
+        stages.append(len(deps))
+        entry = jobs.setdefault(id(self), [self, 0, threading.Event()])
+        entry[1] += 1
+        gate = entry[2]
+        if entry[1] == 1:
+            first = fn
+
+            def fn(i, first=first, gate=gate):
+                gate.wait(2.0)
+                return first(i)
+        elif entry[1] >= 4:
+            gate.set()
+        return add(self, fn, deps)
+
+    monkeypatch.setattr(StagedJob, "add", gated_add)
     pipelined, c, after, x = _errors(2)
     assert stages[:4] == [0, 1, 0, 1]  # a, b (reads a), c, d (reads b): one pipeline
     stages.clear()
@@ -332,8 +350,26 @@ def test_rn50_recipe_pipelined_equals_sync_and_a_corrupt_file_fails_only_its_bat
         (tmp_path / "c" / f"{i:02d}.jpg").write_bytes(data)
     stages: list[int] = []
     add = StagedJob.add
-    monkeypatch.setattr(StagedJob, "add", lambda self, fn, deps: stages.append(len(deps)) or
-                        add(self, fn, deps))  # fmt: skip
+    jobs: dict[int, list[Any]] = {}  # id -> [job, stages added, gate]
+
+    def gated_add(self, fn, deps):
+        """Record the stage; a job's first stage waits (2 s at most) until 4 stages have joined,
+        so pipelining does not depend on the caller outrunning the pool on a busy machine."""
+        stages.append(len(deps))
+        entry = jobs.setdefault(id(self), [self, 0, threading.Event()])
+        entry[1] += 1
+        gate = entry[2]
+        if entry[1] == 1:
+            first = fn
+
+            def fn(i, first=first, gate=gate):
+                gate.wait(2.0)
+                return first(i)
+        elif entry[1] >= 4:
+            gate.set()
+        return add(self, fn, deps)
+
+    monkeypatch.setattr(StagedJob, "add", gated_add)
     pipelined = _rn50(str(tmp_path), 2, ndd.EvalMode.eager)
     assert len(stages) >= 8  # decode, rrc, flip, cmn of two good batches (at least) pipelined
     stages.clear()

@@ -26,15 +26,15 @@ NCOL: tl.constexpr = tl.constexpr(R_NCOL)
 
 
 @triton.jit
-def _bbox_paste_kernel(src, dst, samples, params, tiles, LTRB: tl.constexpr,
+def _bbox_paste_kernel(src, dst, samples, coefs, tiles, LTRB: tl.constexpr,
                        BLOCK: tl.constexpr):  # fmt: skip
-    """BLOCK boxes of one sample; params row: inv, margin_x, margin_y."""
+    """BLOCK boxes of one sample; coefs row: inv, margin_x, margin_y."""
     s, row, boxes, mask = _helper_row_tile(samples, tiles, NCOL, BLOCK)
     i_off = tl.load(row + R_IN) + boxes * 4
     o_off = tl.load(row + R_OUT) + boxes * 4
-    inv = tl.load(params + 3 * s)
+    inv = tl.load(coefs + 3 * s)
     for c in tl.static_range(4):
-        margin = tl.load(params + 3 * s + 1 + (c % 2))
+        margin = tl.load(coefs + 3 * s + 1 + (c % 2))
         v = tl.load(src + i_off + c, mask=mask, other=0.0) * inv
         if LTRB or c < 2:
             v = v + margin

@@ -29,7 +29,7 @@ NCOL: tl.constexpr = tl.constexpr(R_NCOL)
 
 
 @triton.jit
-def _coord_transform_kernel(src, dst, samples, params, tiles, N_IN: tl.constexpr,
+def _coord_transform_kernel(src, dst, samples, coefs, tiles, N_IN: tl.constexpr,
                             N_OUT: tl.constexpr, OUT_INT: tl.constexpr, LO: tl.constexpr,
                             HI: tl.constexpr, HI_INT: tl.constexpr, NAN_INT: tl.constexpr,
                             BLOCK: tl.constexpr):  # fmt: skip
@@ -37,7 +37,7 @@ def _coord_transform_kernel(src, dst, samples, params, tiles, N_IN: tl.constexpr
     s, row, rows, mask = _helper_row_tile(samples, tiles, NCOL, BLOCK)
     i_off = tl.load(row + R_IN) + rows * N_IN
     o_off = tl.load(row + R_OUT) + rows * N_OUT
-    p = params + s * (N_OUT * N_IN + N_OUT)
+    p = coefs + s * (N_OUT * N_IN + N_OUT)
     for i in tl.static_range(N_OUT):
         acc = tl.zeros([BLOCK], tl.float32)
         for j in tl.static_range(N_IN):
