@@ -157,3 +157,10 @@ def test_cpu_kernels_and_ops_do_not_import_triton():
     offenders = [str(p) for folder in folders for p in folder.glob("*.py")
                  if "triton" in _top_level_imports(p)]
     assert not offenders, f"Triton imported where CPU-only installs must work: {offenders}"
+
+
+def test_modules_stay_under_400_lines():
+    """STYLE.md: a module holds one concept; past 400 lines it holds several (split by concept)."""
+    long = {str(p.relative_to(ROOT)): n for p in Path(ROOT).rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > 400}  # fmt: skip
+    assert not long, f"modules over 400 lines: {long}"

@@ -1,7 +1,7 @@
 """resize on the CPU: two (or three) separable passes, each a few band GEMMs in torch.
 
 The filter tables come from `kernels._resample` (the GPU kernel reads the same tables). A pass
-multiplies the axis by its resampling matrix block by block (`band_blocks`); the work tensor is
+multiplies the axis by its resampling matrix block by block (`_bands`); the work tensor is
 kept in whatever physical axis order makes that a plain 2-D/batched GEMM, and the final copy
 into the output permutes back and converts (round half away, saturate).
 uint8 LINEAR/TRIANGULAR images over integer windows take `_resize_linear_u8` first (torch's
@@ -19,14 +19,9 @@ import numpy as np
 import torch
 
 from ndd_triton.kernels import register
-from ndd_triton.kernels._resample import (
-    _BLOCK as _BLOCK_ROWS,
-)
-from ndd_triton.kernels._resample import (
-    AxisPlan,
-    axis_table,
-    band_dense,
-)
+from ndd_triton.kernels._resample import AxisPlan, axis_table
+from ndd_triton.kernels.cpu._bands import _BLOCK as _BLOCK_ROWS
+from ndd_triton.kernels.cpu._bands import band_dense
 from ndd_triton.kernels.cpu._resize_linear_u8 import _recipe, linear_u8_fast, recipes
 from ndd_triton.ops import resize
 from ndd_triton.ops.schema import SampleArgs
