@@ -7,9 +7,11 @@ Per tap the input window of the block is one 2-D load; the weight is a scalar lo
 are skipped (as OpenCV's and the CPU kernel's dense filters do). Blocks whose whole window lies
 inside the sample read it directly; only edge blocks map coordinates through the border rule
 (cheap folds; an int32 `%` only where the kernel reaches further than the sample is long).
-All index math inside a sample is int32 (int64 for samples of 2^31+ elements); the sample base
-is int64. Summation order: `acc = fma(x, w, acc)` over the taps in row-major order, starting
-from 0, which is OpenCV's `filter2D` (float32, FMA on x86) and the CPU kernel's torch path.
+Coordinates and extents are int32 (a row and the row count of a sample stay below 2^31); only
+row offsets (row index x row length) are int64, for samples of 2^31+ elements (IDX64), so no
+64-bit division or remainder is ever compiled; the sample base is int64. Summation order:
+`acc = fma(x, w, acc)` over the taps in row-major order, starting from 0, which is OpenCV's
+`filter2D` (float32, FMA on x86) and the CPU kernel's torch path.
 """
 
 from __future__ import annotations
@@ -85,10 +87,10 @@ def _helper_store_rounded(ptrs, value, mask, ROUND: tl.constexpr, LO: tl.constex
 
 
 @triton.jit
-def _helper_load3(ptr, IDX64: tl.constexpr):
-    """Three consecutive table entries (D, H, W) as int32 (int64 with IDX64)."""
-    ity = tl.int64 if IDX64 else tl.int32
-    return tl.load(ptr).to(ity), tl.load(ptr + 1).to(ity), tl.load(ptr + 2).to(ity)
+def _helper_load3(ptr):
+    """Three consecutive table entries (D, H, W) as int32 (extents and coordinates always fit;
+    only element offsets need int64, see `_correlate_kernel`)."""
+    return tl.load(ptr).to(tl.int32), tl.load(ptr + 1).to(tl.int32), tl.load(ptr + 2).to(tl.int32)
 
 
 @triton.jit
@@ -104,16 +106,16 @@ def _correlate_kernel(src, dst, weights, fill, samples, tiles, BORDER: tl.conste
     ity = tl.int64 if IDX64 else tl.int32
     tile = tiles + 3 * tl.program_id(0)
     row = samples + tl.load(tile) * NCOL
-    d, h, w = _helper_load3(row + IDIMS, IDX64)
-    od, oh, ow = _helper_load3(row + ODIMS, IDX64)
-    kd, kh, kw = _helper_load3(row + KDIMS, IDX64)
-    az, ay, ax = _helper_load3(row + ANCHOR, IDX64)
+    d, h, w = _helper_load3(row + IDIMS)
+    od, oh, ow = _helper_load3(row + ODIMS)
+    kd, kh, kw = _helper_load3(row + KDIMS)
+    az, ay, ax = _helper_load3(row + ANCHOR)
     if C > 0:  # noqa: SIM108 (a constexpr branch: only one side is compiled)
         ch = C
     else:
-        ch = tl.load(row + CHANNELS).to(ity)
-    plane = tl.load(tile + 1).to(ity)  # (o·od + z)·oh + first row
-    e0 = tl.load(tile + 2).to(ity)
+        ch = tl.load(row + CHANNELS).to(tl.int32)
+    plane = tl.load(tile + 1).to(tl.int32)  # (o·od + z)·oh + first row
+    e0 = tl.load(tile + 2).to(tl.int32)
     out_off = tl.load(row + OUT_OFF)
     out_len = ow * ch
     if ALIGNED:  # the host checked: output offsets and rows are multiples of 16 elements
@@ -124,8 +126,8 @@ def _correlate_kernel(src, dst, weights, fill, samples, tiles, BORDER: tl.conste
     plane = plane // oh
     z = plane % od
     o = plane // od
-    ys = y0 + tl.arange(0, BY).to(ity)
-    es = e0 + tl.arange(0, BX).to(ity)
+    ys = y0 + tl.arange(0, BY)
+    es = e0 + tl.arange(0, BX)
     mask = (ys < oh)[:, None] & (es < out_len)[None, :]
     x = es // ch
     c = es - x * ch
@@ -142,17 +144,20 @@ def _correlate_kernel(src, dst, weights, fill, samples, tiles, BORDER: tl.conste
     wide = (tl.maximum(az, kd - 1 - az) >= d) | (tl.maximum(ay, kh - 1 - ay) >= h) | \
         (tl.maximum(ax, kw - 1 - ax) >= w)  # fmt: skip
     acc = tl.zeros([BY, BX], dtype=tl.float32)
+    row_len = (w * ch).to(ity)
     for i in range(0, kd):
         zz, okz = _helper_border(z - az + i, d, wide, BORDER)
+        plane_row = (o * d + zz) * h
         for j in range(0, kh):
             if interior:
                 yy = ys - ay + j
                 oky = ys == ys
             else:
                 yy, oky = _helper_border(ys - ay + j, h, wide, BORDER)
-            rows = base + (((o * d + zz) * h + yy) * (w * ch))[:, None]
+            rows = base + ((plane_row + yy).to(ity) * row_len)[:, None]
+            w_row = w_base + (i * kh + j) * kw
             for k in range(0, kw):
-                weight = tl.load(w_base + (i * kh + j) * kw + k)
+                weight = tl.load(w_row + k)
                 if weight != 0:
                     if interior:
                         value = tl.load(rows + (es + (k - ax) * ch)[None, :], mask=mask,
@@ -165,7 +170,10 @@ def _correlate_kernel(src, dst, weights, fill, samples, tiles, BORDER: tl.conste
                             ok = okz & oky[:, None] & okx[None, :]
                             value = tl.where(ok, value, fill_value)
                     acc = tl.fma(value, weight, acc)
-    out_rows = dst + out_off + (((o * od + z) * oh + ys) * out_len)[:, None]
+    # the tile's first output row is (o·od + z)·oh + y0: reloaded here rather than kept live
+    # across the tap loops (ptxas spilled it otherwise)
+    out_row = tl.load(tile + 1).to(tl.int32) + tl.arange(0, BY)
+    out_rows = dst + out_off + (out_row.to(ity) * out_len.to(ity))[:, None]
     _helper_store_rounded(out_rows + es[None, :], acc, mask, ROUND, LO, HI)
 
 

@@ -151,17 +151,17 @@ def _sep_rows_kernel(src, dst, taps, samples, tiles, src_term, dst_term, TERMS: 
                      ALIGNED: tl.constexpr, IDX64: tl.constexpr, BY: tl.constexpr,
                      BX: tl.constexpr):  # fmt: skip
     """out[t][row, x, c] = Σ_j w_t[j] · in[t][row, reflect(x + j - K_t//2), c] for one block."""
-    ity = tl.int64 if IDX64 else tl.int32
+    ity = tl.int64 if IDX64 else tl.int32  # row offsets only: coordinates stay int32
     tile = tiles + 3 * tl.program_id(0)
     table = samples + tl.load(tile) * NCOL
-    ys = tl.load(tile + 1).to(ity) + tl.arange(0, BY).to(ity)
-    e0 = tl.load(tile + 2).to(ity)
-    n = tl.load(table + EXTENT).to(ity)
-    length = tl.load(table + LENGTH).to(ity)
+    ys = tl.load(tile + 1).to(tl.int32) + tl.arange(0, BY)
+    e0 = tl.load(tile + 2).to(tl.int32)
+    n = tl.load(table + EXTENT).to(tl.int32)
+    length = tl.load(table + LENGTH).to(tl.int32)
     if C > 0:  # noqa: SIM108 (a constexpr branch: only one side is compiled)
         ch = C
     else:
-        ch = tl.load(table + CHANNELS).to(ity)
+        ch = tl.load(table + CHANNELS).to(tl.int32)
     in_off = tl.load(table + IN_OFF)
     out_off = tl.load(table + OUT_OFF)
     if ALIGNED:  # the host checked: offsets and row lengths are multiples of 16 elements
@@ -169,16 +169,17 @@ def _sep_rows_kernel(src, dst, taps, samples, tiles, src_term, dst_term, TERMS: 
         length = tl.multiple_of(length, 16)
         in_off = tl.multiple_of(in_off, 16)
         out_off = tl.multiple_of(out_off, 16)
-    es = e0 + tl.arange(0, BX).to(ity)
-    mask = (ys < tl.load(table + ROWS).to(ity))[:, None] & (es < length)[None, :]
+    es = e0 + tl.arange(0, BX)
+    mask = (ys < tl.load(table + ROWS).to(tl.int32))[:, None] & (es < length)[None, :]
     x = es // ch
     c = es - x * ch
     x_last = (tl.minimum(e0 + BX, length) - 1) // ch
-    in_rows = src + in_off + (ys * length)[:, None]
-    out_rows = dst + out_off + (ys * length)[:, None]
+    row_offs = ys.to(ity) * length.to(ity)
+    in_rows = src + in_off + row_offs[:, None]
+    out_rows = dst + out_off + row_offs[:, None]
     total = tl.zeros([BY, BX], dtype=tl.float32)
     for t in tl.static_range(TERMS):
-        k = tl.load(table + KSIZE + t).to(ity)
+        k = tl.load(table + KSIZE + t).to(tl.int32)
         w = taps + tl.load(table + TAP + t)
         r = k // 2
         rows = in_rows + t * src_term
@@ -201,13 +202,13 @@ def _sep_cols_kernel(src, dst, taps, samples, tiles, src_term, dst_term, TERMS: 
                      ALIGNED: tl.constexpr, IDX64: tl.constexpr, BY: tl.constexpr,
                      BX: tl.constexpr):  # fmt: skip
     """out[t][s, y, e] = Σ_j w_t[j] · in[t][s, reflect(y + j - K_t//2), e] for one block."""
-    ity = tl.int64 if IDX64 else tl.int32
+    ity = tl.int64 if IDX64 else tl.int32  # row offsets only: coordinates stay int32
     tile = tiles + 3 * tl.program_id(0)
     table = samples + tl.load(tile) * NCOL
-    n = tl.load(table + EXTENT).to(ity)
-    length = tl.load(table + LENGTH).to(ity)
-    first = tl.load(tile + 1).to(ity)  # slice · n + first row
-    e0 = tl.load(tile + 2).to(ity)
+    n = tl.load(table + EXTENT).to(tl.int32)
+    length = tl.load(table + LENGTH).to(tl.int32)
+    first = tl.load(tile + 1).to(tl.int32)  # slice · n + first row
+    e0 = tl.load(tile + 2).to(tl.int32)
     in_off = tl.load(table + IN_OFF)
     out_off = tl.load(table + OUT_OFF)
     if ALIGNED:  # the host checked: offsets and row lengths are multiples of 16 elements
@@ -216,25 +217,26 @@ def _sep_cols_kernel(src, dst, taps, samples, tiles, src_term, dst_term, TERMS: 
         in_off = tl.multiple_of(in_off, 16)
         out_off = tl.multiple_of(out_off, 16)
     y0 = first % n
-    ys = y0 + tl.arange(0, BY).to(ity)
-    es = e0 + tl.arange(0, BX).to(ity)
+    ys = y0 + tl.arange(0, BY)
+    es = e0 + tl.arange(0, BX)
     mask = (ys < n)[:, None] & (es < length)[None, :]
-    slice_off = (first - y0) * length
+    wide_length = length.to(ity)
+    slice_off = (first - y0).to(ity) * wide_length
     in_base = src + in_off + slice_off
-    out_rows = dst + out_off + slice_off + (ys * length)[:, None]
+    out_rows = dst + out_off + slice_off + (ys.to(ity) * wide_length)[:, None]
     total = tl.zeros([BY, BX], dtype=tl.float32)
     for t in tl.static_range(TERMS):
-        k = tl.load(table + KSIZE + t).to(ity)
+        k = tl.load(table + KSIZE + t).to(tl.int32)
         w = taps + tl.load(table + TAP + t)
         r = k // 2
         base = in_base + t * src_term
         bias = BIAS if t == 0 else 0.0
         if (y0 >= r) & (tl.minimum(y0 + BY, n) - 1 + r < n):
-            acc = _helper_col_taps(base, ys, es, n, length, k, w, bias, mask, r >= n, ORDER,
-                                   False)  # fmt: skip
+            acc = _helper_col_taps(base, ys, es, n, wide_length, k, w, bias, mask, r >= n,
+                                   ORDER, False)  # fmt: skip
         else:
-            acc = _helper_col_taps(base, ys, es, n, length, k, w, bias, mask, r >= n, ORDER,
-                                   True)  # fmt: skip
+            acc = _helper_col_taps(base, ys, es, n, wide_length, k, w, bias, mask, r >= n,
+                                   ORDER, True)  # fmt: skip
         if COMBINE == 0:
             tl.store(out_rows + t * dst_term + es[None, :], acc, mask=mask)
         else:
