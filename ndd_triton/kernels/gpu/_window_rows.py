@@ -170,14 +170,13 @@ def _window_rows_kernel(src, dst, samples, fills, tiles, G: tl.constexpr, NOUT: 
             v = tl.load(base + forward, mask=mask, other=0)
     elif POLICY == P_PAD:
         v = tl.load(base + forward, mask=mask, other=0)
-    else:  # fold the border columns, only in tiles that have some
-        v = tl.load(base + forward, mask=mask & col_in[None, :], other=0)
+    else:  # fold the border columns, only in tiles that have some (one gather either way)
+        cols = fwd + j
         if (j0 < lo) | (tl.minimum(j0 + BLOCK, rowlen) > hi):
             q = j // G
             folded = _helper_fold(anchor + q, tl.load(row + C_IN).to(ity), POLICY) * G + (j - q * G)
-            v2 = tl.load(base + src_row[:, None] + folded[None, :], mask=mask & ~col_in[None, :],
-                         other=0)  # fmt: skip
-            v = tl.where(col_in[None, :], v, v2)
+            cols = tl.where(col_in, cols, folded)
+        v = tl.load(base + src_row[:, None] + cols[None, :], mask=mask, other=0)
     if CONV == 1:
         v = _helper_dali_convert(v, dst.dtype.element_ty, LO, HI, NANV, LO_F, HI_F)
     elif CONV == 2:
