@@ -46,8 +46,9 @@ def mel_matrix(nbins: int, nfilter: int, sample_rate: float, freq_low: float, fr
     nfft = max(2 * (nbins - 1), 1)
     high = freq_high if freq_high > 0 else sample_rate / 2.0
     fft_freqs = np.arange(nbins, dtype=np.float64) * sample_rate / nfft
-    edges = _mel_to_hz(np.linspace(_hz_to_mel(np.float64(freq_low), slaney),
-                                   _hz_to_mel(np.float64(high), slaney), nfilter + 2), slaney)  # fmt: skip
+    low_mel = _hz_to_mel(np.float64(freq_low), slaney)
+    high_mel = _hz_to_mel(np.float64(high), slaney)
+    edges = _mel_to_hz(np.linspace(low_mel, high_mel, nfilter + 2), slaney)
     width = np.diff(edges)
     with np.errstate(divide="ignore", invalid="ignore"):
         rising = (fft_freqs[None, :] - edges[:nfilter, None]) / width[:nfilter, None]
@@ -88,7 +89,7 @@ def dct_matrix(length: int, n_out: int, dct_type: int, normalize: bool, lifter: 
         if normalize:
             mat *= math.sqrt(2.0 / length)
     if lifter:
-        mat *= (1.0 + lifter / 2.0 * np.sin(np.pi * (k + 1.0) / lifter))
+        mat *= 1.0 + lifter / 2.0 * np.sin(np.pi * (k + 1.0) / lifter)
     mat.setflags(write=False)
     return mat
 
@@ -104,7 +105,7 @@ def band_limits(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def resample_lobes(quality: float) -> int:
     """Sinc lobes of the resampling window: 0 -> 3, 50 -> 16, 100 -> 64 (DALI's formula)."""
-    return int(round(0.007 * quality * quality - 0.09 * quality + 3))
+    return round(0.007 * quality * quality - 0.09 * quality + 3)
 
 
 @functools.lru_cache(maxsize=16)
@@ -124,7 +125,7 @@ def resample_table(lobes: int) -> tuple[np.ndarray, float, float]:
     safe = np.where(x == 0, 1.0, np.pi * x)
     sinc = np.where(x == 0, 1.0, np.sin(np.pi * x) / safe)
     lut = np.zeros(coeffs + 5, dtype=np.float32)
-    lut[1:coeffs + 1] = sinc * 0.5 * (1.0 + np.cos(np.pi * y))
+    lut[1 : coeffs + 1] = sinc * 0.5 * (1.0 + np.cos(np.pi * y))
     lut.setflags(write=False)
     return lut, float(center + 1), float(np.float32(1.0) / scale)
 
@@ -181,5 +182,5 @@ def axis_split(shapes: np.ndarray, axis: int) -> np.ndarray:
     """`[N, 3]` (outer, axis extent, inner) of each sample: the view a transform along `axis`
     walks (elements `(o * extent + j) * inner + t`)."""
     outer = shapes[:, :axis].prod(axis=1, dtype=np.int64)
-    inner = shapes[:, axis + 1:].prod(axis=1, dtype=np.int64)
+    inner = shapes[:, axis + 1 :].prod(axis=1, dtype=np.int64)
     return np.stack([outer, shapes[:, axis], inner], axis=1)

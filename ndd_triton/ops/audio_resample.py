@@ -39,8 +39,11 @@ def _ratios(call: Call, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
                          RuntimeError)  # fmt: skip
     kinds = len(set(given) - rates) + (1 if rates else 0)
     if kinds == 0:
-        raise call.error("No resampling factor specified! Please supply either the scale, the "
-                         "output length or the input and output sampling rates.", RuntimeError)
+        raise call.error(
+            "No resampling factor specified! Please supply either the scale, the "
+            "output length or the input and output sampling rates.",
+            RuntimeError,
+        )
     if kinds > 1:
         raise call.error("The sampling rates, 'scale' and 'out_length' cannot be used together.",
                          RuntimeError)  # fmt: skip
@@ -59,8 +62,11 @@ def _ratios(call: Call, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         out_rate = np.asarray(call.out_rate, dtype=np.float64).reshape(-1)
         bad = np.nonzero((in_rate <= 0) | (out_rate <= 0))[0]
         if len(bad):
-            raise call.error(f"sample {bad[0]}: sampling rates must be positive; got in_rate "
-                             f"{in_rate[bad[0]]}, out_rate {out_rate[bad[0]]}", RuntimeError)
+            raise call.error(
+                f"sample {bad[0]}: sampling rates must be positive; got in_rate "
+                f"{in_rate[bad[0]]}, out_rate {out_rate[bad[0]]}",
+                RuntimeError,
+            )
         scale = out_rate / in_rate
         step = in_rate / out_rate
     else:
@@ -105,8 +111,7 @@ schema = OpSchema(
         Arg("in_rate", "float", per_sample=True, doc="Input sampling rate (with out_rate)."),
         Arg("out_rate", "float", per_sample=True, doc="Output sampling rate (with in_rate)."),
         Arg("out_length", "int", per_sample=True, doc="Output length in samples."),
-        Arg("quality", "float", default=50.0,
-            doc="0..100: sinc lobes 3 (0), 16 (50), 64 (100)."),
+        Arg("quality", "float", default=50.0, doc="0..100: sinc lobes 3 (0), 16 (50), 64 (100)."),
         Arg("dtype", "dtype", doc="Output type (default: the input's); converting rescales."),
     ),
     infer=_infer,

@@ -63,8 +63,12 @@ schema = OpSchema(
         Arg("freq_low", "float", default=0.0, doc="Lowest frequency (Hz)."),
         Arg("freq_high", "float", default=0.0, doc="Highest frequency (Hz; 0: sample_rate / 2)."),
         Arg("mel_formula", "str", default="slaney", doc="`slaney` (librosa) or `htk`."),
-        Arg("normalize", "bool", default=True,
-            doc="Scale each triangle to unit area (`2 / band width`); False: peak 1."),
+        Arg(
+            "normalize",
+            "bool",
+            default=True,
+            doc="Scale each triangle to unit area (`2 / band width`); False: peak 1.",
+        ),
     ),
     infer=_infer,
 )

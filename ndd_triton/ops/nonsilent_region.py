@@ -45,11 +45,19 @@ schema = OpSchema(
     args=(
         Arg("cutoff_db", "float", default=-60.0, doc="Silence threshold (dB below reference)."),
         Arg("window_length", "int", default=2048, doc="Samples averaged per short-term power."),
-        Arg("reference_power", "float", default=0.0,
-            doc="Reference power (0: the maximum short-term power of the sample)."),
-        Arg("reset_interval", "int", default=8192,
+        Arg(
+            "reference_power",
+            "float",
+            default=0.0,
+            doc="Reference power (0: the maximum short-term power of the sample).",
+        ),
+        Arg(
+            "reset_interval",
+            "int",
+            default=8192,
             doc="Samples between recomputations of the running sum (-1: never); a multiple "
-                "of window_length. Sums are exact here, so it does not change the result."),
+            "of window_length. Sums are exact here, so it does not change the result.",
+        ),
     ),
     infer=_infer,
     num_outputs=2,

@@ -1,10 +1,13 @@
 """power_spectrum: FFT power or magnitude along one axis (DALI `power_spectrum`, ops.md §6.3).
 
-The axis is zero-padded or truncated to `nfft` (DALI: a longer axis is truncated) and replaced by `nfft // 2 + 1` bins.
+The axis is zero-padded or truncated to `nfft` (DALI truncates a longer axis) and
+replaced by `nfft // 2 + 1` bins.
 DALI runs it on the CPU only; here the GPU backend uses torch.fft with Triton kernels around it.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ndd_triton.core.dtype import float32
 from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
@@ -23,10 +26,7 @@ def _infer(call: Call) -> OutputSpec:
     if call.power not in (1, 2):
         raise call.error(f"argument 'power' must be 1 or 2; got {call.power}", RuntimeError)
     lengths = inp.shapes[:, axis]
-    if call.nfft is None:
-        nfft = lengths.copy()
-    else:
-        nfft = lengths * 0 + int(call.nfft)
+    nfft = lengths.copy() if call.nfft is None else np.full_like(lengths, int(call.nfft))
     if (nfft < 1).any():
         raise call.error("argument 'nfft' must be positive (empty transform axis)", RuntimeError)
     call.derive("fft_axis", axis)

@@ -18,7 +18,7 @@ def _infer(call: Call) -> OutputSpec:
     if call.border not in BORDERS:
         raise call.error(f"argument 'border' must be one of {', '.join(BORDERS)}; got "
                          f"{call.border!r}")  # fmt: skip
-    if inp.dtype.is_float and inp.dtype != float32 or inp.dtype.name in ("bool", "bf16"):
+    if (inp.dtype.is_float and inp.dtype != float32) or inp.dtype.name in ("bool", "bf16"):
         raise call.error(f"input 0 has dtype {inp.dtype}; expected float32 or an integer type",
                          RuntimeError)  # fmt: skip
     call.derive("border_code", BORDERS.index(call.border))
@@ -31,8 +31,12 @@ schema = OpSchema(
     inputs=(Input("input"),),
     args=(
         Arg("preemph_coeff", "float", default=0.97, per_sample=True, doc="Filter coefficient."),
-        Arg("border", "str", default="clamp",
-            doc="Value before the first sample: `zero` (0), `clamp` (x[0]) or `reflect` (x[1])."),
+        Arg(
+            "border",
+            "str",
+            default="clamp",
+            doc="Value before the first sample: `zero` (0), `clamp` (x[0]) or `reflect` (x[1]).",
+        ),
         Arg("dtype", "dtype", default=float32, doc="Output type (integers round and saturate)."),
     ),
     infer=_infer,

@@ -26,8 +26,12 @@ schema = OpSchema(
     inputs=(Input("input"),),
     args=(
         Arg("multiplier", "float", default=10.0, doc="10 for powers, 20 for magnitudes."),
-        Arg("reference", "float", default=0.0,
-            doc="Reference magnitude (0: the maximum of each sample)."),
+        Arg(
+            "reference",
+            "float",
+            default=0.0,
+            doc="Reference magnitude (0: the maximum of each sample).",
+        ),
         Arg("cutoff_db", "float", default=-200.0, doc="Lowest output value (dB)."),
     ),
     infer=_infer,
