@@ -40,15 +40,15 @@ def _helper_power(src, base, start, size, window, lead, lag, BLOCK: tl.constexpr
 
 
 @triton.jit
-def _nonsilent_kernel(src, begins, lengths, samples, window, params,
+def _nonsilent_kernel(src, begins, lengths, samples, window, levels,
                       BLOCK: tl.constexpr):  # fmt: skip
-    """begins[i], lengths[i] of sample i; params = (cutoff_db, reference_power) as fp64."""
+    """begins[i], lengths[i] of sample i; levels = (cutoff_db, reference_power) as fp64."""
     sample = tl.program_id(0)
     row = samples + sample * NCOL
     base = tl.load(row + IN_OFF)
     size = tl.load(row + SIZE)
-    cutoff = tl.load(params)
-    ref = tl.load(params + 1)
+    cutoff = tl.load(levels)
+    ref = tl.load(levels + 1)
     if ref <= 0:
         lead = tl.zeros((), tl.float64)
         lag = tl.zeros((), tl.float64)

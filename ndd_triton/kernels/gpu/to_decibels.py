@@ -40,7 +40,7 @@ def _to_decibels_kernel(src, dst, samples, mult, inv_ref, floor, BLOCK: tl.const
             x = tl.load(src + base + start + offs, mask=start + offs < size, other=float("-inf"))
             top = tl.maximum(top, x)
         best = tl.max(top, axis=0)
-        scale = tl.where(best > 0, 1.0 / best, 0.0)
+        scale = tl.where(best > 0, 1.0 / tl.where(best > 0, best, 1.0), 0.0)
     for start in range(0, size, BLOCK):
         mask = start + offs < size
         x = tl.load(src + base + start + offs, mask=mask, other=0.0)
