@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from ndd_triton.ops.schema import SampleArgs
 
@@ -12,6 +13,8 @@ def apply_along_axis(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
     outer, extent, inner = (int(v) for v in arg.axis_split)
     if not out.size:
         return
-    matrix = arg.matrices[extent].astype(np.float32)
-    x = inp.reshape(outer, extent, inner)
-    out.reshape(outer, matrix.shape[0], inner)[...] = np.matmul(matrix[None], x)
+    matrix = torch.from_numpy(arg.matrices[extent].astype(np.float32))
+    x = torch.from_numpy(np.ascontiguousarray(inp).reshape(outer, extent, inner))
+    # torch's matmul runs single-threaded on the pool threads; NumPy's BLAS would start its own
+    # threads per call and oversubscribe the cores (50 vs 0.6 ms for 64x257 @ 257x250, 2 CPUs)
+    torch.matmul(matrix, x, out=torch.from_numpy(out).view(outer, matrix.shape[0], inner))
