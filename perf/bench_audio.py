@@ -1,5 +1,5 @@
-"""Log-mel features on the CPU, samples/s: ndd_triton vs DALI 2.4 dynamic mode vs torchaudio,
-same signals, same run.
+"""Log-mel features on the CPU, samples/s: ndd_triton vs DALI 2.4 dynamic mode vs torchaudio
+(or librosa where torchaudio is not installed), same signals, same run.
 
 Run: `python perf/bench_audio.py [--clips 64] [--batch 16] [--epochs 5] [--threads 2]
 [--dali-python /work/dali_venv/bin/python] [--ta-python /work/audio_venv/bin/python]`.
@@ -13,7 +13,8 @@ it op by op in dynamic mode on ragged batches of `--batch` (DALI's rows end with
 its venv has no torch); torchaudio runs `functional.preemphasis`, `MelSpectrogram` (same
 window/hop/bands, `norm="slaney"`, `mel_scale="slaney"`), `AmplitudeToDB(top_db=80)` and
 the normalisation per sample (its usual place: a Dataset's `__getitem__`), with
-`torch.set_num_threads(--threads)`. DALI and torchaudio run in their own interpreters
+`torch.set_num_threads(--threads)`; librosa the same recipe with `effects.preemphasis`,
+`feature.melspectrogram` and `power_to_db(ref=np.max, top_db=80)`. DALI and torchaudio run in their own interpreters
 (subprocesses), one after the other. Median samples/s over `--epochs` epochs after one warm-up.
 """
 
@@ -33,7 +34,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-DALI_CODE = r'''
+DALI_CODE = r"""
 import json, sys, time, statistics
 import numpy as np
 import nvidia.dali.experimental.dynamic as ndd
@@ -52,33 +53,44 @@ rates = []
 for _ in range(cfg["epochs"]):
     t = time.perf_counter(); epoch(); rates.append(len(clips) / (time.perf_counter() - t))
 print(json.dumps({"rate": statistics.median(rates)}))
-'''
+"""
 
-TA_CODE = r'''
+TA_CODE = r"""
 import json, sys, time, statistics
-import numpy as np, torch, torchaudio
+import numpy as np
 cfg = json.loads(sys.argv[1])
-torch.set_num_threads(cfg["threads"])
-clips = [torch.from_numpy(c) for c in np.load(cfg["data"]).values()]
-mel = torchaudio.transforms.MelSpectrogram(sample_rate=16000, n_fft=512, win_length=400,
-    hop_length=160, n_mels=64, center=True, pad_mode="reflect", power=2.0, norm="slaney",
-    mel_scale="slaney")
-to_db = torchaudio.transforms.AmplitudeToDB(stype="power", top_db=80.0)
-def features(x):
-    x = torchaudio.functional.preemphasis(x, 0.97)
-    db = to_db(mel(x))
-    return (db - db.mean(dim=1, keepdim=True)) / (db.std(dim=1, keepdim=True) + 1e-5)
+clips = list(np.load(cfg["data"]).values())
+try:
+    import torch, torchaudio
+    torch.set_num_threads(cfg["threads"])
+    mel = torchaudio.transforms.MelSpectrogram(sample_rate=16000, n_fft=512, win_length=400,
+        hop_length=160, n_mels=64, center=True, pad_mode="reflect", power=2.0, norm="slaney",
+        mel_scale="slaney")
+    to_db = torchaudio.transforms.AmplitudeToDB(stype="power", top_db=80.0)
+    clips = [torch.from_numpy(c) for c in clips]
+    name = f"torchaudio {torchaudio.__version__} (torch {torch.__version__})"
+    def features(x):
+        x = torchaudio.functional.preemphasis(x, 0.97)
+        db = to_db(mel(x))
+        return (db - db.mean(dim=1, keepdim=True)) / (db.std(dim=1, keepdim=True) + 1e-5)
+except ImportError:  # librosa: NumPy/SciPy, single sample at a time
+    import librosa
+    name = f"librosa {librosa.__version__}"
+    def features(x):
+        x = librosa.effects.preemphasis(x, coef=0.97)
+        s = librosa.feature.melspectrogram(y=x, sr=16000, n_fft=512, hop_length=160,
+            win_length=400, n_mels=64, center=True, pad_mode="reflect", power=2.0)
+        db = librosa.power_to_db(s, ref=np.max, top_db=80.0)
+        return (db - db.mean(axis=1, keepdims=True)) / (db.std(axis=1, keepdims=True) + 1e-5)
 def epoch():
-    with torch.inference_mode():
-        for i in range(0, len(clips), cfg["batch"]):
-            batch = [features(x) for x in clips[i:i + cfg["batch"]]]
+    for i in range(0, len(clips), cfg["batch"]):
+        batch = [features(x) for x in clips[i:i + cfg["batch"]]]
 epoch()
 rates = []
 for _ in range(cfg["epochs"]):
     t = time.perf_counter(); epoch(); rates.append(len(clips) / (time.perf_counter() - t))
-print(json.dumps({"rate": statistics.median(rates), "torchaudio": torchaudio.__version__,
-                  "torch": torch.__version__}))
-'''
+print(json.dumps({"rate": statistics.median(rates), "name": name}))
+"""
 
 
 def make_clips(count: int, seed: int = 0) -> list[np.ndarray]:
@@ -97,7 +109,7 @@ def make_clips(count: int, seed: int = 0) -> list[np.ndarray]:
             sound = (np.sin(2 * np.pi * f0 * t) if kind == 0 else
                      np.sin(2 * np.pi * (f0 * t + 800 * t**2)) if kind == 1 else
                      rng.standard_normal(length) * 0.5)  # fmt: skip
-            x[start:start + length] += 0.3 * sound[: n - start].astype(np.float32)
+            x[start : start + length] += 0.3 * sound[: n - start].astype(np.float32)
         clips.append(x)
     return clips
 
@@ -107,7 +119,7 @@ def run_ndd(clips: list[np.ndarray], batch: int, epochs: int) -> float:
 
     def epoch() -> None:
         for i in range(0, len(clips), batch):
-            audio = ndd.as_batch(clips[i:i + batch])
+            audio = ndd.as_batch(clips[i : i + batch])
             audio = ndd.preemphasis_filter(audio, preemph_coeff=0.97)
             spec = ndd.spectrogram(audio, nfft=512, window_length=400, window_step=160)
             mel = ndd.mel_filter_bank(spec, nfilter=64, sample_rate=16000.0)
@@ -156,13 +168,17 @@ def main() -> None:
             rows.append(("DALI 2.4 dynamic", dali["rate"]))
         ta = run_other(args.ta_python, TA_CODE, cfg)
         if ta:
-            rows.append((f"torchaudio {ta['torchaudio']} (torch {ta['torch']})", ta["rate"]))
-    print(f"log-mel recipe, {args.clips} clips ({seconds:.0f} s of 16 kHz audio), batch "
-          f"{args.batch}, {args.threads} threads, {os.cpu_count()} CPUs")
+            rows.append((ta["name"], ta["rate"]))
+    print(
+        f"log-mel recipe, {args.clips} clips ({seconds:.0f} s of 16 kHz audio), batch "
+        f"{args.batch}, {args.threads} threads, {os.cpu_count()} CPUs"
+    )
     print("| library | samples/s | audio s per s | vs ndd_triton |\n|---|---:|---:|---:|")
     for name, rate in rows:
-        print(f"| {name} | {rate:.1f} | {rate * seconds / args.clips:.0f} | "
-              f"{rate / rows[0][1]:.2f}x |")
+        print(
+            f"| {name} | {rate:.1f} | {rate * seconds / args.clips:.0f} | "
+            f"{rate / rows[0][1]:.2f}x |"
+        )
 
 
 if __name__ == "__main__":
