@@ -141,14 +141,29 @@ def resample_positions(begin: int, end: int, ratio: float) -> tuple[np.ndarray, 
     computes them: per block of 256 outputs an integer origin `floor(j0 * ratio)` (float64)
     and a float32 offset advanced by `float32(ratio)` per output (sequential float32 sums: the
     rounding drift is part of DALI's result). Returns (int64 origins, float32 offsets)."""
-    starts = np.arange(begin, end, RESAMPLE_BLOCK, dtype=np.int64)
-    exact = starts.astype(np.float64) * ratio
-    origin = np.floor(exact)
-    steps = np.full((len(starts), RESAMPLE_BLOCK), np.float32(ratio), dtype=np.float32)
-    steps[:, 0] = (exact - origin).astype(np.float32)
-    offsets = np.add.accumulate(steps, axis=1, dtype=np.float32).reshape(-1)[: end - begin]
-    origins = np.repeat(origin.astype(np.int64), RESAMPLE_BLOCK)[: end - begin]
+    origins, offsets = batch_resample_positions(np.array([end - begin]), np.array([ratio]),
+                                                first=begin)  # fmt: skip
     return origins, offsets
+
+
+def batch_resample_positions(lengths: np.ndarray, ratios: np.ndarray, first: int = 0
+                             ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """`resample_positions` of several signals at once (outputs `first .. first + lengths[i]`
+    of signal i, concatenated), vectorised over all their 256-output blocks."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    ratios = np.asarray(ratios, dtype=np.float64)
+    blocks = -(-lengths // RESAMPLE_BLOCK)
+    owner = np.repeat(np.arange(len(lengths)), blocks)
+    local = np.arange(int(blocks.sum()), dtype=np.int64) - np.repeat(np.cumsum(blocks) - blocks,
+                                                                     blocks)  # fmt: skip
+    exact = (first + local * RESAMPLE_BLOCK).astype(np.float64) * ratios[owner]
+    origin = np.floor(exact)
+    steps = np.repeat(ratios[owner].astype(np.float32)[:, None], RESAMPLE_BLOCK, axis=1)
+    steps[:, 0] = (exact - origin).astype(np.float32)
+    offsets = np.add.accumulate(steps, axis=1, dtype=np.float32)
+    origins = np.repeat(origin.astype(np.int64), RESAMPLE_BLOCK)
+    used = (np.arange(RESAMPLE_BLOCK)[None, :] < (lengths[owner] - local * RESAMPLE_BLOCK)[:, None])
+    return origins[used.reshape(-1)], offsets[used]
 
 
 def resample(signal: np.ndarray, out_length: int, ratio: float, lobes: int,

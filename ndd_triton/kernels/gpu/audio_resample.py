@@ -16,7 +16,7 @@ import triton.language as tl
 from ndd_triton.kernels import register
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.ops import audio_resample
-from ndd_triton.ops._audio import resample_positions, resample_table
+from ndd_triton.ops._audio import batch_resample_positions, resample_table
 from ndd_triton.ops.schema import Call
 
 T_SAMPLE: tl.constexpr = tl.constexpr(0)
@@ -87,23 +87,19 @@ def _kind(dtype: np.dtype) -> tuple[int, float, float]:
 
 @register(audio_resample.schema, "gpu")
 def audio_resample_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
-    """Positions (DALI's float32 walk, `resample_positions`) and tiles built on the host with
-    NumPy; one launch."""
+    """Positions (DALI's float32 walk, `batch_resample_positions`) and tiles built on the host
+    with NumPy over all samples at once; one launch."""
     m = np.asarray(arg.out_len, dtype=np.int64).reshape(-1)
     ratio = np.asarray(arg.step, dtype=np.float64).reshape(-1)
-    origins, offsets = [], []
-    for i in range(len(m)):  # one vectorised call per sample (a few per batch)
-        origin, offset = resample_positions(0, int(m[i]), float(ratio[i]))
-        origins.append(origin[::BLOCK_J])
-        offsets.append(offset)
+    origin_each, pos_table = batch_resample_positions(m, ratio)  # per output, concatenated
     counts = -(-m // BLOCK_J)
     sample = np.repeat(np.arange(len(m)), counts)
     local = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts,
                                                                      counts)  # fmt: skip
     first = local * BLOCK_J
     pos_base = np.cumsum(m) - m
-    origin_all = np.concatenate(origins) if origins else np.zeros(0, np.int64)
-    tiles = np.stack([sample, first, origin_all, pos_base[sample] + first], axis=1)
+    tiles = np.stack([sample, first, origin_each[pos_base[sample] + first],
+                      pos_base[sample] + first], axis=1)  # fmt: skip
     channels = inp.shapes[:, 1] if inp.shapes.shape[1] > 1 else np.ones(len(m), np.int64)
     samples = np.stack([inp.offsets, out.offsets, inp.shapes[:, 0], m, channels],
                        axis=1).astype(np.int64)  # fmt: skip
@@ -111,7 +107,6 @@ def audio_resample_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> 
     lut, center, per_unit = resample_table(lobes)
     in_kind, in_max, _ = _kind(inp.dtype.numpy_dtype)
     out_kind, out_max, out_min = _kind(out.dtype.numpy_dtype)
-    pos_table = np.concatenate(offsets) if offsets else np.zeros(0, np.float32)
     run.launch(_resample_kernel, (len(tiles),), inp.data, out.data, tiles.astype(np.int64),
                samples, pos_table, np.asarray(lut), len(lut) - 2, center, per_unit, LOBES=lobes,
                TAPS=1 << (2 * lobes - 1).bit_length(), BLOCK_J=BLOCK_J, IN_KIND=in_kind,
