@@ -15,7 +15,8 @@ window/hop/bands, `norm="slaney"`, `mel_scale="slaney"`), `AmplitudeToDB(top_db=
 the normalisation per sample (its usual place: a Dataset's `__getitem__`), with
 `torch.set_num_threads(--threads)`; librosa the same recipe with `effects.preemphasis`,
 `feature.melspectrogram` and `power_to_db(ref=np.max, top_db=80)`. DALI and torchaudio
-run in their own interpreters (subprocesses), one after the other. Median samples/s over `--epochs` epochs after one warm-up.
+run in their own interpreters (subprocesses), one after the other. Median samples/s over
+`--epochs` epochs after one warm-up.
 """
 
 from __future__ import annotations
