@@ -7,7 +7,7 @@ The sample is filtered as one flat signal; before `t = 0` the previous value is 
 
 from __future__ import annotations
 
-from ndd_triton.core.dtype import float32
+from ndd_triton.core.dtype import bfloat16, bool_, float32
 from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 BORDERS = ("zero", "clamp", "reflect")
@@ -17,10 +17,9 @@ def _infer(call: Call) -> OutputSpec:
     inp = call.inputs[0]
     if call.border not in BORDERS:
         raise call.error(f"argument 'border' must be one of {', '.join(BORDERS)}; got "
-                         f"{call.border!r}")  # fmt: skip
-    if (inp.dtype.is_float and inp.dtype != float32) or inp.dtype.name in ("bool", "bf16"):
-        raise call.error(f"input 0 has dtype {inp.dtype}; expected float32 or an integer type",
-                         RuntimeError)  # fmt: skip
+                         f"{call.border!r}", RuntimeError)  # fmt: skip
+    if inp.dtype in (bool_, bfloat16):
+        raise call.error(f"input 0 has dtype {inp.dtype}; expected a numeric type", RuntimeError)
     call.derive("border_code", BORDERS.index(call.border))
     return OutputSpec(call.dtype, inp.shapes.copy(), inp.layout)
 

@@ -1,6 +1,6 @@
 """to_decibels: `multiplier * log10(max(10^(cutoff_db / multiplier), x / reference))` (DALI
 `to_decibels`, ops.md §6.5). `reference=0` uses each sample's maximum (all-zero samples then
-give `cutoff_db` everywhere)."""
+give `cutoff_db` everywhere); `multiplier=0` gives zeros (as DALI)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,6 @@ def _infer(call: Call) -> OutputSpec:
     inp = call.inputs[0]
     if inp.dtype != float32:
         raise call.error(f"input 0 has dtype {inp.dtype}; expected float32", RuntimeError)
-    if call.multiplier == 0:
-        raise call.error("argument 'multiplier' must not be 0", RuntimeError)
     if call.reference < 0:
         raise call.error(f"argument 'reference' must be non-negative; got {call.reference}",
                          RuntimeError)  # fmt: skip

@@ -85,6 +85,13 @@ def test_to_decibels(args):
              all_modes=not args)  # fmt: skip
 
 
+def test_to_decibels_zero_multiplier_gives_zeros():
+    for device in ("cpu", "gpu"):
+        x = ndd.as_tensor(np.array([0.0, 0.5, 2.0], np.float32))
+        out = ndd.to_decibels(x.gpu() if device == "gpu" else x, multiplier=0.0)
+        assert np.asarray(out.cpu()).tolist() == [0.0, 0.0, 0.0]
+
+
 def test_to_decibels_errors():
     with raises_at_call(RuntimeError, match="to_decibels: input 0 has dtype i32"):
         ndd.to_decibels(np.ones(3, np.int32))

@@ -21,7 +21,7 @@ def to_decibels_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
     x = torch.from_numpy(np.ascontiguousarray(inp))
     reference = float(arg.reference) or float(x.max())
     mult = float(arg.multiplier)
-    floor = 10.0 ** (float(arg.cutoff_db) / mult)
+    floor = 10.0 ** (float(arg.cutoff_db) / mult) if mult else 1.0  # multiplier 0: zeros
     inv = 1.0 / reference if reference > 0 else 0.0  # all-zero sample: every value -> floor
     dst = torch.from_numpy(out)
     torch.mul(x, inv, out=dst)

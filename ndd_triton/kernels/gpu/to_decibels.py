@@ -56,5 +56,6 @@ def to_decibels_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> Non
     mult = float(arg.multiplier)
     reference = float(arg.reference)
     run.launch(_to_decibels_kernel, (out.batch_size,), inp.data, out.data, samples, mult,
-               1.0 / reference if reference > 0 else 0.0, 10.0 ** (float(arg.cutoff_db) / mult),
+               1.0 / reference if reference > 0 else 0.0,
+               10.0 ** (float(arg.cutoff_db) / mult) if mult else 1.0,  # multiplier 0: zeros
                BLOCK=BLOCK, PER_SAMPLE_MAX=reference <= 0)  # fmt: skip
