@@ -4,8 +4,10 @@
 Short-term power at t is the mean of `x^2` over the `window_length` values ending at t; t is
 non-silent when `power >= ref * 10^(cutoff_db / 10)` (`ref = reference_power`, or the largest
 short-term power). The region starts `window_length - 1` before the first non-silent t
-(clamped to 0) and ends after the last one; all silent gives length 0, a signal shorter than
-the window `(0, n)`. Outputs are int32 scalars `(begin, length)`.
+(clamped to 0) and ends after the last one; nothing loud enough gives length 0, a signal
+shorter than the window `(0, n)`. An all-zero signal with the default reference gives `(0, n)`
+(its reference power is 0, so every position reaches the threshold: DALI's golden output,
+although ops.md says length 0). Outputs are int32 scalars `(begin, length)`.
 """
 
 from __future__ import annotations
