@@ -11,11 +11,12 @@ from ndd_triton.readers import tfrecord
 from ndd_triton.readers._base import Reader
 from ndd_triton.readers._coco import COCO
 from ndd_triton.readers._file import File
+from ndd_triton.readers._nemo_asr import NemoAsr
 from ndd_triton.readers._numpy import Numpy
 from ndd_triton.readers._sharding import shard_from_torch_distributed
 from ndd_triton.readers._state import ReaderState
 from ndd_triton.readers._tfrecord import TFRecord
 from ndd_triton.readers._webdataset import Webdataset
 
-__all__ = ["COCO", "File", "Numpy", "Reader", "ReaderState", "TFRecord", "Webdataset",
-           "shard_from_torch_distributed", "source_info", "tfrecord"]
+__all__ = ["COCO", "File", "NemoAsr", "Numpy", "Reader", "ReaderState", "TFRecord",
+           "Webdataset", "shard_from_torch_distributed", "source_info", "tfrecord"]  # fmt: skip

@@ -286,8 +286,9 @@ def _wrap_produced(produced: list[list[Any]], specs: list[OutputSpec], device: D
                    ) -> list[BatchStorage]:  # fmt: skip
     result = []
     for samples, spec in zip(produced, specs, strict=False):
-        tensors = [torch.from_numpy(np.ascontiguousarray(s)) if isinstance(s, np.ndarray) else s
-                   for s in samples]  # fmt: skip
+        # (np.ascontiguousarray would turn a 0-D sample into shape (1,))
+        tensors = [torch.from_numpy(s if s.flags.c_contiguous else np.ascontiguousarray(s))
+                   if isinstance(s, np.ndarray) else s for s in samples]  # fmt: skip
         tensors = [t if t.dtype == spec.dtype.torch_dtype else t.to(spec.dtype.torch_dtype)
                    for t in tensors]  # fmt: skip
         result.append(BatchStorage(tensors, device))
