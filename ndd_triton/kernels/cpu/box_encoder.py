@@ -11,7 +11,7 @@ import numpy as np
 from ndd_triton.kernels import register
 from ndd_triton.ops import box_encoder
 from ndd_triton.ops._bbox import check_box_values
-from ndd_triton.ops.schema import SampleArgs
+from ndd_triton.ops.schema import Call
 
 _HALF = np.float32(0.5)
 
@@ -55,26 +55,68 @@ def centre_form(ltrb: np.ndarray) -> np.ndarray:
     return np.concatenate([(ltrb[:, :2] + ltrb[:, 2:]) * _HALF, ltrb[:, 2:] - ltrb[:, :2]], 1)
 
 
-@register(box_encoder.schema, "cpu")
-def box_encoder_cpu(out: tuple[np.ndarray, np.ndarray], boxes: np.ndarray, labels: np.ndarray,
-                    arg: SampleArgs) -> None:  # fmt: skip
-    """Match, then write boxes (or offsets) and labels of every anchor."""
-    encoded, out_labels = out
-    boxes = boxes.reshape(-1, 4)
-    check_box_values("box_encoder", boxes, arg.index, ends=True, what="input 0 (bboxes)")
-    anchors = arg.anchor_boxes
-    idx = match(boxes, anchors, arg.criteria)
-    hit = idx >= 0
-    chosen = boxes[np.maximum(idx, 0)] if len(boxes) else np.zeros_like(anchors)
-    out_labels[...] = np.where(hit, labels.reshape(-1)[np.maximum(idx, 0)] if len(boxes) else 0, 0)
-    if not arg.offset:
-        encoded[...] = centre_form(np.where(hit[:, None], chosen, anchors))
+def match_batch(boxes: np.ndarray, counts: np.ndarray, anchors: np.ndarray, criteria: float
+                ) -> np.ndarray:  # fmt: skip
+    """`match` of every sample at once: `boxes` `[N, K, 4]` padded after each sample's
+    `counts[i]` boxes; `[N, M]` box index per anchor, -1 where unmatched. Padded boxes get IoU
+    -1, below every real IoU and every criteria, so they are never anyone's best box."""
+    n, k, m = boxes.shape[0], boxes.shape[1], len(anchors)
+    if k == 0:
+        return np.full((n, m), -1, np.int64)
+    iou = iou_matrix(boxes.reshape(n * k, 4), anchors).reshape(n, k, m)
+    real = np.arange(k)[None, :] < counts[:, None]  # [N, K]
+    iou[~real] = -1
+    best_box = last_argmax(iou, axis=1)  # [N, M]
+    best_iou = np.take_along_axis(iou, best_box[:, None, :], axis=1)[:, 0]
+    matched = np.where(best_iou > np.float32(criteria), best_box, -1)
+    forced = np.full(n * m, -1, np.int64)
+    sample, box = np.nonzero(real)  # boxes in order within each sample: later box wins
+    np.maximum.at(forced, sample * m + last_argmax(iou[sample, box], axis=1), box)
+    forced = forced.reshape(n, m)
+    return np.where(forced >= 0, forced, matched)
+
+
+@register(box_encoder.schema, "cpu", batched=True)
+def box_encoder_cpu(call: Call, outs: list[list[np.ndarray]], ins: list[list[np.ndarray]]
+                    ) -> None:  # fmt: skip
+    """Match, then write boxes (or offsets) and labels of every anchor: the whole batch as one
+    `[N, K, M]` computation (per sample, NumPy call overhead costs several times the math);
+    each element goes through the same float32 steps as one sample alone would."""
+    n = len(outs[0])
+    if n == 0:
         return
-    scale = np.float32(arg.scale)
-    box_c = centre_form(chosen * scale)
-    anc_c = centre_form(anchors * scale)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        xy = (box_c[:, :2] - anc_c[:, :2]) / anc_c[:, 2:]
-        wh = np.log(box_c[:, 2:] / anc_c[:, 2:])
-    res = (np.concatenate([xy, wh], 1) - arg.encode_means) / arg.encode_stds
-    encoded[...] = np.where(hit[:, None], res, np.float32(0))
+    boxes = [b.reshape(-1, 4) for b in ins[0]]
+    labels = [lab.reshape(-1) for lab in ins[1]]
+    for i, b in enumerate(boxes):
+        check_box_values("box_encoder", b, i, ends=True, what="input 0 (bboxes)")
+    counts = np.array([len(b) for b in boxes], np.int64)
+    k = int(counts.max())
+    real = np.arange(k)[None, :] < counts[:, None]
+    padded = np.zeros((n, k, 4), np.float32)
+    padded_labels = np.zeros((n, max(k, 1)), np.int32)
+    if k:
+        padded[real] = np.concatenate(boxes)
+        padded_labels[:, :k][real] = np.concatenate(labels)
+    anchors = call.anchor_boxes
+    m = len(anchors)
+    idx = match_batch(padded, counts, anchors, call.criteria)
+    hit = idx >= 0
+    safe = np.maximum(idx, 0)
+    rows = np.arange(n)[:, None]
+    chosen = padded[rows, safe] if k else np.zeros((n, m, 4), np.float32)
+    out_labels = np.where(hit, padded_labels[rows, safe], 0)
+    if not call.offset:
+        encoded = centre_form(np.where(hit[..., None], chosen, anchors).reshape(n * m, 4))
+    else:
+        scale = np.float32(call.scale)
+        box_c = centre_form((chosen * scale).reshape(n * m, 4)).reshape(n, m, 4)
+        anc_c = centre_form(anchors * scale)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            xy = (box_c[..., :2] - anc_c[:, :2]) / anc_c[:, 2:]
+            wh = np.log(box_c[..., 2:] / anc_c[:, 2:])
+        res = (np.concatenate([xy, wh], -1) - call.encode_means) / call.encode_stds
+        encoded = np.where(hit[..., None], res, np.float32(0))
+    encoded = encoded.reshape(n, m, 4)
+    for i in range(n):
+        outs[0][i][...] = encoded[i]
+        outs[1][i][...] = out_labels[i]
