@@ -262,16 +262,26 @@ def search_first_chunk(boxes: list[np.ndarray], p: SearchParams, key: int,
     real = np.arange(kmax)[None, :] < counts[:, None]  # [N, K]
     padded = np.zeros((n, kmax, 2 * d), np.float32)
     padded[real] = np.concatenate(boxes)
-    b_lo, b_hi = padded[:, None, :, :d], padded[:, None, :, d:]
-    lo, hi = start[:, :, None], end[:, :, None]
-    extent = np.maximum(np.minimum(b_hi, hi) - np.maximum(b_lo, lo), 0)
-    inter = np.prod(extent, axis=-1, dtype=np.float32)  # [N, C, K]
-    box_vol = np.prod(padded[:, :, d:] - padded[:, :, :d], axis=-1, dtype=np.float32)[:, None]
-    win_vol = np.prod(end - start, axis=-1, dtype=np.float32)[:, :, None]
+    # per coordinate ([N, C, K] arrays): NumPy loops over a trailing axis of 2-3 coordinates
+    # are slow; the products are taken in np.prod's order (first to last)
+    inter = box_vol = win_vol = centre_in = None
+    for a in range(d):
+        b_lo, b_hi = padded[:, None, :, a], padded[:, None, :, d + a]
+        lo, hi = start[:, :, a, None], end[:, :, a, None]
+        extent = np.maximum(np.minimum(b_hi, hi) - np.maximum(b_lo, lo), np.float32(0))
+        side = padded[:, :, d + a] - padded[:, :, a]
+        span = end[:, :, a] - start[:, :, a]
+        inter = extent if inter is None else inter * extent
+        box_vol = side if box_vol is None else box_vol * side
+        win_vol = span if win_vol is None else win_vol * span
+        if p.prune is None:
+            centre = (padded[:, None, :, a] + padded[:, None, :, d + a]) * np.float32(0.5)
+            inside = (centre >= lo) & (centre < hi)
+            centre_in = inside if centre_in is None else centre_in & inside
+    box_vol, win_vol = box_vol[:, None], win_vol[:, :, None]
     metric = _metric(inter, box_vol, win_vol, p.overlap)
     if p.prune is None:
-        centre = (padded[:, :, :d] + padded[:, :, d:]) * np.float32(0.5)
-        kept = ((centre[:, None] >= lo) & (centre[:, None] < hi)).all(axis=-1)
+        kept = centre_in
     else:
         with np.errstate(divide="ignore", invalid="ignore"):
             frac = np.where(inter > 0, inter / box_vol, np.float32(0))

@@ -211,6 +211,9 @@ def test_errors():
     {"thresholds": [0.0, 0.95], "scaling": [0.3, 0.6], "bbox_prune_threshold": 0.5,
      "allow_no_crop": False, "num_attempts": 3, "total_num_attempts": 7},
     {"thresholds": [0.5], "scaling": [0.5, 1.0], "aspect_ratio": [1.0, 1.0]},
+    {"ndim": 3, "thresholds": [0.1, 0.4], "scaling": [0.4, 1.0],
+     "aspect_ratio": [0.5, 2.0, 0.5, 2.0, 0.5, 2.0], "total_num_attempts": 40},
+    {"ndim": 3, "thresholds": [0.3], "scaling": [0.3, 0.9], "bbox_prune_threshold": 0.3},
 ])
 def test_batched_first_chunk_equals_per_sample_search(kw):
     """The first chunk of attempts runs for all samples at once; the windows must be those of
@@ -218,10 +221,17 @@ def test_batched_first_chunk_equals_per_sample_search(kw):
     from ndd_triton.ops import _bbox_crop_search as s
     from ndd_triton.ops import random_bbox_crop as op
 
-    boxes = [random_boxes(k % 6, k) for k in range(40)] + [np.zeros((0, 4), np.float32)]
-    canon = [op._canonical(b, "xyXY", 2) for b in boxes]
-    aspect = np.asarray(kw.get("aspect_ratio", [1.0, 1.0]), np.float32).reshape(1, 2)
-    params = s.SearchParams(2, np.asarray(kw["thresholds"], np.float32),
+    d = kw.get("ndim", 2)
+    layout = "xyXY" if d == 2 else "xyzXYZ"
+    rng = np.random.default_rng(d)
+    boxes = [random_boxes(k % 6, k) for k in range(40)] if d == 2 else \
+        [np.sort(rng.random((k % 5, 2, 3)), axis=1).reshape(-1, 6).astype(np.float32)
+         for k in range(40)]  # fmt: skip
+    boxes.append(np.zeros((0, 2 * d), np.float32))
+    canon = [op._canonical(b, layout, d) for b in boxes]
+    aspect = np.asarray(kw.get("aspect_ratio", [1.0, 1.0] * (1 if d == 2 else 3)),
+                        np.float32).reshape(-1, 2)  # fmt: skip
+    params = s.SearchParams(d, np.asarray(kw["thresholds"], np.float32),
                             kw.get("threshold_type") == "overlap",
                             kw.get("all_boxes_above_threshold", True),
                             tuple(kw["scaling"]), aspect, kw.get("num_attempts", 1),
