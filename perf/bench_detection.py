@@ -179,8 +179,12 @@ class Ndd:
 
         import ndd_triton as ndd
 
+        from detection import coco_reader
+
         ndd.set_num_threads(cfg["threads"])
         self.cfg, self.anchors, self.seed = cfg, np.load(cfg["anchors"]), 0
+        # one reader for all epochs, as DALI's code below keeps its reader
+        self.reader = coco_reader(cfg["root"], cfg["ann"], seed=0)
         self.epoch()
 
     def epoch(self) -> dict:
@@ -188,8 +192,8 @@ class Ndd:
 
         cfg, n = self.cfg, 0
         wall, cpu = time.perf_counter(), time.process_time()
-        for images, _, _ in detection_batches(cfg["batch"], 300, "cpu", cfg["root"], cfg["ann"],
-                                              self.seed, self.anchors):  # fmt: skip
+        for images, _, _ in detection_batches(cfg["batch"], 300, "cpu", seed=self.seed,
+                                              anchors=self.anchors, reader=self.reader):  # fmt: skip
             n += images.shape[0]
         self.seed += 1
         return {"n": n, "wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu}
