@@ -2,7 +2,7 @@
 beside DALI 2.4 dynamic mode's per-op CPU time.
 
 Run: `python perf/profile_detection.py [--copies 8] [--batch 32] [--threads 2] [--epochs 3]
-[--cprofile 25] [--dali-python /work/dali_venv/bin/python]`.
+[--cprofile 25] [--image-slice] [--dali-python /work/dali_venv/bin/python]`.
 
 The recipe of `perf/bench_detection.py` / examples/detection.py runs op by op in
 `EvalMode.sync_cpu`, so each call returns when its samples are done and the process CPU time
@@ -30,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE), os.path.join(os.path.dirname(HERE), "examples")]
 
 ndd: Any = None
-FUSED = os.environ.get("FUSED") == "1"
+FUSED = False  # --image-slice: decoders.image_slice instead of decoders.image + slice
 MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
 STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
 
@@ -133,14 +133,18 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--cprofile", type=int, default=0, metavar="N")
+    parser.add_argument("--image-slice", action="store_true",
+                        help="decode the window (decoders.image_slice) instead of decode + slice")
     parser.add_argument("--dali-python", default="/work/dali_venv/bin/python")
     parser.add_argument("--dali-worker", metavar="CFG", help=argparse.SUPPRESS)
     opts = parser.parse_args()
+    global FUSED
     if opts.dali_worker:
         import nvidia.dali.experimental.dynamic as dali_ndd
 
         ndd = dali_ndd
         cfg = json.loads(opts.dali_worker)
+        FUSED = cfg["image_slice"]
         ndd.set_num_threads(cfg["threads"])
         print(json.dumps(run(cfg)))
         return
@@ -152,6 +156,7 @@ def main() -> None:
     import ndd_triton
 
     ndd = profile_rn50.ndd = ndd_triton
+    FUSED = opts.image_slice
     global _kernel_cpu
     _kernel_cpu = profile_rn50._kernel_cpu
     ndd.set_num_threads(opts.threads)
@@ -163,7 +168,7 @@ def main() -> None:
         anchors = os.path.join(tmp, "anchors.npy")
         np.save(anchors, ssd_anchors())
         cfg = {"root": DATA, "ann": ann, "anchors": anchors, "batch": opts.batch,
-               "epochs": opts.epochs, "threads": opts.threads}
+               "epochs": opts.epochs, "threads": opts.threads, "image_slice": opts.image_slice}
         ops, reading, total, n = run(cfg)
         kernels = dict(_kernel_cpu)
         dali = None
