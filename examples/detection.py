@@ -37,16 +37,27 @@ def ssd_anchors(feature_sizes=(19, 10, 5, 3, 1), scales=(0.2, 0.35, 0.5, 0.7, 0.
     return np.clip(np.concatenate(out), 0, 1).astype(np.float32)
 
 
+def coco_reader(root: str = DATA, annotations: str | None = None, seed: int = 0,
+                images: list[str] | None = None) -> ndd.readers.COCO:  # fmt: skip
+    """The COCO reader of the recipe: boxes `ltrb`, relative, images without boxes skipped."""
+    annotations = annotations or os.path.join(DATA, "detection_coco.json")
+    return ndd.readers.COCO(file_root=root, annotations_file=annotations, ltrb=True, ratio=True,
+                            skip_empty=True, random_shuffle=True, seed=seed,
+                            images=images)  # fmt: skip
+
+
 def detection_batches(batch_size: int = 4, size: int = 300, device: str = "cpu",
                       root: str = DATA, annotations: str | None = None, seed: int = 0,
-                      anchors: np.ndarray | None = None, images: list[str] | None = None
+                      anchors: np.ndarray | None = None, images: list[str] | None = None,
+                      reader: ndd.readers.COCO | None = None,
                       ) -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:  # fmt: skip
-    """One epoch of `(images [N, 3, size, size] float, boxes [N, M, 4], labels [N, M])`."""
+    """One epoch of `(images [N, 3, size, size] float, boxes [N, M, 4], labels [N, M])`.
+
+    `reader`: a `coco_reader` kept across epochs (each call runs its next epoch; it reads the
+    next epoch's files ahead, as a training loop would keep it); default: a new one per call
+    (`root`, `annotations`, `seed` and `images` then configure it)."""
     anchors = ssd_anchors() if anchors is None else anchors
-    reader = ndd.readers.COCO(file_root=root,
-                              annotations_file=annotations or os.path.join(DATA, "detection_coco.json"),
-                              ltrb=True, ratio=True, skip_empty=True, random_shuffle=True,
-                              seed=seed, images=images)  # fmt: skip
+    reader = coco_reader(root, annotations, seed, images) if reader is None else reader
     rng = ndd.random.RNG(seed=seed)
     for jpegs, boxes, labels in reader.next_epoch(batch_size=batch_size):
         images = ndd.decoders.image(jpegs, device=device)
@@ -80,10 +91,11 @@ def main() -> None:
     parser.add_argument("--root", default=DATA)
     parser.add_argument("--annotations", default=None)
     args = parser.parse_args()
+    reader = coco_reader(args.root, args.annotations)
     for epoch in range(args.epochs):
         start, count = time.perf_counter(), 0
         for images, targets, classes in detection_batches(args.batch, args.size, args.device,
-                                                          args.root, args.annotations, epoch):
+                                                          seed=epoch, reader=reader):
             count += images.shape[0]
             matched = (classes > 0).sum(dim=1).tolist()
             print(f"images {tuple(images.shape)} {images.dtype}, targets {tuple(targets.shape)}, "

@@ -14,8 +14,12 @@ random horizontal flip of image and boxes -> normalise to float CHW -> SSD targe
 `v2.RandomIoUCrop`, `v2.Resize`, `v2.RandomHorizontalFlip`, `v2.ToDtype`/`v2.Normalize`, decoding
 with `torchvision.io.decode_jpeg` and encoding with `torchvision.ops.box_iou` + torch (the
 same matching rules, vectorised), on a thread pool of `--threads`. DALI and torchvision run in
-their own interpreters (subprocesses), one after the other. Median images/s over `--epochs`
-epochs after one warm-up epoch.
+their own interpreters (subprocesses that serve one epoch per request), interleaved with
+ndd_triton epoch by epoch: after one warm-up epoch each, every round runs one epoch of each
+library, `--epochs` rounds. On a machine shared with other work, the load drifts between runs;
+interleaving exposes every library to the same drift, and each round's ndd_triton / other
+ratio is printed as a range next to the median images/s. The process CPU time per image (all
+threads of that library's process) is printed too: it depends much less on the load.
 """
 
 from __future__ import annotations
@@ -23,17 +27,32 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DATA = os.path.join(ROOT, "ndd_triton", "data", "images")
 
+# Each subprocess serves epochs on request (one line on stdin -> one JSON line: images, wall
+# seconds, process CPU seconds), so the parent can interleave the libraries epoch by epoch.
+SERVE = r'''
+epoch()
+print(json.dumps({"ready": True, "version": VERSION}), flush=True)
+for line in sys.stdin:
+    w, c = time.perf_counter(), time.process_time()
+    n = epoch()
+    print(json.dumps({"n": n, "wall": time.perf_counter() - w, "cpu": time.process_time() - c}),
+          flush=True)
+'''
+
 # DALI dynamic mode: the recipe of examples/detection.py, op for op (no torch in DALI's venv)
 DALI_CODE = r'''
+VERSION = 'DALI'
 import json, sys, time, statistics
 import numpy as np
 import nvidia.dali.experimental.dynamic as ndd
@@ -62,15 +81,11 @@ def epoch():
         images.evaluate(); targets.evaluate(); classes.evaluate()
         n += jpegs.batch_size
     return n
-epoch()
-rates = []
-for _ in range(cfg["epochs"]):
-    t = time.perf_counter(); n = epoch(); rates.append(n / (time.perf_counter() - t))
-print(json.dumps({"rate": statistics.median(rates)}))
-'''
+''' + SERVE
 
 # torchvision v2 with tv_tensors.BoundingBoxes, on a thread pool
 TV_CODE = r'''
+VERSION = None
 import json, sys, time, statistics
 from concurrent.futures import ThreadPoolExecutor
 import numpy as np, torch, torchvision
@@ -121,6 +136,7 @@ def one(item):
     img, target = transform(img, {"boxes": bb, "labels": labels})
     t, c = encode(target["boxes"], target["labels"])
     return img, t, c
+VERSION = torchvision.__version__
 pool = ThreadPoolExecutor(cfg["threads"])
 g = torch.Generator().manual_seed(0)
 def epoch():
@@ -132,12 +148,7 @@ def epoch():
         torch.stack([o[0] for o in out]); torch.stack([o[1] for o in out]); torch.stack([o[2] for o in out])
         n += len(chunk)
     return n
-epoch()
-rates = []
-for _ in range(cfg["epochs"]):
-    t = time.perf_counter(); n = epoch(); rates.append(n / (time.perf_counter() - t))
-print(json.dumps({"rate": statistics.median(rates), "torchvision": torchvision.__version__}))
-'''
+''' + SERVE
 
 
 def annotations(copies: int, path: str) -> int:
@@ -159,42 +170,60 @@ def annotations(copies: int, path: str) -> int:
     return len(images)
 
 
-def bench_ndd(cfg: dict) -> float:
-    sys.path.insert(0, ROOT)
-    sys.path.insert(0, os.path.join(ROOT, "examples"))
-    import numpy as np
+class Ndd:
+    """examples/detection.py in this process, one epoch per `epoch()` (a new seed each)."""
 
-    import ndd_triton as ndd
-    from detection import detection_batches
+    def __init__(self, cfg: dict) -> None:
+        sys.path[:0] = [ROOT, os.path.join(ROOT, "examples")]
+        import numpy as np
 
-    ndd.set_num_threads(cfg["threads"])
-    anchors = np.load(cfg["anchors"])
+        import ndd_triton as ndd
 
-    def epoch(seed: int) -> int:
-        n = 0
-        for images, targets, classes in detection_batches(cfg["batch"], 300, "cpu", cfg["root"],
-                                                          cfg["ann"], seed, anchors):
+        from detection import coco_reader
+
+        ndd.set_num_threads(cfg["threads"])
+        self.cfg, self.anchors, self.seed = cfg, np.load(cfg["anchors"]), 0
+        # one reader for all epochs, as DALI's code below keeps its reader
+        self.reader = coco_reader(cfg["root"], cfg["ann"], seed=0)
+        self.epoch()
+
+    def epoch(self) -> dict:
+        from detection import detection_batches
+
+        cfg, n = self.cfg, 0
+        wall, cpu = time.perf_counter(), time.process_time()
+        for images, _, _ in detection_batches(cfg["batch"], 300, "cpu", seed=self.seed,
+                                              anchors=self.anchors, reader=self.reader):  # fmt: skip
             n += images.shape[0]
-        return n
-
-    epoch(0)
-    rates = []
-    for e in range(cfg["epochs"]):
-        start = time.perf_counter()
-        n = epoch(e + 1)
-        rates.append(n / (time.perf_counter() - start))
-    return sorted(rates)[len(rates) // 2]
+        self.seed += 1
+        return {"n": n, "wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu}
 
 
-def run_sub(python: str, code: str, cfg: dict) -> dict | None:
-    if not python or not os.path.exists(python):
-        return None
-    res = subprocess.run([python, "-c", code, json.dumps(cfg)], capture_output=True, text=True)
-    lines = [ln for ln in res.stdout.splitlines() if ln.startswith("{")]
-    if res.returncode or not lines:
-        print(f"{python}: failed\n{res.stderr[-2000:]}", file=sys.stderr)
-        return None
-    return json.loads(lines[-1])
+class Sub:
+    """A library in its own interpreter, serving one epoch per request (`SERVE`)."""
+
+    def __init__(self, python: str, code: str, cfg: dict) -> None:
+        self.proc = subprocess.Popen([python, "-c", code, json.dumps(cfg)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)  # fmt: skip
+        self.version = self._read()["version"]
+
+    def _read(self) -> dict:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if line.startswith("{"):
+                return json.loads(line)
+        raise RuntimeError(f"subprocess ended (status {self.proc.wait()})")
+
+    def epoch(self) -> dict:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write("epoch\n")
+        self.proc.stdin.flush()
+        return self._read()
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait()
 
 
 def main() -> None:
@@ -217,24 +246,40 @@ def main() -> None:
         anchors = os.path.join(tmp, "anchors.npy")
         np.save(anchors, ssd_anchors())
         cfg = {"root": DATA, "ann": ann, "anchors": anchors, "batch": args.batch,
-               "epochs": args.epochs, "threads": args.threads}
-        rows = {}
+               "threads": args.threads}
+        libs: dict[str, Any] = {}
         if "ndd" in args.only:
-            rows["ndd_triton (dynamic mode, CPU)"] = bench_ndd(cfg)
-        if "dali" in args.only:
-            res = run_sub(args.dali_python, DALI_CODE, cfg)
-            rows["DALI 2.4 dynamic mode (CPU)"] = res and res["rate"]
-        if "tv" in args.only:
-            res = run_sub(args.tv_python, TV_CODE, cfg)
-            rows[f"torchvision v2 ({res and res.get('torchvision')}, {args.threads} threads)"] = \
-                res and res["rate"]  # fmt: skip
-    base = rows.get("ndd_triton (dynamic mode, CPU)")
+            libs["ndd_triton (dynamic mode, CPU)"] = Ndd(cfg)
+        for key, python, code in (("dali", args.dali_python, DALI_CODE),
+                                  ("tv", args.tv_python, TV_CODE)):  # fmt: skip
+            if key in args.only and python and os.path.exists(python):
+                sub = Sub(python, code, cfg)
+                name = "DALI 2.4 dynamic mode (CPU)" if key == "dali" else \
+                    f"torchvision v2 ({sub.version}, {args.threads} threads)"  # fmt: skip
+                libs[name] = sub
+        runs: dict[str, list[dict]] = {name: [] for name in libs}
+        load = os.getloadavg()[0]
+        for _ in range(args.epochs):  # interleaved: each round runs every library once
+            for name, lib in libs.items():
+                runs[name].append(lib.epoch())
+        for lib in libs.values():
+            if isinstance(lib, Sub):
+                lib.close()
     print(f"detection recipe, {count} images/epoch, batch {args.batch}, {args.threads} threads, "
-          f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
-    print("| pipeline | images/s | ndd_triton / this |\n|---|---|---|")
-    for name, rate in rows.items():
-        ratio = f"{base / rate:.2f}x" if base and rate else "-"
-        print(f"| {name} | {rate:.1f} |" if rate else f"| {name} | n/a |", ratio, "|")
+          f"{os.cpu_count()} CPUs, {args.epochs} interleaved rounds, load {load:.1f} -> "
+          f"{os.getloadavg()[0]:.1f}")
+    print("| pipeline | images/s (median) | CPU ms/image (median) | ndd_triton / this, "
+          "per round (min-max) |\n|---|---|---|---|")
+    base = runs.get("ndd_triton (dynamic mode, CPU)")
+    for name, rounds in runs.items():
+        rate = statistics.median(r["n"] / r["wall"] for r in rounds)
+        cpu = statistics.median(r["cpu"] * 1e3 / r["n"] for r in rounds)
+        ratio = "-"
+        if base is not None:
+            per = [b["n"] / b["wall"] / (r["n"] / r["wall"])
+                   for b, r in zip(base, rounds, strict=True)]  # fmt: skip
+            ratio = f"{statistics.median(per):.2f}x ({min(per):.2f}-{max(per):.2f})"
+        print(f"| {name} | {rate:.1f} | {cpu:.2f} | {ratio} |")
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ndd_triton.random._philox import draws_u32, to_unit_float64
+from ndd_triton.random._philox import batch_draws, draws_u32, to_unit_float64
 
 SPACE = 1 << 32  # draws reserved per sample (an attempt uses 2 * (1 + 2 * ndim))
 CHUNK = 32  # attempts evaluated per vectorised step
@@ -73,9 +73,12 @@ class Window:
 _PAIRS = {2: ((0, 1),), 3: ((0, 1), (0, 2), (1, 2))}
 
 
-def _uniforms(key: int, base: int, first: int, count: int, stride: int) -> np.ndarray:
-    """`[count, stride]` float64 uniforms of attempts `first ..` (two uint32 per value)."""
-    raw = draws_u32(key, (base + 2 * stride * first) % _DRAW_SPACE, 2 * stride * count)
+def _uniforms(key: int, base: int, first: int, count: int, stride: int,
+              raw: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """`[count, stride]` float64 uniforms of attempts `first ..` (two uint32 per value; `raw`:
+    those draws when the caller already made them)."""
+    if raw is None:
+        raw = draws_u32(key, (base + 2 * stride * first) % _DRAW_SPACE, 2 * stride * count)
     pairs = raw.reshape(count * stride, 2)
     return to_unit_float64(pairs[:, 0], pairs[:, 1]).reshape(count, stride)
 
@@ -143,12 +146,23 @@ def _kept(boxes: np.ndarray, lo: np.ndarray, hi: np.ndarray, inter: np.ndarray,
     return (inter > 0) & (frac >= np.float32(p.prune))
 
 
+def first_chunk_draws(p: SearchParams, key: int, bases: list[int]) -> list[np.ndarray]:
+    """The raw draws of every sample's first chunk of attempts, from one Philox pass (per
+    sample, the Philox rounds cost more NumPy calls than the rest of a typical search)."""
+    stride = 1 + 2 * p.ndim
+    limit = p.total_attempts if p.total_attempts > 0 else ATTEMPT_CAP
+    count = 2 * stride * min(CHUNK, limit)
+    return batch_draws(key, [b % _DRAW_SPACE for b in bases], [count] * len(bases))
+
+
 def search(boxes: np.ndarray, p: SearchParams, key: int, base: int,
-           crop: tuple[np.ndarray, np.ndarray] | None = None) -> Window:  # fmt: skip
+           crop: tuple[np.ndarray, np.ndarray] | None = None,
+           first_raw: np.ndarray | None = None) -> Window:  # fmt: skip
     """Find the window of one sample.
 
     `boxes`: `[K, 2 * ndim]` float32, starts then ends, relative. `crop`: `(crop_shape,
-    input_shape)` in pixels (x, y[, z] order) for fixed-size windows.
+    input_shape)` in pixels (x, y[, z] order) for fixed-size windows. `first_raw`: the draws
+    of the first chunk (`first_chunk_draws`), if already made.
     """
     d = p.ndim
     stride = 1 + 2 * d
@@ -162,7 +176,7 @@ def search(boxes: np.ndarray, p: SearchParams, key: int, base: int,
     first = 0
     while first < limit:
         count = min(CHUNK, limit - first)
-        u = _uniforms(key, base, first, count, stride)
+        u = _uniforms(key, base, first, count, stride, first_raw if first == 0 else None)
         option = _options(u[:, 0], first, n_opts, p.num_attempts, carried)
         carried = int(option[-1])
         if crop is None:
@@ -216,3 +230,82 @@ def search(boxes: np.ndarray, p: SearchParams, key: int, base: int,
     best.exhausted = limit
     best.best_metric = float(best_metric)
     return best
+
+
+def search_first_chunk(boxes: list[np.ndarray], p: SearchParams, key: int,
+                       raws: list[np.ndarray]) -> list[Window | None]:  # fmt: skip
+    """`search` of every sample's first chunk of attempts at once (free windows, no
+    `crop_shape`): the Window of each sample that finds one there, None for those that do not
+    (the caller runs `search` for them). The same element-wise float32 steps as `search` on an
+    extra leading sample axis (boxes padded to the longest list, padding masked out of the
+    min/max and the pruning), so the windows are identical."""
+    n, d = len(boxes), p.ndim
+    if n == 0:
+        return []
+    stride = 1 + 2 * d
+    n_thr = len(p.thresholds)
+    n_opts = n_thr + (1 if p.allow_no_crop else 0)
+    count = raws[0].size // (2 * stride)
+    raw = np.stack(raws).reshape(n * count * stride, 2)
+    u = to_unit_float64(raw[:, 0], raw[:, 1]).reshape(n, count, stride)
+    # option: drawn at each block's first attempt, carried after (attempt 0 starts a block)
+    t = np.arange(count)
+    last = np.maximum.accumulate(np.where(t % p.num_attempts == 0, t, -1))
+    option = np.minimum((u[:, :, 0] * n_opts).astype(np.int64), n_opts - 1)[:, last]
+    size, ok = _sizes(u[:, :, 1:1 + d].reshape(n * count, d), p)
+    size, ok = size.reshape(n, count, d), ok.reshape(n, count)
+    start = (u[:, :, 1 + d:].astype(np.float32) * (np.float32(1) - size)).astype(np.float32)
+    end = (start + size).astype(np.float32)
+    no_crop = option >= n_thr
+    kmax = max(len(b) for b in boxes)
+    counts = np.array([len(b) for b in boxes])
+    real = np.arange(kmax)[None, :] < counts[:, None]  # [N, K]
+    padded = np.zeros((n, kmax, 2 * d), np.float32)
+    padded[real] = np.concatenate(boxes)
+    # per coordinate ([N, C, K] arrays): NumPy loops over a trailing axis of 2-3 coordinates
+    # are slow; the products are taken in np.prod's order (first to last)
+    inter = box_vol = win_vol = centre_in = None
+    for a in range(d):
+        b_lo, b_hi = padded[:, None, :, a], padded[:, None, :, d + a]
+        lo, hi = start[:, :, a, None], end[:, :, a, None]
+        extent = np.maximum(np.minimum(b_hi, hi) - np.maximum(b_lo, lo), np.float32(0))
+        side = padded[:, :, d + a] - padded[:, :, a]
+        span = end[:, :, a] - start[:, :, a]
+        inter = extent if inter is None else inter * extent
+        box_vol = side if box_vol is None else box_vol * side
+        win_vol = span if win_vol is None else win_vol * span
+        if p.prune is None:
+            centre = (padded[:, None, :, a] + padded[:, None, :, d + a]) * np.float32(0.5)
+            inside = (centre >= lo) & (centre < hi)
+            centre_in = inside if centre_in is None else centre_in & inside
+    box_vol, win_vol = box_vol[:, None], win_vol[:, :, None]
+    metric = _metric(inter, box_vol, win_vol, p.overlap)
+    if p.prune is None:
+        kept = centre_in
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frac = np.where(inter > 0, inter / box_vol, np.float32(0))
+        kept = (inter > 0) & (frac >= np.float32(p.prune))
+    kept &= real[:, None]
+    pad = np.float32(np.inf if p.all_boxes else -np.inf)
+    metric = np.where(real[:, None], metric, pad)
+    agg = metric.min(axis=2, initial=pad) if p.all_boxes else metric.max(axis=2, initial=pad)
+    agg = np.where((counts > 0)[:, None], agg, np.float32(np.inf))
+    any_kept = kept.any(axis=2) | (counts == 0)[:, None]
+    threshold = p.thresholds[np.minimum(option, n_thr - 1)]
+    valid = no_crop | (ok & (agg >= threshold) & any_kept)
+    first = np.argmax(valid, axis=1)
+    found = valid[np.arange(n), first]
+    out: list[Window | None] = []
+    for i in range(n):
+        if not found[i]:
+            out.append(None)
+            continue
+        j = int(first[i])
+        if no_crop[i, j]:
+            out.append(Window(np.zeros(d, np.float32), np.ones(d, np.float32),
+                              np.arange(counts[i]), True))  # fmt: skip
+        else:
+            out.append(Window(start[i, j], end[i, j] - start[i, j],
+                              np.flatnonzero(kept[i, j, :counts[i]]), False))  # fmt: skip
+    return out

@@ -28,7 +28,14 @@ from ndd_triton.ops._bbox import (
     check_float_boxes,
     check_labels,
 )
-from ndd_triton.ops._bbox_crop_search import SPACE, SearchParams, Window, search
+from ndd_triton.ops._bbox_crop_search import (
+    SPACE,
+    SearchParams,
+    Window,
+    first_chunk_draws,
+    search,
+    search_first_chunk,
+)
 from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 _START_END = {2: "xyXY", 3: "xyzXYZ"}
@@ -189,12 +196,15 @@ def _infer(call: Call) -> list[OutputSpec]:
     n = call.batch_size
     key, bases = (call.rng or get_default_rng()).reserve(np.full(n, SPACE, np.int64))
     assert meta.values is not None
+    first_raw = first_chunk_draws(params, key, [int(b) for b in bases])
+    canons = [_sample_boxes(call, i, meta.values[i], layout, ndim) for i in range(n)]
+    # the first chunk of attempts of all samples at once (most samples end there)
+    found = search_first_chunk(canons, params, key, first_raw) if crops is None else [None] * n
     anchors, shapes, boxes, keeps = [], [], [], []
     for i in range(n):
-        raw = meta.values[i]
-        canon = _sample_boxes(call, i, raw, layout, ndim)
+        raw, canon = meta.values[i], canons[i]
         crop = None if crops is None else (crops[0][i], crops[1][i])
-        window = search(canon, params, key, int(bases[i]), crop)
+        window = found[i] or search(canon, params, key, int(bases[i]), crop, first_raw[i])
         if window.exhausted and not call.quiet:
             warnings.warn(f"random_bbox_crop: sample {i}: could not find a valid cropping window "
                           f"to satisfy the specified requirements (attempted "

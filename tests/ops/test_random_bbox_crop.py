@@ -201,3 +201,51 @@ def test_errors():
     with pytest.warns(DeprecationWarning, match="'ltrb' is deprecated"):
         out = ndd.random_bbox_crop(np.array([[0.1, 0.1, 0.2, 0.2]], np.float32), ltrb=False)
         np.testing.assert_allclose(np.asarray(out[2]), [[0.1, 0.1, 0.2, 0.2]])
+
+
+@pytest.mark.parametrize("kw", [
+    {"thresholds": [0.1, 0.3, 0.5, 0.7, 0.9], "scaling": [0.3, 1.0], "aspect_ratio": [0.5, 2.0],
+     "num_attempts": 1, "total_num_attempts": 50},
+    {"thresholds": [0.2, 0.9], "threshold_type": "overlap", "all_boxes_above_threshold": False,
+     "scaling": [0.2, 0.8], "aspect_ratio": [0.5, 2.0], "allow_no_crop": False},
+    {"thresholds": [0.0, 0.95], "scaling": [0.3, 0.6], "bbox_prune_threshold": 0.5,
+     "allow_no_crop": False, "num_attempts": 3, "total_num_attempts": 7},
+    {"thresholds": [0.5], "scaling": [0.5, 1.0], "aspect_ratio": [1.0, 1.0]},
+    {"ndim": 3, "thresholds": [0.1, 0.4], "scaling": [0.4, 1.0],
+     "aspect_ratio": [0.5, 2.0, 0.5, 2.0, 0.5, 2.0], "total_num_attempts": 40},
+    {"ndim": 3, "thresholds": [0.3], "scaling": [0.3, 0.9], "bbox_prune_threshold": 0.3},
+])
+def test_batched_first_chunk_equals_per_sample_search(kw):
+    """The first chunk of attempts runs for all samples at once; the windows must be those of
+    the per-sample search (which the batched step falls back to when a sample needs more)."""
+    from ndd_triton.ops import _bbox_crop_search as s
+    from ndd_triton.ops import random_bbox_crop as op
+
+    d = kw.get("ndim", 2)
+    layout = "xyXY" if d == 2 else "xyzXYZ"
+    rng = np.random.default_rng(d)
+    boxes = [random_boxes(k % 6, k) for k in range(40)] if d == 2 else \
+        [np.sort(rng.random((k % 5, 2, 3)), axis=1).reshape(-1, 6).astype(np.float32)
+         for k in range(40)]  # fmt: skip
+    boxes.append(np.zeros((0, 2 * d), np.float32))
+    canon = [op._canonical(b, layout, d) for b in boxes]
+    aspect = np.asarray(kw.get("aspect_ratio", [1.0, 1.0] * (1 if d == 2 else 3)),
+                        np.float32).reshape(-1, 2)  # fmt: skip
+    params = s.SearchParams(d, np.asarray(kw["thresholds"], np.float32),
+                            kw.get("threshold_type") == "overlap",
+                            kw.get("all_boxes_above_threshold", True),
+                            tuple(kw["scaling"]), aspect, kw.get("num_attempts", 1),
+                            kw.get("total_num_attempts", -1), kw.get("allow_no_crop", True),
+                            kw.get("bbox_prune_threshold"))  # fmt: skip
+    bases = [int(b) * s.SPACE + 12345 for b in range(len(boxes))]
+    raws = s.first_chunk_draws(params, 77, bases)
+    batched = s.search_first_chunk(canon, params, 77, raws)
+    fallbacks = 0
+    for c, base, raw, got in zip(canon, bases, raws, batched, strict=True):
+        want = s.search(c, params, 77, base)
+        fallbacks += got is None
+        got = got or s.search(c, params, 77, base, None, raw)
+        for name in ("start", "size", "keep"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
+        assert (got.no_crop, got.exhausted) == (want.no_crop, want.exhausted)
+    assert fallbacks < len(boxes)

@@ -1,4 +1,9 @@
-"""bb_flip on the CPU: one sample's boxes through their corners, vectorised over the boxes."""
+"""bb_flip on the CPU: the boxes of the whole batch at once, through their corners.
+
+One batch call (the samples' boxes concatenated, each box with its sample's flags): per
+sample, NumPy's call overhead cost several times the arithmetic of a few boxes. Every box goes
+through the same float32 steps either way.
+"""
 
 from __future__ import annotations
 
@@ -7,21 +12,31 @@ import numpy as np
 from ndd_triton.kernels import register
 from ndd_triton.ops import bb_flip
 from ndd_triton.ops._bbox import check_box_values
-from ndd_triton.ops.schema import SampleArgs
+from ndd_triton.ops.schema import Call, SampleArgs
 
 _ONE = np.float32(1)
 
 
-@register(bb_flip.schema, "cpu")
-def bb_flip_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
+@register(bb_flip.schema, "cpu", batched=True)
+def bb_flip_cpu(call: Call, outs: list[list[np.ndarray]], ins: list[list[np.ndarray]]) -> None:
     """`l, r -> 1 - r, 1 - l` (and `t, b`) in float32; `[x, y, w, h]` via `r = x + w`."""
-    boxes = inp.reshape(-1, 4)
-    check_box_values("bb_flip", boxes, arg.index, ends=bool(arg.ltrb))
-    lo = boxes[:, :2]
-    hi = boxes[:, 2:] if arg.ltrb else lo + boxes[:, 2:]
-    flip = np.array([arg.horizontal != 0, arg.vertical != 0])
+    ltrb = bool(call.ltrb)
+    boxes = [x.reshape(-1, 4) for x in ins[0]]
+    for i, b in enumerate(boxes):
+        check_box_values("bb_flip", b, i, ends=ltrb)
+    counts = [len(b) for b in boxes]
+    if not sum(counts):
+        return
+    args = [SampleArgs(call, i, None) for i in range(len(boxes))]
+    flags = np.array([[a.horizontal != 0, a.vertical != 0] for a in args], bool)
+    flip = np.repeat(flags, counts, axis=0)  # [B, 2]: each box's sample's flags
+    allb = np.concatenate(boxes)
+    lo = allb[:, :2]
+    hi = allb[:, 2:] if ltrb else lo + allb[:, 2:]
     new_lo = np.where(flip, _ONE - hi, lo)
     new_hi = np.where(flip, _ONE - lo, hi)
-    result = out.reshape(-1, 4)
-    result[:, :2] = new_lo
-    result[:, 2:] = new_hi if arg.ltrb else new_hi - new_lo
+    result = np.concatenate([new_lo, new_hi if ltrb else new_hi - new_lo], 1)
+    at = 0
+    for out, k in zip(outs[0], counts, strict=True):
+        out.reshape(-1, 4)[...] = result[at:at + k]
+        at += k
