@@ -1,0 +1,152 @@
+"""Fusion of a traced program (compile mode): chains of calls that run as one pass.
+
+`plan_groups` rewrites the program (a list of plain `CallRecord`s) into groups: a *colour
+chain* is a run of colour adjustments (brightness, contrast, brightness_contrast, hue,
+saturation, hsv, color_twist) where each reads the previous one's output and nothing else in
+the program reads that output. The calls between them (the random draws of their arguments)
+stay where they are, so every call is still prepared in program order and draws what eager mode
+draws.
+
+When an iteration is issued, a group's members are prepared one by one; the last member's
+result comes from one invocation running the whole chain (`fused_invocation`): on the GPU one
+launch (`kernels/gpu/color_chain.py`), on the CPU each sample goes through every member's
+kernel while it is in cache (one pool job, no intermediate batch). Both give the bytes of the
+ops run one by one. An intermediate result the caller reads anyway is computed on first read
+by its own invocation (lazily, from its own inputs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ndd_triton.kernels import KernelEntry
+from ndd_triton.ops import color
+from ndd_triton.ops.schema import SampleArgs
+from ndd_triton.runtime.dispatch import make_run, make_stage
+from ndd_triton.runtime.eval_mode import EvalMode
+from ndd_triton.runtime.invocation import Invocation
+from ndd_triton.runtime.trace import CallRecord
+
+COLOR_OPS = frozenset(s.name for s in color.schemas)
+_FUSABLE_MODES = (EvalMode.eager, EvalMode.deferred)
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Calls of the program that run as one pass (program indices, in chain order)."""
+
+    kind: str
+    calls: tuple[int, ...]
+
+    @property
+    def last(self) -> int:
+        """The member whose result the group's invocation produces."""
+        return self.calls[-1]
+
+
+def _uses(program: list[CallRecord]) -> dict[tuple[int, int], int]:
+    """How often each (call, output) is read by later calls."""
+    uses: dict[tuple[int, int], int] = {}
+    for rec in program:
+        for ref in (*rec.inputs, *rec.args, rec.batch_size, rec.device):
+            if ref.kind == "op":
+                uses[(ref.index, ref.output)] = uses.get((ref.index, ref.output), 0) + 1
+    return uses
+
+
+def plan_groups(program: list[CallRecord]) -> dict[int, Group]:
+    """Member index -> its group, for every colour chain of two or more calls."""
+    uses = _uses(program)
+    nxt: dict[int, int] = {}
+    has_prev: set[int] = set()
+    for p, rec in enumerate(program):
+        if rec.name not in COLOR_OPS or rec.mode not in _FUSABLE_MODES or not rec.inputs:
+            continue
+        src = rec.inputs[0]
+        if src.kind != "op" or uses.get((src.index, 0), 0) != 1:
+            continue
+        prev = program[src.index]
+        if prev.name in COLOR_OPS and prev.mode is rec.mode and prev.ctx is rec.ctx and \
+                src.output == 0:  # fmt: skip
+            nxt[src.index] = p
+            has_prev.add(p)
+    groups: dict[int, Group] = {}
+    for start in sorted(nxt):
+        if start in has_prev:
+            continue
+        calls = [start]
+        while calls[-1] in nxt:
+            calls.append(nxt[calls[-1]])
+        group = Group("color_chain", tuple(calls))
+        for p in calls:
+            groups[p] = group
+    return groups
+
+
+def lazy_invocation(prep: Any, ctx: Any) -> Invocation:
+    """A member's own invocation, run only if its result is read (on the reading thread)."""
+    run = make_run(prep.call, prep.kernel, prep.batches, prep.specs, prep.dev, ctx)
+    inv = Invocation(prep.call.schema.name, run, ctx, None)
+    inv.mode = EvalMode.deferred
+    return inv
+
+
+def fused_invocation(group: Group, members: list[Any], ctx: Any) -> Invocation | None:
+    """One invocation producing the last member's output from the first member's input, or
+    None when the members cannot run as one pass (then each runs on its own)."""
+    first, last = members[0], members[-1]
+    dev = first.dev
+    if any(m.dev != dev or len(m.specs) != 1 or m.specs[0].shapes is None for m in members):
+        return None
+    name = "+".join(m.call.schema.name for m in members)
+    if dev.device_type == "cpu":
+        kernel = KernelEntry(_cpu_chain(members), "cpu")
+    else:
+        from ndd_triton.kernels.gpu.color_chain import chain_codes
+
+        widths = [int(np.asarray(m.call.color_matrix).shape[1]) for m in members]
+        dtypes = [m.specs[0].dtype.numpy_dtype for m in members]
+        codes = chain_codes(widths, dtypes)
+        if codes is None:
+            return None
+        kernel = KernelEntry(_gpu_chain(members, codes), "gpu")
+    specs = last.specs
+    stage = make_stage(first.call, kernel, first.batches, specs, dev, ctx) \
+        if dev.device_type == "cpu" else None  # fmt: skip
+    return Invocation(name, make_run(first.call, kernel, first.batches, specs, dev, ctx), ctx,
+                      None, stage)  # fmt: skip
+
+
+def _cpu_chain(members: list[Any]) -> Any:
+    """`fn(out, inp, arg)`: sample `arg.index` through every member's CPU kernel."""
+    steps = [(m.call, m.kernel, m.specs[0]) for m in members]
+    layout = members[0].call.inputs[0].layout
+
+    def chain(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
+        i = arg.index
+        cur = inp
+        for k, (call, kernel, spec) in enumerate(steps):
+            if k == len(steps) - 1:
+                dst = out
+            else:
+                dst = np.empty(tuple(int(v) for v in spec.shapes[i]), spec.dtype.numpy_dtype)
+            kernel.fn(dst, cur, SampleArgs(call, i, layout))
+            cur = dst
+
+    return chain
+
+
+def _gpu_chain(members: list[Any], codes: int) -> Any:
+    """`fn(run, out, inp, call)`: the chain as one launch."""
+    from ndd_triton.kernels.gpu.color_chain import launch_color_chain
+
+    matrices = [np.asarray(m.call.color_matrix, np.float32) for m in members]
+    offsets = [np.asarray(m.call.color_offset, np.float32) for m in members]
+
+    def chain(run: Any, out: Any, inp: Any, call: Any) -> None:
+        launch_color_chain(run, out, inp, matrices, offsets, codes)
+
+    return chain

@@ -1,0 +1,128 @@
+"""Compile mode's fusion: a traced colour chain runs as one pass (one launch on the GPU, counted
+in the interpreter) and gives the bytes of the ops run one by one, on both backends."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import ndd_triton as ndd
+from ndd_triton.runtime.compiled import CompileFallbackWarning
+
+BS = 3
+
+
+def _data(seed: int, dtype: type, big: bool = False, iterations: int = 3) -> list[list[np.ndarray]]:
+    gen = np.random.default_rng(seed)
+    lo, hi = (8, 30) if big else (3, 8)
+
+    def image() -> np.ndarray:
+        shape = (int(gen.integers(lo, hi)), int(gen.integers(lo, hi)), 3)
+        if dtype == np.float32:
+            return (gen.random(shape) * 300 - 20).astype(np.float32)
+        return gen.integers(0, 256, shape).astype(dtype)
+
+    return [[image() for _ in range(BS)] for _ in range(iterations)]
+
+
+def _u(lo: float, hi: float) -> ndd.Batch:
+    return ndd.random.uniform(batch_size=BS, range=[lo, hi])
+
+
+def _color4(x: ndd.Batch) -> ndd.Batch:
+    x = ndd.brightness(x, brightness=_u(0.6, 1.4), brightness_shift=0.05)
+    x = ndd.contrast(x, contrast=_u(0.5, 1.5))
+    x = ndd.hue(x, hue=_u(-45.0, 45.0))
+    return ndd.saturation(x, saturation=_u(0.2, 1.8))
+
+
+def _twist_to_int16(x: ndd.Batch) -> ndd.Batch:
+    x = ndd.color_twist(x, brightness=1.2, contrast=0.8, hue=20.0, saturation=1.1)
+    x = ndd.brightness_contrast(x, brightness=_u(0.9, 1.1), contrast=1.3)
+    return ndd.hsv(x, hue=_u(-10.0, 10.0), saturation=1.2, value=0.9, dtype=ndd.int16)
+
+
+def _via_float16(x: ndd.Batch) -> ndd.Batch:
+    x = ndd.brightness(x, brightness=1.3, dtype=ndd.float16)  # float16 is not exact in registers
+    return ndd.contrast(x, contrast=_u(0.5, 1.5), dtype=ndd.uint8)
+
+
+def _run(body, data, device: str, compile_: bool):
+    ndd.random.set_seed(99)
+    batches = [ndd.as_batch(d, layout="HWC", device=device) for d in data]
+    epoch = ndd.ExternalSource(iter(batches), device=device).captured(BS) if compile_ \
+        else iter(batches)  # fmt: skip
+    outs = []
+    with ndd.profile() as prof, warnings.catch_warnings():
+        warnings.simplefilter("error", CompileFallbackWarning)
+        for x in epoch:
+            outs.append([np.array(s) for s in body(x).cpu()])
+    return outs, prof, epoch
+
+
+def _assert_same(a, b) -> None:
+    for xa, xb in zip(a, b, strict=True):
+        for sa, sb in zip(xa, xb, strict=True):
+            assert sa.dtype == sb.dtype
+            assert sa.shape == sb.shape
+            assert np.array_equal(sa, sb, equal_nan=True), np.abs(
+                sa.astype(np.float64) - sb.astype(np.float64)).max()  # fmt: skip
+
+
+CASES = [(_color4, np.uint8, 4, True), (_color4, np.float32, 4, True),
+         (_twist_to_int16, np.uint8, 3, True), (_via_float16, np.uint8, 2, False)]  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0].__name__}-{np.dtype(c[1]).name}")
+def test_color_chain_fused_bit_identical(case, backend: str) -> None:
+    body, dtype, ops, one_pass = case
+    data = _data(ops, dtype, big=backend == "cpu")
+    eager, _, _ = _run(body, data, backend, False)
+    compiled, prof, epoch = _run(body, data, backend, True)
+    _assert_same(eager, compiled)
+    session = epoch.session
+    groups = {g.calls for g in session.groups.values()}
+    assert len(groups) == 1  # the chain is one group
+    assert len(next(iter(groups))) == ops
+    assert [len(it.groups) for it in prof.compiled] == [len(session.program) - ops + 1] * 2
+    for it in prof.compiled:
+        fused = [g for g in it.groups if len(g.ops) > 1]
+        # the CPU runs any chain sample by sample through the ops' own kernels
+        assert len(fused) == (1 if one_pass or backend == "cpu" else 0)
+        if backend == "gpu":
+            assert it.gpu_launches == (1 if one_pass else ops)  # the whole chain: one launch
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+def test_reading_an_intermediate_computes_it(backend: str) -> None:
+    data = _data(7, np.uint8)
+    seen: list = []
+
+    def body(x: ndd.Batch) -> ndd.Batch:
+        y = ndd.brightness(x, brightness=_u(0.5, 1.5))
+        z = ndd.contrast(y, contrast=1.4)
+        seen.append([np.array(s) for s in y.cpu()])  # read after the chain was issued
+        return z
+
+    eager, _, _ = _run(body, data, backend, False)
+    eager_mid, seen[:] = list(seen), []
+    compiled, prof, _ = _run(body, data, backend, True)
+    _assert_same(eager, compiled)
+    _assert_same(eager_mid, seen)
+    assert all(any(len(g.ops) == 2 for g in it.groups) for it in prof.compiled)
+
+
+def test_shared_intermediate_is_not_fused() -> None:
+    data = _data(8, np.uint8)
+
+    def body(x: ndd.Batch) -> ndd.Batch:
+        y = ndd.brightness(x, brightness=1.2)
+        return ndd.cat(ndd.contrast(y, contrast=1.4), ndd.hue(y, hue=10.0), axis=1)
+
+    eager, _, _ = _run(body, data, "cpu", False)
+    compiled, _, epoch = _run(body, data, "cpu", True)
+    _assert_same(eager, compiled)
+    assert epoch.session.groups == {}
