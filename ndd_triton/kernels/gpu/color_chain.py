@@ -64,7 +64,7 @@ def _helper_chain_pixels(src, dst, prm, lanes, mask, CIN: tl.constexpr, STEPS: t
         v2 = z
     for s in tl.static_range(STEPS):
         p = prm + s * NSTEP
-        code: tl.constexpr = (CODES >> (4 * s)) & 15
+        code = (CODES >> (4 * s)) & 15  # constexpr (s is a static_range index)
         if code & 4:  # 3x3: the single-op kernel's sum for each output channel
             a0 = (tl.load(p) * v0 + tl.load(p + 1) * v1 + tl.load(p + 2) * v2
                   + tl.load(p + 9))  # fmt: skip
