@@ -25,7 +25,7 @@ import time
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_rn50 import MEAN, STD, make_folder, timed  # noqa: E402
+from bench_rn50 import MEAN, STD, make_folder, timed
 
 
 def rows(ndd: Any, root: str, opts: argparse.Namespace, finish: Any,

@@ -45,8 +45,8 @@ def test_bundled_images_demo_cpu(tmp_path):
 
 @pytest.mark.parametrize("device", ["cpu", "gpu"])
 def test_demo_compile_mode_matches_eager(tiny_dataset, tmp_path, device):
-    kwargs = dict(device=device, epochs=2, batch_size=2, size=8, data_root=str(tiny_dataset),
-                  show_progress=False)  # fmt: skip
+    kwargs = {"device": device, "epochs": 2, "batch_size": 2, "size": 8,
+              "data_root": str(tiny_dataset), "show_progress": False}  # fmt: skip
     eager = _demo.run(out_dir=str(tmp_path / "eager"), **kwargs)
     compiled = _demo.run(out_dir=str(tmp_path / "compiled"), compile=True, **kwargs)
     assert compiled["images"] == eager["images"] == 12

@@ -11,7 +11,7 @@ import ndd_triton as ndd
 BS = 4
 
 
-def _epoch(batches: list[ndd.Batch], body, compile_: bool) -> list[list[np.ndarray]]:  # noqa: ANN001
+def _epoch(batches: list[ndd.Batch], body, compile_: bool) -> list[list[np.ndarray]]:
     source = ndd.ExternalSource(iter(batches), device="gpu").captured(BS) if compile_ \
         else iter(batches)  # fmt: skip
     with ndd.profile() as prof:
