@@ -3,7 +3,9 @@
 `plan_groups` rewrites the program (a list of plain `CallRecord`s) into groups: a *colour
 chain* is a run of colour adjustments (brightness, contrast, brightness_contrast, hue,
 saturation, hsv, color_twist) where each reads the previous one's output and nothing else in
-the program reads that output. The calls between them (the random draws of their arguments)
+the program reads that output; a *flip_cmn* pair is a flip read only by crop_mirror_normalize,
+which then reads the flip's input with its crop window and `mirror` mirrored where the flip
+mirrored (the RN50 recipe's flip costs no pass). The calls between them (the random draws of their arguments)
 stay where they are, so every call is still prepared in program order and draws what eager mode
 draws.
 
@@ -17,6 +19,7 @@ by its own invocation (lazily, from its own inputs).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,7 +61,8 @@ def _uses(program: list[CallRecord]) -> dict[tuple[int, int], int]:
 
 
 def plan_groups(program: list[CallRecord]) -> dict[int, Group]:
-    """Member index -> its group, for every colour chain of two or more calls."""
+    """Member index -> its group: every colour chain of two or more calls, and every flip read
+    only by a crop_mirror_normalize."""
     uses = _uses(program)
     nxt: dict[int, int] = {}
     has_prev: set[int] = set()
@@ -74,6 +78,15 @@ def plan_groups(program: list[CallRecord]) -> dict[int, Group]:
             nxt[src.index] = p
             has_prev.add(p)
     groups: dict[int, Group] = {}
+    for p, rec in enumerate(program):  # flip -> crop_mirror_normalize: one cmn, mirror ^= flip
+        src = rec.inputs[0] if rec.inputs else None
+        if rec.name != "crop_mirror_normalize" or rec.mode not in _FUSABLE_MODES or \
+                src is None or src.kind != "op" or uses.get((src.index, 0), 0) != 1:  # fmt: skip
+            continue
+        prev = program[src.index]
+        if prev.name == "flip" and prev.mode is rec.mode and prev.ctx is rec.ctx:
+            group = Group("flip_cmn", (src.index, p))
+            groups[src.index] = groups[p] = group
     for start in sorted(nxt):
         if start in has_prev:
             continue
@@ -102,6 +115,14 @@ def fused_invocation(group: Group, members: list[Any], ctx: Any) -> Invocation |
     if any(m.dev != dev or len(m.specs) != 1 or m.specs[0].shapes is None for m in members):
         return None
     name = "+".join(m.call.schema.name for m in members)
+    if group.kind == "flip_cmn":
+        call = _mirrored_cmn(first.call, last.call)
+        if call is None:
+            return None
+        stage = make_stage(call, last.kernel, first.batches, last.specs, dev, ctx) \
+            if dev.device_type == "cpu" else None  # fmt: skip
+        run = make_run(call, last.kernel, first.batches, last.specs, dev, ctx)
+        return Invocation(name, run, ctx, None, stage)
     if dev.device_type == "cpu":
         kernel = KernelEntry(_cpu_chain(members), "cpu")
     else:
@@ -118,6 +139,31 @@ def fused_invocation(group: Group, members: list[Any], ctx: Any) -> Invocation |
         if dev.device_type == "cpu" else None  # fmt: skip
     return Invocation(name, make_run(first.call, kernel, first.batches, specs, dev, ctx), ctx,
                       None, stage)  # fmt: skip
+
+
+def _mirrored_cmn(flip: Any, cmn: Any) -> Any:
+    """crop_mirror_normalize's call reading flip's input: where flip mirrored a sample, the crop
+    window is mirrored and so is `mirror` (exact: only which pixels are read changes), or None
+    when that does not hold (vertical/depthwise flips, frames, windows not inside the image)."""
+    layout = flip.inputs[0].layout or "HWC"
+    if layout not in ("HWC", "CHW") or cmn.inputs[0].layout != flip.inputs[0].layout:
+        return None
+    n = cmn.batch_size
+    if np.asarray(flip.vertical).reshape(n).any() or np.asarray(flip.depthwise).reshape(n).any():
+        return None
+    h = np.asarray(flip.horizontal).reshape(n) != 0
+    width = flip.inputs[0].shapes[:, layout.index("W")]
+    start = np.array(cmn.window_start, copy=True)
+    size = np.asarray(cmn.window_size)
+    inside = (start[:, -1] >= 0) & (start[:, -1] + size[:, -1] <= width)
+    if not inside[h].all():
+        return None
+    start[h, -1] = width[h] - start[h, -1] - size[h, -1]
+    mirror = np.asarray(cmn.mirror)
+    values = dict(cmn.values)
+    values["window_start"] = start
+    values["mirror"] = ((mirror.reshape(n) != 0) ^ h).astype(mirror.dtype).reshape(mirror.shape)
+    return dataclasses.replace(cmn, values=values, per_sample=set(cmn.per_sample))
 
 
 def _cpu_chain(members: list[Any]) -> Any:

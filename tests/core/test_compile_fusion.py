@@ -126,3 +126,42 @@ def test_shared_intermediate_is_not_fused() -> None:
     compiled, _, epoch = _run(body, data, "cpu", True)
     _assert_same(eager, compiled)
     assert epoch.session.groups == {}
+
+
+def _rn50(x: ndd.Batch) -> ndd.Batch:
+    x = ndd.random_resized_crop(x, size=(6, 7))
+    x = ndd.flip(x, horizontal=ndd.random.coin_flip(batch_size=BS))
+    return ndd.crop_mirror_normalize(x, mean=[1.0, 2.0, 3.0], std=[3.0, 2.0, 1.0],
+                                     mirror=ndd.random.coin_flip(batch_size=BS), crop=(5, 4),
+                                     crop_pos_x=_u(0.0, 1.0), crop_pos_y=_u(0.0, 1.0))  # fmt: skip
+
+
+def _vertical(x: ndd.Batch) -> ndd.Batch:
+    x = ndd.flip(x, horizontal=ndd.random.coin_flip(batch_size=BS), vertical=1)
+    return ndd.crop_mirror_normalize(x, mean=[1.0, 2.0, 3.0], std=[3.0, 2.0, 1.0],
+                                     dtype=ndd.float16, output_layout="HWC")  # fmt: skip
+
+
+def _padded(x: ndd.Batch) -> ndd.Batch:
+    x = ndd.flip(x, horizontal=1)
+    return ndd.crop_mirror_normalize(x, crop=(4, 40), crop_pos_x=0.0,
+                                     out_of_bounds_policy="pad")  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+@pytest.mark.parametrize("body", [_rn50, _vertical, _padded], ids=lambda b: b.__name__)
+def test_flip_into_crop_mirror_normalize(body, backend: str) -> None:  # noqa: ANN001
+    """flip read only by crop_mirror_normalize costs no pass: the window and `mirror` are
+    mirrored instead (exact); vertical flips and windows beyond the image keep the flip."""
+    data = _data(11, np.uint8, big=True)
+    eager, _, _ = _run(body, data, backend, False)
+    compiled, prof, epoch = _run(body, data, backend, True)
+    _assert_same(eager, compiled)
+    assert {g.kind for g in epoch.session.groups.values()} == {"flip_cmn"}
+    fused = body is _rn50
+    for it in prof.compiled:
+        names = [g.ops for g in it.groups]
+        assert (("flip", "crop_mirror_normalize") in names) == fused, names
+        if backend == "gpu" and fused:
+            groups = {g.ops: g.gpu_launches for g in it.groups}
+            assert groups[("flip", "crop_mirror_normalize")] == 1
