@@ -5,9 +5,9 @@ chain* is a run of colour adjustments (brightness, contrast, brightness_contrast
 saturation, hsv, color_twist) where each reads the previous one's output and nothing else in
 the program reads that output; a *flip_cmn* pair is a flip read only by crop_mirror_normalize,
 which then reads the flip's input with its crop window and `mirror` mirrored where the flip
-mirrored (the RN50 recipe's flip costs no pass). The calls between them (the random draws of their arguments)
-stay where they are, so every call is still prepared in program order and draws what eager mode
-draws.
+mirrored (the RN50 recipe's flip costs no pass). The calls between the members (the random
+draws of their arguments) stay where they are, so every call is still prepared in program order
+and draws what eager mode draws.
 
 When an iteration is issued, a group's members are prepared one by one; the last member's
 result comes from one invocation running the whole chain (`fused_invocation`): on the GPU one

@@ -150,7 +150,7 @@ def _padded(x: ndd.Batch) -> ndd.Batch:
 
 @pytest.mark.parametrize("backend", ["cpu", "gpu"])
 @pytest.mark.parametrize("body", [_rn50, _vertical, _padded], ids=lambda b: b.__name__)
-def test_flip_into_crop_mirror_normalize(body, backend: str) -> None:  # noqa: ANN001
+def test_flip_into_crop_mirror_normalize(body, backend: str) -> None:
     """flip read only by crop_mirror_normalize costs no pass: the window and `mirror` are
     mirrored instead (exact); vertical flips and windows beyond the image keep the flip."""
     data = _data(11, np.uint8, big=True)
