@@ -281,3 +281,34 @@ def test_reader_epoch_compiles(tmp_path) -> None:
     compiled, it = epoch(True)
     _same(eager, compiled, "reader")
     assert it.session.replayed == 3 * 3  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("mode", ["eager", "sync_cpu"])
+def test_errors_surface_where_eager_mode_raises_them(mode: str) -> None:
+    """A data-dependent error in iteration 2 (a crop window beyond a small image) surfaces at the
+    same place as in eager mode: the read (eager) or the call (sync_cpu)."""
+    data = _images(21)
+    data[2][1] = np.zeros((2, 2, 3), np.uint8)  # too small for the 3x3 crop below
+
+    def run(compile_: bool) -> list[int]:
+        done = []
+        with getattr(ndd.EvalMode, mode):
+            for k, x in enumerate(_epoch(data, "cpu", compile_)):
+                try:
+                    y = ndd.crop(ndd.brightness(x, brightness=1.5), crop=(3, 3),
+                                 out_of_bounds_policy="error")  # fmt: skip
+                    np.asarray(y.cpu().select(0))
+                except (ValueError, RuntimeError) as error:
+                    done.append((k, type(error).__name__))
+                    continue
+                done.append((k, "ok"))
+        return done
+
+    eager = run(False)
+    assert eager[2][1] != "ok"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled = run(True)
+    assert compiled == eager
+    fallbacks = [w for w in caught if issubclass(w.category, CompileFallbackWarning)]
+    assert len(fallbacks) == (1 if mode == "sync_cpu" else 0), [str(w.message) for w in caught]
