@@ -87,15 +87,28 @@ def plan_groups(program: list[CallRecord]) -> dict[int, Group]:
         if prev.name == "flip" and prev.mode is rec.mode and prev.ctx is rec.ctx:
             group = Group("flip_cmn", (src.index, p))
             groups[src.index] = groups[p] = group
-    for start in sorted(nxt):
+    normalizer = {}  # colour op -> the crop_mirror_normalize that alone reads it
+    for p, rec in enumerate(program):
+        src = rec.inputs[0] if rec.inputs else None
+        if rec.name == "crop_mirror_normalize" and rec.mode in _FUSABLE_MODES and \
+                src is not None and src.kind == "op" and uses.get((src.index, 0), 0) == 1 and \
+                program[src.index].name in COLOR_OPS and program[src.index].ctx is rec.ctx and \
+                program[src.index].mode is rec.mode:  # fmt: skip
+            normalizer[src.index] = p
+    for start in sorted(set(nxt) | set(normalizer)):
         if start in has_prev:
             continue
         calls = [start]
         while calls[-1] in nxt:
             calls.append(nxt[calls[-1]])
-        group = Group("color_chain", tuple(calls))
-        for p in calls:
-            groups[p] = group
+        kind = "color_chain"
+        if calls[-1] in normalizer:
+            calls.append(normalizer[calls[-1]])
+            kind = "color_cmn"
+        if len(calls) > 1:
+            group = Group(kind, tuple(calls))
+            for p in calls:
+                groups[p] = group
     return groups
 
 
@@ -128,12 +141,16 @@ def fused_invocation(group: Group, members: list[Any], ctx: Any) -> Invocation |
     else:
         from ndd_triton.kernels.gpu.color_chain import chain_codes
 
-        widths = [int(np.asarray(m.call.color_matrix).shape[1]) for m in members]
-        dtypes = [m.specs[0].dtype.numpy_dtype for m in members]
-        codes = chain_codes(widths, dtypes)
+        colour = members[:-1] if group.kind == "color_cmn" else members
+        norm = _gpu_norm(last.call, last.specs[0]) if group.kind == "color_cmn" else None
+        if group.kind == "color_cmn" and norm is None:
+            return None
+        widths = [int(np.asarray(m.call.color_matrix).shape[1]) for m in colour]
+        dtypes = [m.specs[0].dtype.numpy_dtype for m in colour]
+        codes = chain_codes(widths, dtypes, norm=norm is not None)
         if codes is None:
             return None
-        kernel = KernelEntry(_gpu_chain(members, codes), "gpu")
+        kernel = KernelEntry(_gpu_chain(colour, codes, norm), "gpu")
     specs = last.specs
     stage = make_stage(first.call, kernel, first.batches, specs, dev, ctx) \
         if dev.device_type == "cpu" else None  # fmt: skip
@@ -185,14 +202,30 @@ def _cpu_chain(members: list[Any]) -> Any:
     return chain
 
 
-def _gpu_chain(members: list[Any], codes: int) -> Any:
-    """`fn(run, out, inp, call)`: the chain as one launch."""
+def _gpu_norm(cmn: Any, spec: Any) -> tuple[np.ndarray, np.ndarray, bool] | None:
+    """(gain, bias, CHW) of a crop_mirror_normalize the chain kernel can store for: HWC RGB
+    input, no crop, no mirror, no channel padding, a float output in HWC or CHW."""
+    meta = cmn.inputs[0]
+    if meta.layout != "HWC" or (meta.shapes[:, 2] != 3).any() or cmn.pad_output:
+        return None
+    if cmn.out_layout not in ("HWC", "CHW") or spec.dtype.name not in ("f32", "f16"):
+        return None
+    if np.asarray(cmn.mirror).any() or np.asarray(cmn.window_start).any() or \
+            not np.array_equal(np.asarray(cmn.window_size), meta.shapes[:, :2]):  # fmt: skip
+        return None
+    gain, bias = np.asarray(cmn.gain), np.asarray(cmn.bias)
+    return gain[:, :3], bias[:, :3], cmn.out_layout == "CHW"
+
+
+def _gpu_chain(members: list[Any], codes: int,
+               norm: tuple[np.ndarray, np.ndarray, bool] | None) -> Any:  # fmt: skip
+    """`fn(run, out, inp, call)`: the chain (and the normalising store) as one launch."""
     from ndd_triton.kernels.gpu.color_chain import launch_color_chain
 
     matrices = [np.asarray(m.call.color_matrix, np.float32) for m in members]
     offsets = [np.asarray(m.call.color_offset, np.float32) for m in members]
 
     def chain(run: Any, out: Any, inp: Any, call: Any) -> None:
-        launch_color_chain(run, out, inp, matrices, offsets, codes)
+        launch_color_chain(run, out, inp, matrices, offsets, codes, norm)
 
     return chain

@@ -165,3 +165,31 @@ def test_flip_into_crop_mirror_normalize(body, backend: str) -> None:
         if backend == "gpu" and fused:
             groups = {g.ops: g.gpu_launches for g in it.groups}
             assert groups[("flip", "crop_mirror_normalize")] == 1
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+@pytest.mark.parametrize(("layout", "dtype", "one_launch"), [("CHW", "float32", True),
+                                                              ("HWC", "float16", True),
+                                                              ("CHW", "uint8", False)])  # fmt: skip
+def test_color_chain_into_crop_mirror_normalize(backend: str, layout: str, dtype: str,
+                                                one_launch: bool) -> None:  # fmt: skip
+    """A colour chain read only by crop_mirror_normalize (no crop, no mirror) ends in its
+    normalising store: one launch on the GPU for float outputs, the bytes of eager mode."""
+
+    def body(x: ndd.Batch) -> ndd.Batch:
+        x = ndd.brightness(x, brightness=_u(0.5, 1.5))
+        x = ndd.hue(x, hue=_u(-30.0, 30.0))
+        return ndd.crop_mirror_normalize(x, mean=[100.0, 120.0, 130.0], std=[50.0, 60.0, 70.0],
+                                         output_layout=layout,
+                                         dtype=getattr(ndd, dtype))  # fmt: skip
+
+    data = _data(12, np.uint8, big=backend == "cpu")
+    eager, _, _ = _run(body, data, backend, False)
+    compiled, prof, epoch = _run(body, data, backend, True)
+    _assert_same(eager, compiled)
+    assert {g.kind for g in epoch.session.groups.values()} == {"color_cmn"}
+    for it in prof.compiled:
+        fused = ("brightness", "hue", "crop_mirror_normalize") in [g.ops for g in it.groups]
+        assert fused == (one_launch or backend == "cpu")
+        if backend == "gpu":
+            assert it.gpu_launches == (1 if one_launch else 3)

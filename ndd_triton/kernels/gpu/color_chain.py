@@ -7,6 +7,8 @@ chain gives the bytes of the ops run one by one. Only steps whose outputs surviv
 through registers exactly (uint8, int8, int16, float32) may be intermediate; the last step
 stores any colour dtype. Steps are 1x1 (a scalar per element) or 3x3 (RGB pixels); a chain with
 a 3x3 step walks pixels of three channels and applies the 1x1 steps to each channel alone.
+NORM: a crop_mirror_normalize without crop or mirror and with a float output follows the chain;
+its `v * gain[c] + bias[c]` and its HWC or CHW store happen in the same pass.
 """
 
 from __future__ import annotations
@@ -42,10 +44,27 @@ def _helper_step_convert(value, CODE: tl.constexpr):
 
 
 @triton.jit
-def _helper_chain_pixels(src, dst, prm, lanes, mask, CIN: tl.constexpr, STEPS: tl.constexpr,
-                         CODES: tl.constexpr, OUT_INT: tl.constexpr, LO: tl.constexpr,
-                         HI: tl.constexpr, MASKED: tl.constexpr):  # fmt: skip
-    """Transform the pixels at `src + lanes * CIN` through every step into `dst`."""
+def _helper_store_pixel(out, value, mask, OUT_INT: tl.constexpr, LO: tl.constexpr,
+                        HI: tl.constexpr, NORM: tl.constexpr, MASKED: tl.constexpr):  # fmt: skip
+    """Store one channel: as the colour op's store converts it, or (NORM) as
+    crop_mirror_normalize's float store does (`v * gain + bias`, already applied)."""
+    if NORM:
+        value = value.to(out.dtype.element_ty)
+    else:
+        value = _helper_convert(value, OUT_INT, LO, HI, False).to(out.dtype.element_ty)
+    if MASKED:
+        tl.store(out, value, mask=mask)
+    else:
+        tl.store(out, value)
+
+
+@triton.jit
+def _helper_chain_pixels(src, dst, prm, lanes, mask, plane, CIN: tl.constexpr,
+                         STEPS: tl.constexpr, CODES: tl.constexpr, OUT_INT: tl.constexpr,
+                         LO: tl.constexpr, HI: tl.constexpr, NORM: tl.constexpr,
+                         CHW: tl.constexpr, MASKED: tl.constexpr):  # fmt: skip
+    """Transform the pixels at `src + lanes * CIN` through every step into `dst` (NORM: then
+    `v * gain + bias` per channel, stored HWC, or CHW with `plane` elements per channel)."""
     base = src + lanes * CIN
     if MASKED:
         v0 = tl.load(base, mask=mask, other=0).to(tl.float32)
@@ -84,7 +103,7 @@ def _helper_chain_pixels(src, dst, prm, lanes, mask, CIN: tl.constexpr, STEPS: t
             else:
                 a1 = z
                 a2 = z
-        if s < STEPS - 1:
+        if s < STEPS - 1 or NORM:
             v0 = _helper_step_convert(a0, code & 3)
             v1 = _helper_step_convert(a1, code & 3)
             v2 = _helper_step_convert(a2, code & 3)
@@ -92,54 +111,67 @@ def _helper_chain_pixels(src, dst, prm, lanes, mask, CIN: tl.constexpr, STEPS: t
             v0 = a0
             v1 = a1
             v2 = a2
-    out = dst + lanes * CIN
-    ty = dst.dtype.element_ty
-    if MASKED:
-        tl.store(out, _helper_convert(v0, OUT_INT, LO, HI, False).to(ty), mask=mask)
+    if NORM:  # crop_mirror_normalize's `v * gain[c] + bias[c]` (3 channels)
+        g = prm + STEPS * NSTEP
+        v0 = v0 * tl.load(g) + tl.load(g + 3)
+        v1 = v1 * tl.load(g + 1) + tl.load(g + 4)
+        v2 = v2 * tl.load(g + 2) + tl.load(g + 5)
+    if CHW:
+        out = dst + lanes
+        step = plane
     else:
-        tl.store(out, _helper_convert(v0, OUT_INT, LO, HI, False).to(ty))
+        out = dst + lanes * CIN
+        step = 1
+    _helper_store_pixel(out, v0, mask, OUT_INT, LO, HI, NORM, MASKED)
     if CIN == 3:
-        if MASKED:
-            tl.store(out + 1, _helper_convert(v1, OUT_INT, LO, HI, False).to(ty), mask=mask)
-            tl.store(out + 2, _helper_convert(v2, OUT_INT, LO, HI, False).to(ty), mask=mask)
-        else:
-            tl.store(out + 1, _helper_convert(v1, OUT_INT, LO, HI, False).to(ty))
-            tl.store(out + 2, _helper_convert(v2, OUT_INT, LO, HI, False).to(ty))
+        _helper_store_pixel(out + step, v1, mask, OUT_INT, LO, HI, NORM, MASKED)
+        _helper_store_pixel(out + 2 * step, v2, mask, OUT_INT, LO, HI, NORM, MASKED)
 
 
 @triton.jit
 def _color_chain_kernel(src, dst, samples, ptable, tiles, total, BLOCK: tl.constexpr,
                         CIN: tl.constexpr, STEPS: tl.constexpr, CODES: tl.constexpr,
                         OUT_INT: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
+                        NORM: tl.constexpr, CHW: tl.constexpr, PSTRIDE: tl.constexpr,
                         GLOBAL: tl.constexpr, DIRECT: tl.constexpr):  # fmt: skip
-    """The pixels p = start + lane of one tile through STEPS colour steps (see the module)."""
+    """The pixels p = start + lane of one tile through STEPS colour steps (see the module).
+
+    The output of a CHW store (NORM) is at `out_base + p` per plane (`out_base` = the sample's
+    offset minus its stream start), planes `S_END - S_START` elements apart."""
     sample, row, start, lo, hi = _helper_stream_tile(tiles, samples, total, NCOL, BLOCK, GLOBAL)
-    prm = ptable + sample * (STEPS * NSTEP)
+    prm = ptable + sample * PSTRIDE
+    plane = start * 0
     if DIRECT:
         src = src + start * CIN
         dst = dst + start * CIN
     else:
         src = src + (tl.load(row + IN_BASE) + start * CIN)
-        dst = dst + (tl.load(row + OUT_BASE) + start * CIN)
+        if CHW:
+            dst = dst + (tl.load(row + OUT_BASE) + start)
+            plane = tl.load(row + 1) - tl.load(row)  # S_END - S_START: pixels of the sample
+        else:
+            dst = dst + (tl.load(row + OUT_BASE) + start * CIN)
     lanes = tl.arange(0, BLOCK)
     if hi - lo == BLOCK:
-        _helper_chain_pixels(src, dst, prm, lanes, lanes, CIN, STEPS, CODES, OUT_INT, LO, HI,
-                             False)  # fmt: skip
+        _helper_chain_pixels(src, dst, prm, lanes, lanes, plane, CIN, STEPS, CODES, OUT_INT, LO,
+                             HI, NORM, CHW, False)  # fmt: skip
     else:
         mask = (lanes >= (lo - start).to(tl.int32)) & (lanes < (hi - start).to(tl.int32))
-        _helper_chain_pixels(src, dst, prm, lanes, mask, CIN, STEPS, CODES, OUT_INT, LO, HI,
-                             True)  # fmt: skip
+        _helper_chain_pixels(src, dst, prm, lanes, mask, plane, CIN, STEPS, CODES, OUT_INT, LO,
+                             HI, NORM, CHW, True)  # fmt: skip
 
 
-def chain_codes(widths: list[int], dtypes: list[np.dtype]) -> int | None:
+def chain_codes(widths: list[int], dtypes: list[np.dtype], norm: bool = False) -> int | None:
     """The constexpr step codes of a chain (`widths`: 1 or 3 per step, `dtypes`: each step's
     output), or None when the chain cannot run as one pass (an intermediate dtype that does not
-    survive registers exactly, or too many steps)."""
-    if not 2 <= len(widths) <= MAX_STEPS:
+    survive registers exactly, or too many steps). With `norm` (a crop_mirror_normalize store
+    follows) every step's output is intermediate."""
+    if not (1 if norm else 2) <= len(widths) <= MAX_STEPS:
         return None
     codes = 0
     for s, (width, dtype) in enumerate(zip(widths, dtypes, strict=True)):
-        code = INTERMEDIATE_CODES.get(np.dtype(dtype), 0 if s == len(widths) - 1 else None)
+        last = s == len(widths) - 1 and not norm
+        code = INTERMEDIATE_CODES.get(np.dtype(dtype), 0 if last else None)
         if code is None:
             return None
         codes |= (code | (4 if width == 3 else 0)) << (4 * s)
@@ -147,8 +179,12 @@ def chain_codes(widths: list[int], dtypes: list[np.dtype]) -> int | None:
 
 
 def launch_color_chain(run: GpuRun, out: GpuBatch, inp: GpuBatch, matrices: list[np.ndarray],
-                       offsets: list[np.ndarray], codes: int) -> None:  # fmt: skip
-    """One launch applying every step's `[N, C, C]` matrices and `[N, C]` offsets in turn."""
+                       offsets: list[np.ndarray], codes: int,
+                       norm: tuple[np.ndarray, np.ndarray, bool] | None = None
+                       ) -> None:  # fmt: skip
+    """One launch applying every step's `[N, C, C]` matrices and `[N, C]` offsets in turn;
+    `norm` = (gain `[N, 3]`, bias `[N, 3]`, CHW output): crop_mirror_normalize's store of
+    3-channel pixels (no crop, no mirror, float output) after the last step."""
     n = len(inp.sizes)
     steps = len(matrices)
     params = np.zeros((n, steps, 12), np.float32)
@@ -158,16 +194,22 @@ def launch_color_chain(run: GpuRun, out: GpuBatch, inp: GpuBatch, matrices: list
         padded[:, :c, :c] = matrix
         params[:, s, :9] = padded.reshape(n, 9)
         params[:, s, 9 : 9 + c] = offset
-    cin = 3 if any(m.shape[1] == 3 for m in matrices) else 1
+    cin = 3 if norm is not None or any(m.shape[1] == 3 for m in matrices) else 1
     params = params.reshape(n, steps * 12)
+    chw = norm is not None and norm[2]
+    if norm is not None:
+        params = np.concatenate([params, np.asarray(norm[0], np.float32)[:, :3],
+                                 np.asarray(norm[1], np.float32)[:, :3]], axis=1)  # fmt: skip
     pixels = inp.sizes // cin
     is_int, lo, hi = dtype_bounds(out.dtype.numpy_dtype)
     block = 1024 if cin == 3 else 2048
     bits = params.view(np.int32)
     uniform = n == 0 or bool((bits == bits[0]).all())
     starts = np.cumsum(pixels) - pixels
-    in_base, out_base = inp.offsets - starts * cin, out.offsets - starts * cin
-    direct = n > 0 and bool((in_base == in_base[0]).all() and (out_base == out_base[0]).all())
+    in_base = inp.offsets - starts * cin
+    out_base = out.offsets - starts * (1 if chw else cin)
+    direct = n > 0 and not chw and \
+        bool((in_base == in_base[0]).all() and (out_base == out_base[0]).all())  # fmt: skip
     src, dst = inp.data, out.data
     if direct:
         src, dst = inp.data[int(in_base[0]) :], out.data[int(out_base[0]) :]
@@ -175,5 +217,6 @@ def launch_color_chain(run: GpuRun, out: GpuBatch, inp: GpuBatch, matrices: list
     samples = np.concatenate([columns, in_base[:, None], out_base[:, None]], axis=1)
     run.launch(_color_chain_kernel, (grid,), src, dst, samples, params,
                np.zeros((1, 2), np.int32) if tiles is None else tiles, total, BLOCK=block,
-               CIN=cin, STEPS=steps, CODES=codes, OUT_INT=is_int, LO=lo, HI=hi,
-               GLOBAL=tiles is None, DIRECT=direct)  # fmt: skip
+               CIN=cin, STEPS=steps, CODES=codes, OUT_INT=is_int and norm is None, LO=lo, HI=hi,
+               NORM=norm is not None, CHW=chw, PSTRIDE=params.shape[1], GLOBAL=tiles is None,
+               DIRECT=direct)  # fmt: skip
