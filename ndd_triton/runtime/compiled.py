@@ -37,6 +37,7 @@ ACTIVE = [0]  # open sessions in any thread: `call_op` looks further only when t
 PLAIN_CALL: list[Callable[..., Any]] = []  # prepare's call_op without the session hook
 PREPARE: list[Callable[..., Any]] = []  # prepare's `prepare` (a call prepared, not scheduled)
 _tls = threading.local()
+_active_lock = threading.Lock()
 _END = object()
 
 
@@ -106,7 +107,8 @@ class Session:
         if stack is None:
             stack = _tls.stack = []
         stack.append(self)
-        ACTIVE[0] += 1
+        with _active_lock:
+            ACTIVE[0] += 1
         try:
             first = next(source, _END)
             if first is _END:
@@ -129,7 +131,8 @@ class Session:
                 yield values
             self._check_complete()
         finally:
-            ACTIVE[0] -= 1
+            with _active_lock:
+                ACTIVE[0] -= 1
             if self in stack:
                 stack.remove(self)
             self._undo_ahead()
