@@ -188,18 +188,16 @@ class Session:
                     batch_size, device = refs.resolve(rec.batch_size), refs.resolve(rec.device)
                     if group is None:
                         result = plain(rec.schema, inputs, args, batch_size, device)
-                        invs = _invocations(result) if prof else []
+                        scheduled = [((rec.name,), _invocations(result))] if prof else []
                     else:
                         prep = PREPARE[0](rec.schema, inputs, args, batch_size, device)
-                        result, invs = _issue_member(group, p, prep, members, rec.ctx)
+                        result, scheduled = _issue_member(group, p, prep, members, rec.ctx)
             except Exception:
                 self._stalled = True  # the caller's own call raises it, eagerly
                 return issued
             refs.add_results(result)
-            if prof and invs:
-                names = (rec.name,) if group is None or len(invs) > 1 else \
-                    tuple(self.program[q].name for q in group.calls)  # fmt: skip
-                issued.groups.append((names, invs))
+            if prof:
+                issued.groups += [(names, invs) for names, invs in scheduled if invs]
         issued.snapshots.append([(r, r.state) for r in self._rngs])
         return issued
 
@@ -305,21 +303,31 @@ class CompiledEpoch:
 
 
 def _issue_member(group: Group, p: int, prep: Any, members: dict[int, list[Any]],
-                  ctx: Any) -> tuple[Any, list[Any]]:  # fmt: skip
-    """Results of fusion group member `p` (prepared); the last member schedules the group:
-    one fused invocation, or each member's own when they cannot run as one pass."""
+                  ctx: Any) -> tuple[Any, list[tuple[tuple[str, ...], list[Any]]]]:  # fmt: skip
+    """Results of fusion group member `p` (prepared) and the (ops, invocations) groups it
+    scheduled: the last member schedules the group as one fused invocation, or each member's
+    own when they cannot run as one pass."""
     done = members.setdefault(group.calls[0], [])
     done.append((prep, lazy_invocation(prep, ctx)))
     if p != group.last:
         return prep.results(done[-1][1]), []
     preps = [m for m, _ in done]
+    names = tuple(m.call.schema.name for m in preps)
     fused = fused_invocation(group, preps, ctx)
+    if fused is None and group.kind == "resample_cmn" and len(done) == 3:
+        # no one-pass resample here: the resize on its own, the flip still folded
+        fused = fused_invocation(Group("flip_cmn", group.calls[1:]), preps[1:], ctx)
+        if fused is not None:
+            _schedule(done[0][1], preps[0])
+            _schedule(fused, preps[1])
+            return prep.results(fused), [(names[:1], [done[0][1]]), (names[1:], [fused])]
     if fused is None:
         for m, inv in done:
             _schedule(inv, m)
-        return prep.results(done[-1][1]), [inv for _, inv in done]
+        scheduled = [((n,), [inv]) for n, (_, inv) in zip(names, done, strict=True)]
+        return prep.results(done[-1][1]), scheduled
     _schedule(fused, preps[0])
-    return prep.results(fused), [fused]
+    return prep.results(fused), [(names, [fused])]
 
 
 def _schedule(inv: Any, prep: Any) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,7 @@ from ndd_triton.runtime.invocation import Invocation
 from ndd_triton.runtime.trace import CallRecord
 
 COLOR_OPS = frozenset(s.name for s in color.schemas)
+RESAMPLE_OPS = frozenset(("random_resized_crop", "resize"))
 _FUSABLE_MODES = (EvalMode.eager, EvalMode.deferred)
 
 
@@ -84,9 +86,20 @@ def plan_groups(program: list[CallRecord]) -> dict[int, Group]:
                 src is None or src.kind != "op" or uses.get((src.index, 0), 0) != 1:  # fmt: skip
             continue
         prev = program[src.index]
+        members = [p]
         if prev.name == "flip" and prev.mode is rec.mode and prev.ctx is rec.ctx:
             group = Group("flip_cmn", (src.index, p))
             groups[src.index] = groups[p] = group
+            members = [src.index, p]
+            src = prev.inputs[0] if prev.inputs else None
+            if src is None or src.kind != "op" or uses.get((src.index, 0), 0) != 1:
+                continue
+            prev = program[src.index]
+        if prev.name in RESAMPLE_OPS and prev.mode is rec.mode and prev.ctx is rec.ctx and \
+                src.output == 0:  # fmt: skip
+            group = Group("resample_cmn", (src.index, *members))
+            for q in group.calls:
+                groups[q] = group
     normalizer = {}  # colour op -> the crop_mirror_normalize that alone reads it
     for p, rec in enumerate(program):
         src = rec.inputs[0] if rec.inputs else None
@@ -128,6 +141,8 @@ def fused_invocation(group: Group, members: list[Any], ctx: Any) -> Invocation |
     if any(m.dev != dev or len(m.specs) != 1 or m.specs[0].shapes is None for m in members):
         return None
     name = "+".join(m.call.schema.name for m in members)
+    if group.kind == "resample_cmn":
+        return _resample_cmn(name, members, ctx)
     if group.kind == "flip_cmn":
         call = _mirrored_cmn(first.call, last.call)
         if call is None:
@@ -156,6 +171,45 @@ def fused_invocation(group: Group, members: list[Any], ctx: Any) -> Invocation |
         if dev.device_type == "cpu" else None  # fmt: skip
     return Invocation(name, make_run(first.call, kernel, first.batches, specs, dev, ctx), ctx,
                       None, stage)  # fmt: skip
+
+
+def _resample_cmn(name: str, members: list[Any], ctx: Any) -> Invocation | None:
+    """resize/random_resized_crop -> [flip] -> crop_mirror_normalize: on the GPU one launch
+    (`kernels/gpu/resample_normalize.py`) when the resize makes uint8 RGB HWC of 2 axes and the
+    normalisation has no crop (a float HWC/CHW output); on the CPU each sample runs the resize
+    kernel into a scratch image and the normalisation (with the flip folded in) from it."""
+    resample, cmn = members[0], members[-1]
+    call = cmn.call
+    if len(members) == 3:
+        call = _mirrored_cmn(members[1].call, cmn.call)
+        if call is None:
+            return None
+    dev = resample.dev
+    if dev.device_type == "cpu":
+        steps = [resample, SimpleNamespace(call=call, kernel=cmn.kernel, specs=cmn.specs)]
+        kernel = KernelEntry(_cpu_chain(steps), "cpu")
+        stage = make_stage(resample.call, kernel, resample.batches, cmn.specs, dev, ctx)
+        run = make_run(resample.call, kernel, resample.batches, cmn.specs, dev, ctx)
+        return Invocation(name, run, ctx, None, stage)
+    rc, meta = resample.call, resample.call.inputs[0]
+    if meta.layout != "HWC" or (meta.shapes[:, 2] != 3).any() or meta.dtype.name != "u8" or \
+            resample.specs[0].dtype.name != "u8" or rc.resample_axes != "HW":  # fmt: skip
+        return None
+    norm = _gpu_norm(call, cmn.specs[0], mirror_ok=True)
+    if norm is None or max(int(meta.shapes.prod(axis=1).max(initial=0)),
+                           int(cmn.specs[0].shapes.prod(axis=1).max(initial=0))) >= 2**30:
+        return None
+    gain, bias, chw = norm
+    mirror = np.asarray(call.mirror)
+
+    def launch(run: Any, out: Any, inp: Any, _call: Any) -> None:
+        from ndd_triton.kernels.gpu.resample_normalize import launch_resample_normalize
+
+        launch_resample_normalize(run, out, inp, rc, gain, bias, mirror, chw)
+
+    kernel = KernelEntry(launch, "gpu")
+    return Invocation(name, make_run(rc, kernel, resample.batches, cmn.specs, dev, ctx), ctx,
+                      None)  # fmt: skip
 
 
 def _mirrored_cmn(flip: Any, cmn: Any) -> Any:
@@ -202,15 +256,17 @@ def _cpu_chain(members: list[Any]) -> Any:
     return chain
 
 
-def _gpu_norm(cmn: Any, spec: Any) -> tuple[np.ndarray, np.ndarray, bool] | None:
-    """(gain, bias, CHW) of a crop_mirror_normalize the chain kernel can store for: HWC RGB
-    input, no crop, no mirror, no channel padding, a float output in HWC or CHW."""
+def _gpu_norm(cmn: Any, spec: Any,
+              mirror_ok: bool = False) -> tuple[np.ndarray, np.ndarray, bool] | None:  # fmt: skip
+    """(gain, bias, CHW) of a crop_mirror_normalize a fused kernel can store for: HWC RGB
+    input, no crop, no mirror (unless `mirror_ok`), no channel padding, a float output in HWC
+    or CHW."""
     meta = cmn.inputs[0]
     if meta.layout != "HWC" or (meta.shapes[:, 2] != 3).any() or cmn.pad_output:
         return None
     if cmn.out_layout not in ("HWC", "CHW") or spec.dtype.name not in ("f32", "f16"):
         return None
-    if np.asarray(cmn.mirror).any() or np.asarray(cmn.window_start).any() or \
+    if (np.asarray(cmn.mirror).any() and not mirror_ok) or np.asarray(cmn.window_start).any() or \
             not np.array_equal(np.asarray(cmn.window_size), meta.shapes[:, :2]):  # fmt: skip
         return None
     gain, bias = np.asarray(cmn.gain), np.asarray(cmn.bias)

@@ -87,7 +87,8 @@ def test_color_chain_fused_bit_identical(case, backend: str) -> None:
     groups = {g.calls for g in session.groups.values()}
     assert len(groups) == 1  # the chain is one group
     assert len(next(iter(groups))) == ops
-    assert [len(it.groups) for it in prof.compiled] == [len(session.program) - ops + 1] * 2
+    runs = len(session.program) - ops + 1 if one_pass or backend == "cpu" else len(session.program)
+    assert [len(it.groups) for it in prof.compiled] == [runs] * 2  # a group per pass
     for it in prof.compiled:
         fused = [g for g in it.groups if len(g.ops) > 1]
         # the CPU runs any chain sample by sample through the ops' own kernels
@@ -157,14 +158,18 @@ def test_flip_into_crop_mirror_normalize(body, backend: str) -> None:
     eager, _, _ = _run(body, data, backend, False)
     compiled, prof, epoch = _run(body, data, backend, True)
     _assert_same(eager, compiled)
-    assert {g.kind for g in epoch.session.groups.values()} == {"flip_cmn"}
-    fused = body is _rn50
+    kinds = {g.kind for g in epoch.session.groups.values()}
+    assert kinds == ({"resample_cmn"} if body is _rn50 else {"flip_cmn"})
     for it in prof.compiled:
         names = [g.ops for g in it.groups]
-        assert (("flip", "crop_mirror_normalize") in names) == fused, names
-        if backend == "gpu" and fused:
+        if body is not _rn50:  # not folded: the flip runs on its own
+            assert ("flip",) in names, names
+        elif backend == "cpu":  # one pass per sample: resize into scratch, then cmn
+            assert ("random_resized_crop", "flip", "crop_mirror_normalize") in names, names
+        else:  # cmn crops: no one-pass resample, but the flip is folded into cmn
             groups = {g.ops: g.gpu_launches for g in it.groups}
-            assert groups[("flip", "crop_mirror_normalize")] == 1
+            assert groups[("flip", "crop_mirror_normalize")] == 1, groups
+            assert groups[("random_resized_crop",)] == 2, groups
 
 
 @pytest.mark.parametrize("backend", ["cpu", "gpu"])
@@ -193,3 +198,36 @@ def test_color_chain_into_crop_mirror_normalize(backend: str, layout: str, dtype
         assert fused == (one_launch or backend == "cpu")
         if backend == "gpu":
             assert it.gpu_launches == (1 if one_launch else 3)
+
+
+def _rn50_no_crop(layout: str, dtype: str, flip: bool):
+    def body(x: ndd.Batch) -> ndd.Batch:
+        x = ndd.random_resized_crop(x, size=(7, 9))  # downscales (antialiased taps)
+        if flip:
+            x = ndd.flip(x, horizontal=ndd.random.coin_flip(batch_size=BS))
+        return ndd.crop_mirror_normalize(x, mean=[123.7, 116.3, 103.5], std=[58.4, 57.1, 57.4],
+                                         mirror=ndd.random.coin_flip(batch_size=BS),
+                                         output_layout=layout,
+                                         dtype=getattr(ndd, dtype))  # fmt: skip
+
+    return body
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+@pytest.mark.parametrize(("layout", "dtype", "flip"), [("CHW", "float32", True),
+                                                       ("HWC", "float16", False)])  # fmt: skip
+def test_rn50_chain_is_one_pass(backend: str, layout: str, dtype: str, flip: bool) -> None:
+    """random_resized_crop -> flip -> crop_mirror_normalize (no crop): one launch per batch on
+    the GPU (both resample passes and the normalising, mirrored, CHW store), one pass per
+    sample on the CPU; the bytes of eager mode."""
+    body = _rn50_no_crop(layout, dtype, flip)
+    data = _data(13, np.uint8, big=True)
+    eager, _, _ = _run(body, data, backend, False)
+    compiled, prof, epoch = _run(body, data, backend, True)
+    _assert_same(eager, compiled)
+    assert {g.kind for g in epoch.session.groups.values()} == {"resample_cmn"}
+    chain = ("random_resized_crop", *(("flip",) if flip else ()), "crop_mirror_normalize")
+    for it in prof.compiled:
+        assert chain in [g.ops for g in it.groups]
+        if backend == "gpu":
+            assert it.gpu_launches == 1  # the whole batch after the source
