@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -174,23 +173,20 @@ def fused_invocation(group: Group, members: list[Any], ctx: Any) -> Invocation |
 
 
 def _resample_cmn(name: str, members: list[Any], ctx: Any) -> Invocation | None:
-    """resize/random_resized_crop -> [flip] -> crop_mirror_normalize: on the GPU one launch
+    """resize/random_resized_crop -> [flip] -> crop_mirror_normalize on the GPU: one launch
     (`kernels/gpu/resample_normalize.py`) when the resize makes uint8 RGB HWC of 2 axes and the
-    normalisation has no crop (a float HWC/CHW output); on the CPU each sample runs the resize
-    kernel into a scratch image and the normalisation (with the flip folded in) from it."""
+    normalisation has no crop (a float HWC/CHW output). None on the CPU (the caller then folds
+    the flip alone): running the resize kernel per sample into a scratch image cost more CPU
+    than the pipelined ops in perf/README.md's measurement (the resize's batch recipes)."""
     resample, cmn = members[0], members[-1]
+    dev = resample.dev
+    if dev.device_type == "cpu":
+        return None
     call = cmn.call
     if len(members) == 3:
         call = _mirrored_cmn(members[1].call, cmn.call)
         if call is None:
             return None
-    dev = resample.dev
-    if dev.device_type == "cpu":
-        steps = [resample, SimpleNamespace(call=call, kernel=cmn.kernel, specs=cmn.specs)]
-        kernel = KernelEntry(_cpu_chain(steps), "cpu")
-        stage = make_stage(resample.call, kernel, resample.batches, cmn.specs, dev, ctx)
-        run = make_run(resample.call, kernel, resample.batches, cmn.specs, dev, ctx)
-        return Invocation(name, run, ctx, None, stage)
     rc, meta = resample.call, resample.call.inputs[0]
     if meta.layout != "HWC" or (meta.shapes[:, 2] != 3).any() or meta.dtype.name != "u8" or \
             resample.specs[0].dtype.name != "u8" or rc.resample_axes != "HW":  # fmt: skip
