@@ -3,9 +3,12 @@
 `plan_groups` rewrites the program (a list of plain `CallRecord`s) into groups: a *colour
 chain* is a run of colour adjustments (brightness, contrast, brightness_contrast, hue,
 saturation, hsv, color_twist) where each reads the previous one's output and nothing else in
-the program reads that output; a *flip_cmn* pair is a flip read only by crop_mirror_normalize,
-which then reads the flip's input with its crop window and `mirror` mirrored where the flip
-mirrored (the RN50 recipe's flip costs no pass). The calls between the members (the random
+the program reads that output (*color_cmn* when a crop_mirror_normalize alone reads the
+chain: its normalising store joins the chain's pass on the GPU); a *flip_cmn* pair is a flip
+read only by crop_mirror_normalize, which then reads the flip's input with its crop window and
+`mirror` mirrored where the flip mirrored (the RN50 recipe's flip costs no pass); a
+*resample_cmn* group is resize/random_resized_crop -> [flip ->] crop_mirror_normalize, one
+launch on the GPU (`kernels/gpu/resample_normalize.py`). The calls between the members (the random
 draws of their arguments) stay where they are, so every call is still prepared in program order
 and draws what eager mode draws.
 
