@@ -1,4 +1,5 @@
-"""Command line: `python -m ndd_triton demo [--device cpu|gpu] [--epochs N] [--batch-size N]`."""
+"""Command line: `python -m ndd_triton demo [--device cpu|gpu] [--epochs N] [--batch-size N]
+[--compile]`."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--epochs", type=int, default=3)
     demo.add_argument("--batch-size", type=int, default=4)
     demo.add_argument("--out", default="demo_out")
+    demo.add_argument("--compile", action="store_true",
+                      help="compile mode: trace the loop body once, then run batches ahead")
     args = parser.parse_args(argv)
     if args.device == "gpu":
         import torch
@@ -28,9 +31,10 @@ def main(argv: list[str] | None = None) -> int:
     from ndd_triton import _demo
 
     print(f"ndd_triton demo: File reader -> decoders.image -> resize 224x224 -> "
-          f"crop_mirror_normalize -> torch  (device={args.device}, batch={args.batch_size})")
+          f"crop_mirror_normalize -> torch  (device={args.device}, batch={args.batch_size}"
+          f"{', compile mode' if args.compile else ''})")
     result = _demo.run(device=args.device, epochs=args.epochs, batch_size=args.batch_size,
-                       out_dir=args.out)  # fmt: skip
+                       out_dir=args.out, compile=args.compile)  # fmt: skip
     print(f"{result['images']} images in {result['seconds']:.2f} s = "
           f"{result['images_per_s']:.1f} images/s; last batch {result['shape']} {result['dtype']}")
     print(f"contact sheet: {result['sheet']}")

@@ -52,8 +52,11 @@ def pipeline(jpegs: ndd.Batch, device: str, size: int, rng: ndd.random.RNG) -> n
 
 def run(device: str = "cpu", epochs: int = 3, batch_size: int = 4, out_dir: str = "demo_out",
         seed: int = 42, size: int = 224, data_root: str | None = None,
-        show_progress: bool = True) -> dict[str, Any]:  # fmt: skip
-    """Run the pipeline; returns throughput, the last batch and the contact sheet path."""
+        show_progress: bool = True, compile: bool = False) -> dict[str, Any]:  # fmt: skip
+    """Run the pipeline; returns throughput, the last batch and the contact sheet path.
+
+    `compile=True` runs each epoch in compile mode (docs/compile.md): the same images, labels
+    and random mirrors, with later batches computed ahead of the loop body."""
     rng = ndd.random.RNG(seed=seed)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(data_root) if data_root else make_dataset(Path(tmp))
@@ -66,7 +69,7 @@ def run(device: str = "cpu", epochs: int = 3, batch_size: int = 4, out_dir: str 
         start = time.perf_counter()
         batch = None
         for _ in range(epochs):
-            for jpegs, labels in reader.next_epoch(batch_size=batch_size):
+            for jpegs, labels in reader.next_epoch(batch_size=batch_size, compile=compile):
                 images = pipeline(jpegs, device, size, rng)
                 batch = images.torch()  # (N, 3, size, size) float32, what train_step gets
                 lab = labels.torch()

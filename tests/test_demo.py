@@ -41,3 +41,30 @@ def test_bundled_images_demo_cpu(tmp_path):
     assert result["images"] == 10 and result["shape"] == (5, 3, 32, 32)
     with Image.open(result["sheet"]) as sheet:
         assert sheet.size == (4 * (32 + 4), 3 * (32 + 4))  # 10 tiles, 4 per row
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_demo_compile_mode_matches_eager(tiny_dataset, tmp_path, device):
+    kwargs = {"device": device, "epochs": 2, "batch_size": 2, "size": 8,
+              "data_root": str(tiny_dataset), "show_progress": False}  # fmt: skip
+    eager = _demo.run(out_dir=str(tmp_path / "eager"), **kwargs)
+    compiled = _demo.run(out_dir=str(tmp_path / "compiled"), compile=True, **kwargs)
+    assert compiled["images"] == eager["images"] == 12
+    assert compiled["labels"] == eager["labels"]
+    assert np.array_equal(compiled["last_batch"].cpu().numpy(), eager["last_batch"].cpu().numpy())
+
+
+def test_demo_command_line_compile_switch(tiny_dataset, tmp_path, monkeypatch, capsys):
+    from ndd_triton.__main__ import main
+
+    calls = {}
+
+    def fake_run(**kwargs):
+        calls.update(kwargs)
+        return {"images": 0, "seconds": 1.0, "images_per_s": 0.0, "shape": (), "dtype": "",
+                "sheet": "x.png"}  # fmt: skip
+
+    monkeypatch.setattr(_demo, "run", fake_run)
+    assert main(["demo", "--compile", "--epochs", "1"]) == 0
+    assert calls["compile"] is True
+    assert "compile mode" in capsys.readouterr().out

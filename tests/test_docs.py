@@ -36,3 +36,12 @@ def test_public_ops_have_docstrings():
         if schema.public:
             assert schema.doc.strip(), f"{schema.name} has no doc"
     assert ndd.flip.__doc__ and "horizontal" in ndd.flip.__doc__
+
+
+def test_compile_mode_doc_example_runs(capsys):
+    """docs/compile.md's first example runs and its assertion (compiled == eager) holds."""
+    with open(os.path.join(ROOT, "docs", "compile.md")) as f:
+        text = f.read()
+    example = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    exec(compile(example, "docs/compile.md", "exec"), {})
+    assert "brightness+contrast+hue+saturation" in capsys.readouterr().out

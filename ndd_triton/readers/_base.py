@@ -33,6 +33,7 @@ from ndd_triton.readers import _args
 from ndd_triton.readers._prefetch import Item, Prefetcher, stop_prefetcher
 from ndd_triton.readers._sharding import StreamConfig, padded_epoch_size, shard_size
 from ndd_triton.readers._state import ReaderState
+from ndd_triton.runtime.compiled import DEFAULT_DEPTH, Session
 
 # A fixed default so that every rank of a sharded job draws the same global permutation.
 _SHUFFLE_AFTER_EPOCH_SEED = 0x5EED_5EED
@@ -133,12 +134,14 @@ class Reader:
 
     # ---- iteration -------------------------------------------------------------------------
     def next_epoch(self, batch_size: int | None = None, ctx: Any = None,
-                   capture: bool = False, compile: bool = False) -> Any:  # fmt: skip
+                   capture: bool = False, compile: bool = False,
+                   compile_depth: int = DEFAULT_DEPTH) -> Any:  # fmt: skip
         """Iterator over one epoch: tuples of Batch (with a batch size) or of Tensor.
 
-        `compile=True` (the seeds' spelling) and `capture=True` (DALI 2.4's) ask for the
-        prefetching capture mode; both are refused with checkpointing enabled. Until compile
-        mode lands (docs/concepts.md), the epoch then runs as in eager mode.
+        `compile=True` (the seeds' spelling) and `capture=True` (DALI 2.4's) run the epoch in
+        compile mode (docs/compile.md): the loop body's op calls are traced in the first
+        iteration and issued `compile_depth` iterations ahead after that. Both need a batch
+        size and are refused with checkpointing enabled.
         """
         cls = type(self).__name__
         capture = capture or compile
@@ -148,23 +151,31 @@ class Reader:
                 raise ValueError(f"batch_size {batch_size} is larger than the max_batch_size "
                                  f"{self._max_batch_size} given to the {cls} constructor")
         _check_ctx(ctx)
+        size = batch_size if batch_size is not None else self._max_batch_size
         if capture:
             if self._checkpointing:
                 raise NotImplementedError("Checkpointing is currently not supported in capture "
                                           "mode.")
+            if size is None:
+                raise ValueError(f"capture=True requires a non-None batch_size: {cls}.next_epoch "
+                                 "in compile mode (compile=True / capture=True) yields Batches; "
+                                 "pass batch_size=N (sample mode cannot be compiled)")
+            _args.check_int(cls, "compile_depth", compile_depth, minimum=0)
             self._capture = True
         if self._open_epoch:
             raise RuntimeError(f"{cls}.next_epoch: the iterator of the previous next_epoch() "
                                "call is not exhausted; consume it fully (or create a new reader) "
                                "before starting the next epoch")
-        size = batch_size if batch_size is not None else self._max_batch_size
         self._enter_mode("sample" if size is None else "batch")
         if self._mode == "batch" and self._batch_size is not None and size != self._batch_size:
             raise ValueError(f"batch_size {size} is different than the max_batch_size "
                              f"{self._batch_size} used in the previous call")
         self._start(size or 1)
         self._open_epoch = True
-        return self._epoch(as_batch=size is not None)
+        epoch = self._epoch(as_batch=size is not None)
+        if capture:
+            return Session(f"readers.{cls}", compile_depth).epoch(epoch)
+        return epoch
 
     def _epoch(self, as_batch: bool) -> Any:
         while True:

@@ -17,6 +17,7 @@ from ndd_triton.core.batch import Batch
 from ndd_triton.core.construct import as_batch, as_tensor
 from ndd_triton.core.device import device as to_device
 from ndd_triton.core.tensor import Tensor
+from ndd_triton.runtime.compiled import DEFAULT_DEPTH, Session
 
 _CYCLE_MODES = {None: "no", False: "no", "no": "no", True: "quiet", "quiet": "quiet",
                 "raise": "raise"}  # fmt: skip
@@ -72,12 +73,8 @@ class ExternalSource:
 
     def __call__(self, *, batch_size: int | None = None) -> Any:
         """The next value(s) from the source as Tensor/Batch (a tuple for num_outputs > 1)."""
-        if batch_size is not None and (isinstance(batch_size, bool) or
-                                       not isinstance(batch_size, int | np.integer)):  # fmt: skip
-            raise TypeError(f"ExternalSource: batch_size expects an int; got "
-                            f"{type(batch_size).__name__}")
-        if batch_size is not None and batch_size < 1:
-            raise ValueError(f"ExternalSource: batch_size must be >= 1; got {batch_size}")
+        if batch_size is not None:
+            _check_batch_size(batch_size)
         value = self._poll()
         if self._num_outputs == 1:
             return self._convert(value, 0, batch_size)
@@ -96,14 +93,36 @@ class ExternalSource:
             return tensor
         return Batch.broadcast(tensor, batch_size)
 
-    def captured(self, batch_size: int, ctx: Any = None) -> Iterator[Any]:
-        """Epoch helper: yields `self(batch_size=batch_size)` until the source is exhausted."""
+    def captured(self, batch_size: int, ctx: Any = None, *,
+                 compile_depth: int = DEFAULT_DEPTH) -> Iterator[Any]:  # fmt: skip
+        """A compiled epoch (docs/compile.md): yields `self(batch_size=batch_size)` until the
+        source is exhausted; the op calls made between the values are traced in the first
+        iteration and issued `compile_depth` values ahead after that."""
+        if batch_size is None:
+            raise ValueError("capture=True requires a non-None batch_size: "
+                             "ExternalSource.captured(batch_size) yields Batches")
+        if isinstance(compile_depth, bool) or not isinstance(compile_depth, int) or \
+                compile_depth < 0:  # fmt: skip
+            raise ValueError(f"ExternalSource.captured: compile_depth must be an int >= 0; got "
+                             f"{compile_depth!r}")
+        _check_batch_size(batch_size)
+        return Session("ExternalSource", compile_depth).epoch(self._values(batch_size))
+
+    def _values(self, batch_size: int) -> Iterator[Any]:
         while True:
             try:
                 value = self(batch_size=batch_size)
             except StopIteration:
                 return
             yield value
+
+
+def _check_batch_size(batch_size: Any) -> None:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer):
+        raise TypeError(f"ExternalSource: batch_size expects an int; got "
+                        f"{type(batch_size).__name__}")
+    if batch_size < 1:
+        raise ValueError(f"ExternalSource: batch_size must be >= 1; got {batch_size}")
 
 
 def _per_output(name: str, value: Any, num_outputs: int) -> list[Any]:

@@ -40,6 +40,7 @@ MODULE_LOCKS: tuple[tuple[str, str], ...] = (
     ("ndd_triton.kernels._registry", "_lock"),
     ("ndd_triton.kernels.cpu.resize", "_BATCH_LOCK"),
     ("ndd_triton.kernels.gpu._tables", "_rings_lock"),
+    ("ndd_triton.runtime.compiled", "_active_lock"),
     ("ndd_triton.runtime.dispatch", "_INTERPRETER_LOCK"),
     ("ndd_triton.runtime.profiling", "_lock"),
     ("ndd_triton.runtime.stream", "_default_lock"),

@@ -19,6 +19,7 @@ from ndd_triton.core.storage import BatchStorage
 from ndd_triton.core.tensor import Tensor
 from ndd_triton.kernels import KernelEntry, lookup
 from ndd_triton.ops.schema import Call, InputMeta, OpSchema, OutputSpec
+from ndd_triton.runtime import compiled as _compiled
 from ndd_triton.runtime import profiling as _profiling
 from ndd_triton.runtime.dispatch import (
     _DENSE_MAX_BYTES,
@@ -139,8 +140,19 @@ def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
     here in every mode. Everything else the operator detects (argument values, layouts,
     dtypes, windows, headers, an input whose own call failed) raises here in the sync modes
     and, in eager and deferred mode, is stored on a failed invocation whose results raise it
-    where they are first read (spec/core.md §2).
+    where they are first read (spec/core.md §2). Inside a compiled epoch the call goes to its
+    session (`runtime/compiled.py`), which traces it, answers it from the program or runs it.
     """
+    if _compiled.ACTIVE[0]:
+        session = _compiled.current()
+        if session is not None:
+            return session.call(schema, inputs, arg_values, batch_size, device)
+    return _call_plain(schema, inputs, arg_values, batch_size, device)
+
+
+def _call_plain(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
+                batch_size: Any, device: Any) -> Any:  # fmt: skip
+    """`call_op` without compile mode's hook."""
     try:
         return _prepare_and_execute(schema, inputs, arg_values, batch_size, device)
     except CallError:
@@ -169,9 +181,63 @@ def _failed_results(schema: OpSchema, error: Exception, inputs: Sequence[Any],
     return results[0] if len(results) == 1 else tuple(results)
 
 
+class Prepared:
+    """A prepared call (inputs converted, arguments checked, outputs inferred), not scheduled."""
+
+    __slots__ = ("batches", "call", "dev", "external", "is_batch", "kernel", "metas", "plan",
+                 "specs")  # fmt: skip
+
+    def __init__(self, call: Call, kernel: KernelEntry, batches: list[Any],
+                 metas: list[InputMeta | None], specs: list[OutputSpec], dev: Device,
+                 is_batch: bool, external: bool, plan: Plan | None) -> None:  # fmt: skip
+        self.call, self.kernel, self.batches, self.metas = call, kernel, batches, metas
+        self.specs, self.dev, self.is_batch, self.external = specs, dev, is_batch, external
+        self.plan = plan
+
+    def results(self, inv: Invocation) -> Any:
+        """Pending Tensor/Batch results produced by `inv`."""
+        n, dev = self.call.batch_size, self.dev
+        results = []
+        for k, spec in enumerate(self.specs):
+            out = Batch._pending(OutputRef(inv, k), spec.dtype, spec.layout, dev, n, spec.shapes)
+            results.append(out if self.is_batch else Tensor._pending(out, 0))
+        return results[0] if len(results) == 1 else tuple(results)
+
+
 def _prepare_and_execute(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
                          batch_size: Any, device: Any) -> Any:  # fmt: skip
     start = time.perf_counter() if _profiling.ACTIVE else 0.0
+    prep = prepare(schema, inputs, arg_values, batch_size, device)
+    call, kernel, batches, metas = prep.call, prep.kernel, prep.batches, prep.metas
+    specs, dev, is_batch, plan, n = prep.specs, prep.dev, prep.is_batch, prep.plan, call.batch_size
+    ctx = EvalContext.current()
+    if plan is not None and kernel.dense and dev.device_type == "cpu" and not _profiling.ACTIVE:
+        done = _run_now(call, kernel, batches, metas, specs, dev, ctx, plan.uniform)
+        if done is not None:
+            return done if is_batch else _as_tensors(done)
+    stage = make_stage(call, kernel, batches, list(specs), dev, ctx) \
+        if dev.device_type == "cpu" else None  # fmt: skip
+    inv = Invocation(schema.name, make_run(call, kernel, batches, list(specs), dev, ctx), ctx,
+                     user_callsite(), stage)  # fmt: skip
+    if _profiling.ACTIVE:
+        inv.record = _profiling.new_record(schema.name, str(dev), EvalMode.current().name, n)
+    results = prep.results(inv)
+    if inv.record is not None:
+        inv.record.prepare_s = time.perf_counter() - start
+    inline = None
+    independent = False
+    if dev.device_type == "cpu" and kernel.inline:
+        def inline() -> bool:
+            return _is_tiny(batches, metas, specs)
+
+        independent = all(b is None or b._storage is not None for b in batches)
+    execute(inv, force_sync=prep.external, inline=inline, independent=independent)
+    return results
+
+
+def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
+            batch_size: Any, device: Any) -> Prepared:  # fmt: skip
+    """The prepare phase of one call (raises what the call's checks and infer raise)."""
     key = plan_key(schema, inputs, arg_values, batch_size, device)
     plan = PLANS.get(key) if key is not None else None
     if plan is not None and plan.schema is schema:
@@ -208,29 +274,8 @@ def _prepare_and_execute(schema: OpSchema, inputs: Sequence[Any], arg_values: Se
     specs = schema.infer(call)
     if isinstance(specs, OutputSpec):
         specs = [specs]
-    ctx = EvalContext.current()
-    if plan is not None and kernel.dense and dev.device_type == "cpu" and not _profiling.ACTIVE:
-        done = _run_now(call, kernel, batches, metas, specs, dev, ctx, plan.uniform)
-        if done is not None:
-            return done if is_batch else _as_tensors(done)
-    stage = make_stage(call, kernel, batches, list(specs), dev, ctx) \
-        if dev.device_type == "cpu" else None  # fmt: skip
-    inv = Invocation(schema.name, make_run(call, kernel, batches, list(specs), dev, ctx), ctx,
-                     user_callsite(), stage)  # fmt: skip
-    if _profiling.ACTIVE:
-        inv.record = _profiling.new_record(schema.name, str(dev), EvalMode.current().name, n)
-    results = []
-    for k, spec in enumerate(specs):
-        out = Batch._pending(OutputRef(inv, k), spec.dtype, spec.layout, dev, n, spec.shapes)
-        results.append(out if is_batch else Tensor._pending(out, 0))
-    if inv.record is not None:
-        inv.record.prepare_s = time.perf_counter() - start
-    inline = None
-    independent = False
-    if dev.device_type == "cpu" and kernel.inline:
-        def inline() -> bool:
-            return _is_tiny(batches, metas, specs)
+    return Prepared(call, kernel, batches, metas, list(specs), dev, is_batch, external, plan)
 
-        independent = all(b is None or b._storage is not None for b in batches)
-    execute(inv, force_sync=external, inline=inline, independent=independent)
-    return results[0] if len(results) == 1 else tuple(results)
+
+_compiled.PLAIN_CALL.append(_call_plain)
+_compiled.PREPARE.append(prepare)

@@ -34,6 +34,7 @@ class Profile:
 
     def __init__(self) -> None:
         self.records: list[Record] = []
+        self.compiled: list[CompiledIteration] = []  # iterations of compiled epochs
 
     def __enter__(self) -> Profile:
         with _lock:
@@ -56,6 +57,12 @@ class Profile:
             run = f"{r.run_s * 1e6:7.1f}" if r.run_s is not None else "   n/a "
             rows.append(f"{r.op:<25} {r.device:<6} {r.mode:<9} {r.batch_size:>5} "
                         f"{r.prepare_s * 1e6:10.1f} {run} {r.gpu_launches:>8}")  # fmt: skip
+        if self.compiled:
+            rows += ["", "compiled iteration          groups launches  group: ops (launches)"]
+            for it in self.compiled:
+                groups = "; ".join(f"{'+'.join(g.ops)} ({g.gpu_launches})" for g in it.groups)
+                rows.append(f"{it.epoch[:22]:<22} {it.iteration:>5} {len(it.groups):>6} "
+                            f"{it.gpu_launches:>8}  {groups}")  # fmt: skip
         return "\n".join(rows)
 
 
@@ -72,3 +79,44 @@ def new_record(op: str, device: str, mode: str, batch_size: int) -> Record | Non
     for prof in list(ACTIVE):
         prof.add(record)
     return record
+
+
+@dataclass(slots=True)
+class CompiledGroup:
+    """One group of a compiled iteration: the traced calls it runs and their invocations."""
+
+    ops: tuple[str, ...]
+    invocations: list[object]
+
+    @property
+    def gpu_launches(self) -> int:
+        """Kernel launches of the group's invocations (known once they ran)."""
+        return sum(r.gpu_launches for r in self.records())
+
+    def records(self) -> list[Record]:
+        """The profiling records of the group's invocations."""
+        found = (getattr(inv, "record", None) for inv in self.invocations)
+        return [r for r in found if r is not None]
+
+
+@dataclass(slots=True)
+class CompiledIteration:
+    """One iteration of a compiled epoch, issued ahead: its groups in issue order."""
+
+    epoch: str
+    iteration: int
+    groups: list[CompiledGroup]
+
+    @property
+    def gpu_launches(self) -> int:
+        """Kernel launches of the whole iteration (one batch)."""
+        return sum(g.gpu_launches for g in self.groups)
+
+
+def add_compiled(epoch: str, iteration: int, groups: list[tuple[tuple[str, ...], list[object]]]
+                 ) -> None:  # fmt: skip
+    """Record a compiled iteration with every active profile (called by `runtime.compiled`)."""
+    entry = CompiledIteration(epoch, iteration, [CompiledGroup(o, i) for o, i in groups])
+    with _lock:
+        for prof in ACTIVE:
+            prof.compiled.append(entry)

@@ -1,0 +1,107 @@
+"""A 2-D resample with crop_mirror_normalize's store in one launch (compile mode's fusion of
+`random_resized_crop`/`resize` -> [`flip`] -> `crop_mirror_normalize`, the RN50 chain).
+
+Each output element evaluates both separable passes of `kernels/gpu/resize.py` itself, in the
+same fp32 order: for each H tap, the W pass's sum over its taps (what the W pass would store as
+its float32 intermediate), then the H pass's weighted sum of those, then the resize's rounding
+to the uint8 output (saturate, round half away from zero). crop_mirror_normalize's
+`v * gain[c] + bias[c]` follows and the value is stored at its HWC or CHW position, mirrored
+per sample. No intermediate batch is written: one read of the source taps, one write.
+The same host tables (`kernels._resample.axis_tables`) give the taps, so the bytes are those of
+the three ops run one by one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import triton
+import triton.language as tl
+
+from ndd_triton.kernels._resample import axis_tables
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
+
+IN_OFF: tl.constexpr = tl.constexpr(0)
+OUT_OFF: tl.constexpr = tl.constexpr(1)
+W_IN: tl.constexpr = tl.constexpr(2)
+H_OUT: tl.constexpr = tl.constexpr(3)
+W_OUT: tl.constexpr = tl.constexpr(4)
+TAB_H: tl.constexpr = tl.constexpr(5)  # first row of the sample in the H tap tables
+TAB_W: tl.constexpr = tl.constexpr(6)
+MIRROR: tl.constexpr = tl.constexpr(7)
+NCOL: tl.constexpr = tl.constexpr(8)
+TILE = 1024
+
+
+@triton.jit
+def _resample_normalize_kernel(src, dst, samples, tiles, index_h, weight_h, index_w, weight_w,
+                               affine, TAPS_H: tl.constexpr, TAPS_W: tl.constexpr,
+                               CHW: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
+    """One tile of one sample's resized HWC (3-channel) elements, normalised and stored."""
+    sample = tl.load(tiles + 2 * tl.program_id(0))
+    first = tl.load(tiles + 2 * tl.program_id(0) + 1)
+    row = samples + sample * NCOL
+    w_in = tl.load(row + W_IN).to(tl.int32)
+    h_out = tl.load(row + H_OUT).to(tl.int32)
+    w_out = tl.load(row + W_OUT).to(tl.int32)
+    tab_h = tl.load(row + TAB_H).to(tl.int32)
+    tab_w = tl.load(row + TAB_W).to(tl.int32)
+    mirror = tl.load(row + MIRROR)
+    src_base = src + tl.load(row + IN_OFF)
+    idx = first.to(tl.int32) + tl.arange(0, BLOCK)
+    mask = idx < h_out * w_out * 3
+    c = idx % 3
+    jw = idx // 3
+    w = jw % w_out
+    j = jw // w_out
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for kh in range(TAPS_H):
+        th = (tab_h + j) * TAPS_H + kh
+        sh = tl.load(index_h + th, mask=mask, other=0)
+        wh = tl.load(weight_h + th, mask=mask, other=0.0)
+        part = tl.zeros([BLOCK], dtype=tl.float32)  # the W pass's value at row `sh`
+        for kw in range(TAPS_W):
+            tw = (tab_w + w) * TAPS_W + kw
+            sw = tl.load(index_w + tw, mask=mask, other=0)
+            ww = tl.load(weight_w + tw, mask=mask, other=0.0)
+            v = tl.load(src_base + ((sh * w_in + sw) * 3 + c).to(tl.int64), mask=mask,
+                        other=0).to(tl.float32)  # fmt: skip
+            part += ww * v
+        acc += wh * part
+    acc = tl.minimum(tl.maximum(acc, 0.0), 255.0)  # the resize's uint8 store
+    acc = tl.where(acc < 0, tl.ceil(acc - 0.5), tl.floor(acc + 0.5))
+    gain = tl.load(affine + sample * 6 + c, mask=mask, other=0.0)
+    bias = tl.load(affine + sample * 6 + 3 + c, mask=mask, other=0.0)
+    value = acc * gain + bias
+    col = tl.where(mirror != 0, w_out - 1 - w, w)
+    if CHW:  # noqa: SIM108 (a static if: Triton compiles one branch)
+        pos = c * (h_out * w_out) + j * w_out + col
+    else:
+        pos = (j * w_out + col) * 3 + c
+    tl.store(dst + tl.load(row + OUT_OFF) + pos.to(tl.int64),
+             value.to(dst.dtype.element_ty), mask=mask)  # fmt: skip
+
+
+def launch_resample_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, resample: object,
+                              gain: np.ndarray, bias: np.ndarray, mirror: np.ndarray,
+                              chw: bool) -> None:  # fmt: skip
+    """Resample HWC uint8 RGB samples as the resize call `resample` does (its `resample_*`
+    plan, 2 axes) and store `v * gain + bias` (`[N, 3]`) mirrored per sample, in one launch."""
+    c = resample  # a Call (plain data; typed loosely to keep the kernel layer free of ops)
+    n_out = np.asarray(c.resample_out, np.int64)  # type: ignore[attr-defined]
+    tables = []
+    for k in (0, 1):  # H, then W (innermost: the W pass runs first in resample_gpu)
+        tables.append(axis_tables(
+            np.asarray(c.resample_in)[:, k], n_out[:, k],  # type: ignore[attr-defined]
+            np.asarray(c.resample_origin)[:, k], np.asarray(c.resample_step)[:, k],  # type: ignore[attr-defined]
+            np.asarray(c.resample_interp)[:, k], bool(c.antialias), k == 1))  # type: ignore[attr-defined]  # fmt: skip
+    (index_h, weight_h, first_h, taps_h), (index_w, weight_w, first_w, taps_w) = tables
+    n = len(n_out)
+    samples = np.stack([inp.offsets, out.offsets, inp.shapes[:, 1], n_out[:, 0], n_out[:, 1],
+                        first_h, first_w, np.asarray(mirror).reshape(n) != 0],
+                       axis=1).astype(np.int64)  # fmt: skip
+    affine = np.concatenate([np.asarray(gain, np.float32)[:, :3],
+                             np.asarray(bias, np.float32)[:, :3]], axis=1)  # fmt: skip
+    tiles = tile_table(n_out[:, 0] * n_out[:, 1] * 3, TILE)
+    run.launch(_resample_normalize_kernel, (len(tiles),), inp.data, out.data, samples, tiles,
+               index_h, weight_h, index_w, weight_w, np.ascontiguousarray(affine),
+               TAPS_H=taps_h, TAPS_W=taps_w, CHW=chw, BLOCK=TILE)  # fmt: skip

@@ -1,0 +1,354 @@
+"""Compile mode (`next_epoch(batch_size, compile=True)`): trace the loop body once, run ahead.
+
+A `Session` wraps one epoch's source iterator (`epoch`). Iteration 0 runs eagerly while every
+op call of the caller's thread is recorded (`trace.CallRecord`, plain data). From iteration 1
+on, the session issues the recorded program on the source values of the iterations ahead
+(`depth` of them beyond the current one) as soon as those are read, so the executor computes
+them while the caller is still busy with the current one; the caller's calls are then matched
+against the program and answered with the results already issued. Issuing runs the same
+prepare as eager mode, in iteration order, so random ops draw exactly what eager mode draws.
+
+The first call that differs from the trace (another op, another constant, an input from
+elsewhere, a missing or extra call) ends compile mode for the rest of the epoch: one
+`CompileFallbackWarning` names it, the RNGs go back to their state before that call (undoing
+the draws of everything issued after it) and the call runs eagerly, as do all later ones.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from typing import Any
+
+from ndd_triton.random._rng import RNG, RNGState, get_default_rng
+from ndd_triton.runtime import profiling as _profiling
+from ndd_triton.runtime.eval_context import EvalContext
+from ndd_triton.runtime.eval_mode import EvalMode
+from ndd_triton.runtime.executor import execute
+from ndd_triton.runtime.fusion import Group, fused_invocation, lazy_invocation, plan_groups
+from ndd_triton.runtime.invocation import user_callsite
+from ndd_triton.runtime.trace import CallRecord, IterationRefs
+
+DEFAULT_DEPTH = 2
+ACTIVE = [0]  # open sessions in any thread: `call_op` looks further only when this is not 0
+PLAIN_CALL: list[Callable[..., Any]] = []  # prepare's call_op without the session hook
+PREPARE: list[Callable[..., Any]] = []  # prepare's `prepare` (a call prepared, not scheduled)
+_tls = threading.local()
+_active_lock = threading.Lock()
+_END = object()
+
+
+class CompileFallbackWarning(UserWarning):
+    """A compiled epoch met a call that differs from its trace and continues eagerly."""
+
+
+def current() -> Session | None:
+    """The innermost open session of this thread (None when there is none)."""
+    stack = getattr(_tls, "stack", None)
+    return stack[-1] if stack else None
+
+
+class _Issued:
+    """One iteration issued ahead: its source values, results and the RNG states before each
+    call (`snapshots[p]`; one more after the last call)."""
+
+    __slots__ = ("groups", "refs", "snapshots")
+
+    def __init__(self, source_values: tuple[Any, ...]) -> None:
+        self.refs = IterationRefs(source_values)
+        self.snapshots: list[list[tuple[RNG, RNGState]]] = []
+        self.groups: list[Any] = []  # profiling: (op names, invocations) per issued group
+
+    @property
+    def issued(self) -> int:
+        return len(self.refs.results)
+
+
+class _Failed:
+    """The source raised while it was read ahead: raised again when its turn comes."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+class Session:
+    """One compiled epoch (see the module docstring)."""
+
+    def __init__(self, name: str, depth: int = DEFAULT_DEPTH, fuse: bool = True) -> None:
+        self.name = name
+        self.depth = depth
+        self.fuse = fuse
+        self.program: list[CallRecord] | None = None
+        self.groups: dict[int, Group] = {}  # fusion: member call -> its group
+        self.eager = False  # fell back: everything runs as eager mode does
+        self.iteration = -1
+        self.position = 0  # calls made so far in the current iteration
+        self._trace: list[CallRecord] = []
+        self._refs: IterationRefs | None = None  # iteration 0's
+        self._current: _Issued | None = None
+        self._buffered: deque[tuple[Any, _Issued | None]] = deque()
+        self._rngs: list[RNG] = []
+        self._stalled = False  # an issue failed part-way: nothing later is issued
+        self.fallback_reason: str | None = None
+        self.replayed = 0  # calls answered from the program
+
+    # ---- the epoch ------------------------------------------------------------------------
+    def epoch(self, source: Iterator[Any]) -> CompiledEpoch:
+        """The epoch's iterator: the source's values; op calls in between are compiled."""
+        return CompiledEpoch(self, self._run(source))
+
+    def _run(self, source: Iterator[Any]) -> Iterator[Any]:
+        stack = getattr(_tls, "stack", None)
+        if stack is None:
+            stack = _tls.stack = []
+        stack.append(self)
+        with _active_lock:
+            ACTIVE[0] += 1
+        try:
+            first = next(source, _END)
+            if first is _END:
+                return
+            self.iteration = 0
+            self._refs = IterationRefs(_as_tuple(first))
+            yield first
+            self._end_trace()
+            while True:
+                self._fill(source)
+                if not self._buffered:
+                    nxt = next(source, _END)
+                    if nxt is _END:
+                        break
+                    self._buffered.append((nxt, None))
+                values, issued = self._buffered.popleft()
+                if isinstance(values, _Failed):
+                    raise values.error
+                self._enter(values, issued)
+                yield values
+            self._check_complete()
+        finally:
+            with _active_lock:
+                ACTIVE[0] -= 1
+            if self in stack:
+                stack.remove(self)
+            self._undo_ahead()
+
+    def _end_trace(self) -> None:
+        self.program, self._trace, self._refs = self._trace, [], None
+        if not self.program:  # DALI 2.4 warns the same way
+            warnings.warn(f"compile mode ({self.name}): no operators were called during the "
+                          "traced first iteration; the epoch runs eagerly",
+                          CompileFallbackWarning, stacklevel=3)  # fmt: skip
+            self.eager = True
+            self.fallback_reason = "nothing traced"
+        rngs = [get_default_rng()]
+        for rec in self.program:
+            rngs += [r for r in rec.rngs() if all(r is not seen for seen in rngs)]
+        self._rngs = rngs
+        if self.fuse:
+            self.groups = plan_groups(self.program)
+
+    def _fill(self, source: Iterator[Any]) -> None:
+        """Read and issue iterations until `depth` are ahead of the one about to start."""
+        while not self.eager and not self._stalled and len(self._buffered) <= self.depth:
+            try:
+                values = next(source, _END)
+            except Exception as error:
+                self._buffered.append((_Failed(error), None))
+                self._stalled = True
+                return
+            if values is _END:
+                return
+            issued = self._issue(_as_tuple(values))
+            self._buffered.append((values, issued))
+
+    def _issue(self, source_values: tuple[Any, ...]) -> _Issued:
+        """Prepare (and schedule) the program's calls on one iteration's source values."""
+        assert self.program is not None
+        plain = PLAIN_CALL[0]
+        issued = _Issued(source_values)
+        refs = issued.refs
+        prof = bool(_profiling.ACTIVE)
+        members: dict[int, list[Any]] = {}  # group start -> prepared members so far
+        for p, rec in enumerate(self.program):
+            issued.snapshots.append([(r, r.state) for r in self._rngs])
+            inputs = [refs.resolve(r) for r in rec.inputs]
+            args = [refs.resolve(r) for r in rec.args]
+            group = self.groups.get(p)
+            try:
+                with ExitStack() as stack:
+                    if rec.ctx is not EvalContext.current():
+                        stack.enter_context(rec.ctx)
+                    if rec.mode is not EvalMode.current():
+                        stack.enter_context(rec.mode)
+                    batch_size, device = refs.resolve(rec.batch_size), refs.resolve(rec.device)
+                    if group is None:
+                        result = plain(rec.schema, inputs, args, batch_size, device)
+                        scheduled = [((rec.name,), _invocations(result))] if prof else []
+                    else:
+                        prep = PREPARE[0](rec.schema, inputs, args, batch_size, device)
+                        result, scheduled = _issue_member(group, p, prep, members, rec.ctx)
+            except Exception:
+                self._stalled = True  # the caller's own call raises it, eagerly
+                return issued
+            refs.add_results(result)
+            if prof:
+                issued.groups += [(names, invs) for names, invs in scheduled if invs]
+        issued.snapshots.append([(r, r.state) for r in self._rngs])
+        return issued
+
+    def _enter(self, values: Any, issued: _Issued | None) -> None:
+        self._check_complete()
+        self.iteration += 1
+        self.position = 0
+        self._current = None if self.eager else issued
+        if issued is not None and not self.eager and issued.groups:
+            _profiling.add_compiled(self.name, self.iteration, issued.groups)
+
+    def _check_complete(self) -> None:
+        """The iteration that ends must have made every call of the program."""
+        program = self.program
+        if self.eager or program is None or self.iteration < 1 or self.position >= len(program):
+            return
+        rec = program[self.position]
+        self._fall_back(f"iteration {self.iteration} ended after {self.position} calls; the "
+                        f"trace continues with {rec.where()}", rec.callsite)  # fmt: skip
+
+    def _undo_ahead(self) -> None:
+        """The epoch ends early (the loop broke): undo the draws issued after this point."""
+        current = self._current
+        ahead = any(issued is not None for _, issued in self._buffered)
+        if not self.eager and current is not None and (ahead or self.position < current.issued):
+            self._restore(current, self.position)
+        self._buffered.clear()
+        self._current = None
+
+    # ---- calls -----------------------------------------------------------------------------
+    def call(self, schema: Any, inputs: Any, arg_values: Any, batch_size: Any,
+             device: Any) -> Any:  # fmt: skip
+        """An op call of the caller's loop body (traced, answered from the program, or eager)."""
+        plain = PLAIN_CALL[0]
+        if self.eager or self.iteration < 0:
+            return plain(schema, inputs, arg_values, batch_size, device)
+        if self._refs is not None:  # iteration 0: run eagerly and record
+            result = plain(schema, inputs, arg_values, batch_size, device)
+            self._trace.append(self._refs.record(schema, inputs, arg_values, batch_size, device,
+                                                 EvalMode.current(), EvalContext.current(),
+                                                 user_callsite()))  # fmt: skip
+            self._refs.add_results(result)
+            return result
+        program, issued, p = self.program, self._current, self.position
+        assert program is not None
+        if p >= len(program):
+            self._fall_back(f"iteration {self.iteration} makes more calls than the trace's "
+                            f"{len(program)}: call {p} is '{schema.name}'", user_callsite())
+        elif issued is None or p >= issued.issued:
+            self._fall_back(f"call {p} ({program[p].where()}) could not be issued ahead",
+                            user_callsite())  # fmt: skip
+        else:
+            rec = issued.refs.record(schema, inputs, arg_values, batch_size, device,
+                                     EvalMode.current(), EvalContext.current(), None)  # fmt: skip
+            diff = program[p].difference(rec)
+            if diff is None:
+                self.position = p + 1
+                self.replayed += 1
+                return issued.refs.results[p]
+            self._fall_back(f"iteration {self.iteration}, call {p} ('{schema.name}') differs "
+                            f"from the trace: {diff}", user_callsite())  # fmt: skip
+        return plain(schema, inputs, arg_values, batch_size, device)
+
+    def _fall_back(self, reason: str, where: tuple[str, int] | None) -> None:
+        """Continue the epoch eagerly from the current call, with one warning."""
+        if self._current is not None:
+            self._restore(self._current, self.position)
+        self.eager = True
+        self._current = None
+        self._buffered = deque((values, None) for values, _ in self._buffered)
+        self.fallback_reason = reason
+        message = f"compile mode ({self.name}): {reason}; the rest of the epoch runs eagerly"
+        if where is None:
+            warnings.warn(message, CompileFallbackWarning, stacklevel=4)
+        else:
+            warnings.warn_explicit(message, CompileFallbackWarning, where[0], where[1])
+
+    @staticmethod
+    def _restore(issued: _Issued, position: int) -> None:
+        if position < len(issued.snapshots):
+            for rng, state in issued.snapshots[position]:
+                rng.set_state(state)
+
+
+class CompiledEpoch:
+    """Iterator of a compiled epoch; `session` tells what was traced, replayed or fell back."""
+
+    __slots__ = ("_gen", "session")
+
+    def __init__(self, session: Session, gen: Iterator[Any]) -> None:
+        self.session = session
+        self._gen = gen
+
+    def __iter__(self) -> CompiledEpoch:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._gen)
+
+    def close(self) -> None:
+        """End the epoch early (undoes the RNG draws issued ahead of the current call)."""
+        self._gen.close()  # type: ignore[attr-defined]
+
+
+def _issue_member(group: Group, p: int, prep: Any, members: dict[int, list[Any]],
+                  ctx: Any) -> tuple[Any, list[tuple[tuple[str, ...], list[Any]]]]:  # fmt: skip
+    """Results of fusion group member `p` (prepared) and the (ops, invocations) groups it
+    scheduled: the last member schedules the group as one fused invocation, or each member's
+    own when they cannot run as one pass."""
+    done = members.setdefault(group.calls[0], [])
+    done.append((prep, lazy_invocation(prep, ctx)))
+    if p != group.last:
+        return prep.results(done[-1][1]), []
+    preps = [m for m, _ in done]
+    names = tuple(m.call.schema.name for m in preps)
+    fused = fused_invocation(group, preps, ctx)
+    if fused is None and group.kind == "resample_cmn" and len(done) == 3:
+        # no one-pass resample here: the resize on its own, the flip still folded
+        fused = fused_invocation(Group("flip_cmn", group.calls[1:]), preps[1:], ctx)
+        if fused is not None:
+            _schedule(done[0][1], preps[0])
+            _schedule(fused, preps[1])
+            return prep.results(fused), [(names[:1], [done[0][1]]), (names[1:], [fused])]
+    if fused is None:
+        for m, inv in done:
+            _schedule(inv, m)
+        scheduled = [((n,), [inv]) for n, (_, inv) in zip(names, done, strict=True)]
+        return prep.results(done[-1][1]), scheduled
+    _schedule(fused, preps[0])
+    return prep.results(fused), [(names, [fused])]
+
+
+def _schedule(inv: Any, prep: Any) -> None:
+    """Run `inv` as eager mode runs a prepared call (profiled when a profile is active)."""
+    if _profiling.ACTIVE and inv.record is None:
+        inv.record = _profiling.new_record(inv.name, str(prep.dev), EvalMode.current().name,
+                                           prep.call.batch_size)  # fmt: skip
+    execute(inv, force_sync=prep.external)
+
+
+def _as_tuple(values: Any) -> tuple[Any, ...]:
+    return values if isinstance(values, tuple) else (values,)
+
+
+def _invocations(result: Any) -> list[Any]:
+    """The invocations behind a call's results (for profiling)."""
+    outs = result if isinstance(result, tuple) else (result,)
+    found = []
+    for out in outs:
+        batch = getattr(out, "_source", out)
+        inv = getattr(getattr(batch, "_producer", None), "inv", None)
+        if inv is not None and all(inv is not seen for seen in found):
+            found.append(inv)
+    return found

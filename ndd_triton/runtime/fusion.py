@@ -1,0 +1,286 @@
+"""Fusion of a traced program (compile mode): chains of calls that run as one pass.
+
+`plan_groups` rewrites the program (a list of plain `CallRecord`s) into groups: a *colour
+chain* is a run of colour adjustments (brightness, contrast, brightness_contrast, hue,
+saturation, hsv, color_twist) where each reads the previous one's output and nothing else in
+the program reads that output (*color_cmn* when a crop_mirror_normalize alone reads the
+chain: its normalising store joins the chain's pass on the GPU); a *flip_cmn* pair is a flip
+read only by crop_mirror_normalize, which then reads the flip's input with its crop window and
+`mirror` mirrored where the flip mirrored (the RN50 recipe's flip costs no pass); a
+*resample_cmn* group is resize/random_resized_crop -> [flip ->] crop_mirror_normalize, one
+launch on the GPU (`kernels/gpu/resample_normalize.py`). The calls between the members (the random
+draws of their arguments) stay where they are, so every call is still prepared in program order
+and draws what eager mode draws.
+
+When an iteration is issued, a group's members are prepared one by one; the last member's
+result comes from one invocation running the whole chain (`fused_invocation`): on the GPU one
+launch (`kernels/gpu/color_chain.py`), on the CPU each sample goes through every member's
+kernel while it is in cache (one pool job, no intermediate batch). Both give the bytes of the
+ops run one by one. An intermediate result the caller reads anyway is computed on first read
+by its own invocation (lazily, from its own inputs).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ndd_triton.kernels import KernelEntry
+from ndd_triton.ops import color
+from ndd_triton.ops.schema import SampleArgs
+from ndd_triton.runtime.dispatch import make_run, make_stage
+from ndd_triton.runtime.eval_mode import EvalMode
+from ndd_triton.runtime.invocation import Invocation
+from ndd_triton.runtime.trace import CallRecord
+
+COLOR_OPS = frozenset(s.name for s in color.schemas)
+RESAMPLE_OPS = frozenset(("random_resized_crop", "resize"))
+_FUSABLE_MODES = (EvalMode.eager, EvalMode.deferred)
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Calls of the program that run as one pass (program indices, in chain order)."""
+
+    kind: str
+    calls: tuple[int, ...]
+
+    @property
+    def last(self) -> int:
+        """The member whose result the group's invocation produces."""
+        return self.calls[-1]
+
+
+def _uses(program: list[CallRecord]) -> dict[tuple[int, int], int]:
+    """How often each (call, output) is read by later calls."""
+    uses: dict[tuple[int, int], int] = {}
+    for rec in program:
+        for ref in (*rec.inputs, *rec.args, rec.batch_size, rec.device):
+            if ref.kind == "op":
+                uses[(ref.index, ref.output)] = uses.get((ref.index, ref.output), 0) + 1
+    return uses
+
+
+def plan_groups(program: list[CallRecord]) -> dict[int, Group]:
+    """Member index -> its group: every colour chain of two or more calls, and every flip read
+    only by a crop_mirror_normalize."""
+    uses = _uses(program)
+    nxt: dict[int, int] = {}
+    has_prev: set[int] = set()
+    for p, rec in enumerate(program):
+        if rec.name not in COLOR_OPS or rec.mode not in _FUSABLE_MODES or not rec.inputs:
+            continue
+        src = rec.inputs[0]
+        if src.kind != "op" or uses.get((src.index, 0), 0) != 1:
+            continue
+        prev = program[src.index]
+        if prev.name in COLOR_OPS and prev.mode is rec.mode and prev.ctx is rec.ctx and \
+                src.output == 0:  # fmt: skip
+            nxt[src.index] = p
+            has_prev.add(p)
+    groups: dict[int, Group] = {}
+    for p, rec in enumerate(program):  # flip -> crop_mirror_normalize: one cmn, mirror ^= flip
+        src = rec.inputs[0] if rec.inputs else None
+        if rec.name != "crop_mirror_normalize" or rec.mode not in _FUSABLE_MODES or \
+                src is None or src.kind != "op" or uses.get((src.index, 0), 0) != 1:  # fmt: skip
+            continue
+        prev = program[src.index]
+        members = [p]
+        if prev.name == "flip" and prev.mode is rec.mode and prev.ctx is rec.ctx:
+            group = Group("flip_cmn", (src.index, p))
+            groups[src.index] = groups[p] = group
+            members = [src.index, p]
+            src = prev.inputs[0] if prev.inputs else None
+            if src is None or src.kind != "op" or uses.get((src.index, 0), 0) != 1:
+                continue
+            prev = program[src.index]
+        if prev.name in RESAMPLE_OPS and prev.mode is rec.mode and prev.ctx is rec.ctx and \
+                src.output == 0:  # fmt: skip
+            group = Group("resample_cmn", (src.index, *members))
+            for q in group.calls:
+                groups[q] = group
+    normalizer = {}  # colour op -> the crop_mirror_normalize that alone reads it
+    for p, rec in enumerate(program):
+        src = rec.inputs[0] if rec.inputs else None
+        if rec.name == "crop_mirror_normalize" and rec.mode in _FUSABLE_MODES and \
+                src is not None and src.kind == "op" and uses.get((src.index, 0), 0) == 1 and \
+                program[src.index].name in COLOR_OPS and program[src.index].ctx is rec.ctx and \
+                program[src.index].mode is rec.mode:  # fmt: skip
+            normalizer[src.index] = p
+    for start in sorted(set(nxt) | set(normalizer)):
+        if start in has_prev:
+            continue
+        calls = [start]
+        while calls[-1] in nxt:
+            calls.append(nxt[calls[-1]])
+        kind = "color_chain"
+        if calls[-1] in normalizer:
+            calls.append(normalizer[calls[-1]])
+            kind = "color_cmn"
+        if len(calls) > 1:
+            group = Group(kind, tuple(calls))
+            for p in calls:
+                groups[p] = group
+    return groups
+
+
+def lazy_invocation(prep: Any, ctx: Any) -> Invocation:
+    """A member's own invocation, run only if its result is read (on the reading thread)."""
+    run = make_run(prep.call, prep.kernel, prep.batches, prep.specs, prep.dev, ctx)
+    inv = Invocation(prep.call.schema.name, run, ctx, None)
+    inv.mode = EvalMode.deferred
+    return inv
+
+
+def fused_invocation(group: Group, members: list[Any], ctx: Any) -> Invocation | None:
+    """One invocation producing the last member's output from the first member's input, or
+    None when the members cannot run as one pass (then each runs on its own)."""
+    first, last = members[0], members[-1]
+    dev = first.dev
+    if any(m.dev != dev or len(m.specs) != 1 or m.specs[0].shapes is None for m in members):
+        return None
+    name = "+".join(m.call.schema.name for m in members)
+    if group.kind == "resample_cmn":
+        return _resample_cmn(name, members, ctx)
+    if group.kind == "flip_cmn":
+        call = _mirrored_cmn(first.call, last.call)
+        if call is None:
+            return None
+        stage = make_stage(call, last.kernel, first.batches, last.specs, dev, ctx) \
+            if dev.device_type == "cpu" else None  # fmt: skip
+        run = make_run(call, last.kernel, first.batches, last.specs, dev, ctx)
+        return Invocation(name, run, ctx, None, stage)
+    if dev.device_type == "cpu":
+        kernel = KernelEntry(_cpu_chain(members), "cpu")
+    else:
+        from ndd_triton.kernels.gpu.color_chain import chain_codes
+
+        colour = members[:-1] if group.kind == "color_cmn" else members
+        norm = _gpu_norm(last.call, last.specs[0]) if group.kind == "color_cmn" else None
+        if group.kind == "color_cmn" and norm is None:
+            return None
+        widths = [int(np.asarray(m.call.color_matrix).shape[1]) for m in colour]
+        dtypes = [m.specs[0].dtype.numpy_dtype for m in colour]
+        codes = chain_codes(widths, dtypes, norm=norm is not None)
+        if codes is None:
+            return None
+        kernel = KernelEntry(_gpu_chain(colour, codes, norm), "gpu")
+    specs = last.specs
+    stage = make_stage(first.call, kernel, first.batches, specs, dev, ctx) \
+        if dev.device_type == "cpu" else None  # fmt: skip
+    return Invocation(name, make_run(first.call, kernel, first.batches, specs, dev, ctx), ctx,
+                      None, stage)  # fmt: skip
+
+
+def _resample_cmn(name: str, members: list[Any], ctx: Any) -> Invocation | None:
+    """resize/random_resized_crop -> [flip] -> crop_mirror_normalize on the GPU: one launch
+    (`kernels/gpu/resample_normalize.py`) when the resize makes uint8 RGB HWC of 2 axes and the
+    normalisation has no crop (a float HWC/CHW output). None on the CPU (the caller then folds
+    the flip alone): running the resize kernel per sample into a scratch image cost more CPU
+    than the pipelined ops in perf/README.md's measurement (the resize's batch recipes)."""
+    resample, cmn = members[0], members[-1]
+    dev = resample.dev
+    if dev.device_type == "cpu":
+        return None
+    call = cmn.call
+    if len(members) == 3:
+        call = _mirrored_cmn(members[1].call, cmn.call)
+        if call is None:
+            return None
+    rc, meta = resample.call, resample.call.inputs[0]
+    if meta.layout != "HWC" or (meta.shapes[:, 2] != 3).any() or meta.dtype.name != "u8" or \
+            resample.specs[0].dtype.name != "u8" or rc.resample_axes != "HW":  # fmt: skip
+        return None
+    norm = _gpu_norm(call, cmn.specs[0], mirror_ok=True)
+    if norm is None or max(int(meta.shapes.prod(axis=1).max(initial=0)),
+                           int(cmn.specs[0].shapes.prod(axis=1).max(initial=0))) >= 2**30:
+        return None
+    gain, bias, chw = norm
+    mirror = np.asarray(call.mirror)
+
+    def launch(run: Any, out: Any, inp: Any, _call: Any) -> None:
+        from ndd_triton.kernels.gpu.resample_normalize import launch_resample_normalize
+
+        launch_resample_normalize(run, out, inp, rc, gain, bias, mirror, chw)
+
+    kernel = KernelEntry(launch, "gpu")
+    return Invocation(name, make_run(rc, kernel, resample.batches, cmn.specs, dev, ctx), ctx,
+                      None)  # fmt: skip
+
+
+def _mirrored_cmn(flip: Any, cmn: Any) -> Any:
+    """crop_mirror_normalize's call reading flip's input: where flip mirrored a sample, the crop
+    window is mirrored and so is `mirror` (exact: only which pixels are read changes), or None
+    when that does not hold (vertical/depthwise flips, frames, windows not inside the image)."""
+    layout = flip.inputs[0].layout or "HWC"
+    if layout not in ("HWC", "CHW") or cmn.inputs[0].layout != flip.inputs[0].layout:
+        return None
+    n = cmn.batch_size
+    if np.asarray(flip.vertical).reshape(n).any() or np.asarray(flip.depthwise).reshape(n).any():
+        return None
+    h = np.asarray(flip.horizontal).reshape(n) != 0
+    width = flip.inputs[0].shapes[:, layout.index("W")]
+    start = np.array(cmn.window_start, copy=True)
+    size = np.asarray(cmn.window_size)
+    inside = (start[:, -1] >= 0) & (start[:, -1] + size[:, -1] <= width)
+    if not inside[h].all():
+        return None
+    start[h, -1] = width[h] - start[h, -1] - size[h, -1]
+    mirror = np.asarray(cmn.mirror)
+    values = dict(cmn.values)
+    values["window_start"] = start
+    values["mirror"] = ((mirror.reshape(n) != 0) ^ h).astype(mirror.dtype).reshape(mirror.shape)
+    return dataclasses.replace(cmn, values=values, per_sample=set(cmn.per_sample))
+
+
+def _cpu_chain(members: list[Any]) -> Any:
+    """`fn(out, inp, arg)`: sample `arg.index` through every member's CPU kernel."""
+    steps = [(m.call, m.kernel, m.specs[0]) for m in members]
+    layout = members[0].call.inputs[0].layout
+
+    def chain(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
+        i = arg.index
+        cur = inp
+        for k, (call, kernel, spec) in enumerate(steps):
+            if k == len(steps) - 1:
+                dst = out
+            else:
+                dst = np.empty(tuple(int(v) for v in spec.shapes[i]), spec.dtype.numpy_dtype)
+            kernel.fn(dst, cur, SampleArgs(call, i, layout))
+            cur = dst
+
+    return chain
+
+
+def _gpu_norm(cmn: Any, spec: Any,
+              mirror_ok: bool = False) -> tuple[np.ndarray, np.ndarray, bool] | None:  # fmt: skip
+    """(gain, bias, CHW) of a crop_mirror_normalize a fused kernel can store for: HWC RGB
+    input, no crop, no mirror (unless `mirror_ok`), no channel padding, a float output in HWC
+    or CHW."""
+    meta = cmn.inputs[0]
+    if meta.layout != "HWC" or (meta.shapes[:, 2] != 3).any() or cmn.pad_output:
+        return None
+    if cmn.out_layout not in ("HWC", "CHW") or spec.dtype.name not in ("f32", "f16"):
+        return None
+    if (np.asarray(cmn.mirror).any() and not mirror_ok) or np.asarray(cmn.window_start).any() or \
+            not np.array_equal(np.asarray(cmn.window_size), meta.shapes[:, :2]):  # fmt: skip
+        return None
+    gain, bias = np.asarray(cmn.gain), np.asarray(cmn.bias)
+    return gain[:, :3], bias[:, :3], cmn.out_layout == "CHW"
+
+
+def _gpu_chain(members: list[Any], codes: int,
+               norm: tuple[np.ndarray, np.ndarray, bool] | None) -> Any:  # fmt: skip
+    """`fn(run, out, inp, call)`: the chain (and the normalising store) as one launch."""
+    from ndd_triton.kernels.gpu.color_chain import launch_color_chain
+
+    matrices = [np.asarray(m.call.color_matrix, np.float32) for m in members]
+    offsets = [np.asarray(m.call.color_offset, np.float32) for m in members]
+
+    def chain(run: Any, out: Any, inp: Any, call: Any) -> None:
+        launch_color_chain(run, out, inp, matrices, offsets, codes, norm)
+
+    return chain

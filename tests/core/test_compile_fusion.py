@@ -1,0 +1,238 @@
+"""Compile mode's fusion: a traced colour chain runs as one pass (one launch on the GPU, counted
+in the interpreter) and gives the bytes of the ops run one by one, on both backends."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import ndd_triton as ndd
+from ndd_triton.runtime.compiled import CompileFallbackWarning
+
+BS = 3
+
+
+def _data(seed: int, dtype: type, big: bool = False, iterations: int = 3) -> list[list[np.ndarray]]:
+    gen = np.random.default_rng(seed)
+    lo, hi = (8, 30) if big else (3, 8)
+
+    def image() -> np.ndarray:
+        shape = (int(gen.integers(lo, hi)), int(gen.integers(lo, hi)), 3)
+        if dtype == np.float32:
+            return (gen.random(shape) * 300 - 20).astype(np.float32)
+        return gen.integers(0, 256, shape).astype(dtype)
+
+    return [[image() for _ in range(BS)] for _ in range(iterations)]
+
+
+def _u(lo: float, hi: float) -> ndd.Batch:
+    return ndd.random.uniform(batch_size=BS, range=[lo, hi])
+
+
+def _color4(x: ndd.Batch) -> ndd.Batch:
+    x = ndd.brightness(x, brightness=_u(0.6, 1.4), brightness_shift=0.05)
+    x = ndd.contrast(x, contrast=_u(0.5, 1.5))
+    x = ndd.hue(x, hue=_u(-45.0, 45.0))
+    return ndd.saturation(x, saturation=_u(0.2, 1.8))
+
+
+def _twist_to_int16(x: ndd.Batch) -> ndd.Batch:
+    x = ndd.color_twist(x, brightness=1.2, contrast=0.8, hue=20.0, saturation=1.1)
+    x = ndd.brightness_contrast(x, brightness=_u(0.9, 1.1), contrast=1.3)
+    return ndd.hsv(x, hue=_u(-10.0, 10.0), saturation=1.2, value=0.9, dtype=ndd.int16)
+
+
+def _via_float16(x: ndd.Batch) -> ndd.Batch:
+    x = ndd.brightness(x, brightness=1.3, dtype=ndd.float16)  # float16 is not exact in registers
+    return ndd.contrast(x, contrast=_u(0.5, 1.5), dtype=ndd.uint8)
+
+
+def _run(body, data, device: str, compile_: bool):
+    ndd.random.set_seed(99)
+    batches = [ndd.as_batch(d, layout="HWC", device=device) for d in data]
+    epoch = ndd.ExternalSource(iter(batches), device=device).captured(BS) if compile_ \
+        else iter(batches)  # fmt: skip
+    outs = []
+    with ndd.profile() as prof, warnings.catch_warnings():
+        warnings.simplefilter("error", CompileFallbackWarning)
+        for x in epoch:
+            outs.append([np.array(s) for s in body(x).cpu()])
+    return outs, prof, epoch
+
+
+def _assert_same(a, b) -> None:
+    for xa, xb in zip(a, b, strict=True):
+        for sa, sb in zip(xa, xb, strict=True):
+            assert sa.dtype == sb.dtype
+            assert sa.shape == sb.shape
+            assert np.array_equal(sa, sb, equal_nan=True), np.abs(
+                sa.astype(np.float64) - sb.astype(np.float64)).max()  # fmt: skip
+
+
+CASES = [(_color4, np.uint8, 4, True), (_color4, np.float32, 4, True),
+         (_twist_to_int16, np.uint8, 3, True), (_via_float16, np.uint8, 2, False)]  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0].__name__}-{np.dtype(c[1]).name}")
+def test_color_chain_fused_bit_identical(case, backend: str) -> None:
+    body, dtype, ops, one_pass = case
+    data = _data(ops, dtype, big=backend == "cpu")
+    eager, _, _ = _run(body, data, backend, False)
+    compiled, prof, epoch = _run(body, data, backend, True)
+    _assert_same(eager, compiled)
+    session = epoch.session
+    groups = {g.calls for g in session.groups.values()}
+    assert len(groups) == 1  # the chain is one group
+    assert len(next(iter(groups))) == ops
+    runs = len(session.program) - ops + 1 if one_pass or backend == "cpu" else len(session.program)
+    assert [len(it.groups) for it in prof.compiled] == [runs] * 2  # a group per pass
+    for it in prof.compiled:
+        fused = [g for g in it.groups if len(g.ops) > 1]
+        # the CPU runs any chain sample by sample through the ops' own kernels
+        assert len(fused) == (1 if one_pass or backend == "cpu" else 0)
+        if backend == "gpu":
+            assert it.gpu_launches == (1 if one_pass else ops)  # the whole chain: one launch
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+def test_reading_an_intermediate_computes_it(backend: str) -> None:
+    data = _data(7, np.uint8)
+    seen: list = []
+
+    def body(x: ndd.Batch) -> ndd.Batch:
+        y = ndd.brightness(x, brightness=_u(0.5, 1.5))
+        z = ndd.contrast(y, contrast=1.4)
+        seen.append([np.array(s) for s in y.cpu()])  # read after the chain was issued
+        return z
+
+    eager, _, _ = _run(body, data, backend, False)
+    eager_mid, seen[:] = list(seen), []
+    compiled, prof, _ = _run(body, data, backend, True)
+    _assert_same(eager, compiled)
+    _assert_same(eager_mid, seen)
+    assert all(any(len(g.ops) == 2 for g in it.groups) for it in prof.compiled)
+
+
+def test_shared_intermediate_is_not_fused() -> None:
+    data = _data(8, np.uint8)
+
+    def body(x: ndd.Batch) -> ndd.Batch:
+        y = ndd.brightness(x, brightness=1.2)
+        return ndd.cat(ndd.contrast(y, contrast=1.4), ndd.hue(y, hue=10.0), axis=1)
+
+    eager, _, _ = _run(body, data, "cpu", False)
+    compiled, _, epoch = _run(body, data, "cpu", True)
+    _assert_same(eager, compiled)
+    assert epoch.session.groups == {}
+
+
+def _rn50(x: ndd.Batch) -> ndd.Batch:
+    x = ndd.random_resized_crop(x, size=(6, 7))
+    x = ndd.flip(x, horizontal=ndd.random.coin_flip(batch_size=BS))
+    return ndd.crop_mirror_normalize(x, mean=[1.0, 2.0, 3.0], std=[3.0, 2.0, 1.0],
+                                     mirror=ndd.random.coin_flip(batch_size=BS), crop=(5, 4),
+                                     crop_pos_x=_u(0.0, 1.0), crop_pos_y=_u(0.0, 1.0))  # fmt: skip
+
+
+def _vertical(x: ndd.Batch) -> ndd.Batch:
+    x = ndd.flip(x, horizontal=ndd.random.coin_flip(batch_size=BS), vertical=1)
+    return ndd.crop_mirror_normalize(x, mean=[1.0, 2.0, 3.0], std=[3.0, 2.0, 1.0],
+                                     dtype=ndd.float16, output_layout="HWC")  # fmt: skip
+
+
+def _padded(x: ndd.Batch) -> ndd.Batch:
+    x = ndd.flip(x, horizontal=1)
+    return ndd.crop_mirror_normalize(x, crop=(4, 40), crop_pos_x=0.0,
+                                     out_of_bounds_policy="pad")  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+@pytest.mark.parametrize("body", [_rn50, _vertical, _padded], ids=lambda b: b.__name__)
+def test_flip_into_crop_mirror_normalize(body, backend: str) -> None:
+    """flip read only by crop_mirror_normalize costs no pass: the window and `mirror` are
+    mirrored instead (exact); vertical flips and windows beyond the image keep the flip."""
+    data = _data(11, np.uint8, big=True)
+    eager, _, _ = _run(body, data, backend, False)
+    compiled, prof, epoch = _run(body, data, backend, True)
+    _assert_same(eager, compiled)
+    kinds = {g.kind for g in epoch.session.groups.values()}
+    assert kinds == ({"resample_cmn"} if body is _rn50 else {"flip_cmn"})
+    for it in prof.compiled:
+        names = [g.ops for g in it.groups]
+        if body is not _rn50:  # not folded: the flip runs on its own
+            assert ("flip",) in names, names
+        else:  # cpu, or cmn crops: no one-pass resample, but the flip is folded into cmn
+            groups = {g.ops: g.gpu_launches for g in it.groups}
+            assert ("flip", "crop_mirror_normalize") in groups, groups
+            assert ("random_resized_crop",) in groups, groups
+            if backend == "gpu":
+                assert groups[("flip", "crop_mirror_normalize")] == 1, groups
+                assert groups[("random_resized_crop",)] == 2, groups
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+@pytest.mark.parametrize(("layout", "dtype", "one_launch"), [("CHW", "float32", True),
+                                                              ("HWC", "float16", True),
+                                                              ("CHW", "uint8", False)])  # fmt: skip
+def test_color_chain_into_crop_mirror_normalize(backend: str, layout: str, dtype: str,
+                                                one_launch: bool) -> None:  # fmt: skip
+    """A colour chain read only by crop_mirror_normalize (no crop, no mirror) ends in its
+    normalising store: one launch on the GPU for float outputs, the bytes of eager mode."""
+
+    def body(x: ndd.Batch) -> ndd.Batch:
+        x = ndd.brightness(x, brightness=_u(0.5, 1.5))
+        x = ndd.hue(x, hue=_u(-30.0, 30.0))
+        return ndd.crop_mirror_normalize(x, mean=[100.0, 120.0, 130.0], std=[50.0, 60.0, 70.0],
+                                         output_layout=layout,
+                                         dtype=getattr(ndd, dtype))  # fmt: skip
+
+    data = _data(12, np.uint8, big=backend == "cpu")
+    eager, _, _ = _run(body, data, backend, False)
+    compiled, prof, epoch = _run(body, data, backend, True)
+    _assert_same(eager, compiled)
+    assert {g.kind for g in epoch.session.groups.values()} == {"color_cmn"}
+    for it in prof.compiled:
+        fused = ("brightness", "hue", "crop_mirror_normalize") in [g.ops for g in it.groups]
+        assert fused == (one_launch or backend == "cpu")
+        if backend == "gpu":
+            assert it.gpu_launches == (1 if one_launch else 3)
+
+
+def _rn50_no_crop(layout: str, dtype: str, flip: bool):
+    def body(x: ndd.Batch) -> ndd.Batch:
+        x = ndd.random_resized_crop(x, size=(7, 9))  # downscales (antialiased taps)
+        if flip:
+            x = ndd.flip(x, horizontal=ndd.random.coin_flip(batch_size=BS))
+        return ndd.crop_mirror_normalize(x, mean=[123.7, 116.3, 103.5], std=[58.4, 57.1, 57.4],
+                                         mirror=ndd.random.coin_flip(batch_size=BS),
+                                         output_layout=layout,
+                                         dtype=getattr(ndd, dtype))  # fmt: skip
+
+    return body
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+@pytest.mark.parametrize(("layout", "dtype", "flip"), [("CHW", "float32", True),
+                                                       ("HWC", "float16", False)])  # fmt: skip
+def test_rn50_chain_is_one_pass(backend: str, layout: str, dtype: str, flip: bool) -> None:
+    """random_resized_crop -> flip -> crop_mirror_normalize (no crop): one launch per batch on
+    the GPU (both resample passes and the normalising, mirrored, CHW store); on the CPU the
+    resize runs on its own and the flip folds into the normalisation; the bytes of eager mode."""
+    body = _rn50_no_crop(layout, dtype, flip)
+    data = _data(13, np.uint8, big=True)
+    eager, _, _ = _run(body, data, backend, False)
+    compiled, prof, epoch = _run(body, data, backend, True)
+    _assert_same(eager, compiled)
+    assert {g.kind for g in epoch.session.groups.values()} == {"resample_cmn"}
+    chain = ("random_resized_crop", *(("flip",) if flip else ()), "crop_mirror_normalize")
+    for it in prof.compiled:
+        names = [g.ops for g in it.groups]
+        if backend == "gpu":
+            assert chain in names, names
+            assert it.gpu_launches == 1  # the whole batch after the source
+        else:
+            assert ("random_resized_crop",) in names, names
+            assert (("flip", "crop_mirror_normalize") in names) == flip, names
