@@ -76,9 +76,9 @@ __version__ = "0.1.0"
 def __getattr__(name: str) -> object:
     """`ndd.pytorch` (PyTorch integration) is imported on first use, as in DALI 2.4."""
     if name == "pytorch":
-        from ndd_triton import pytorch
+        import importlib
 
-        return pytorch
+        return importlib.import_module(f"{__name__}.pytorch")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
