@@ -32,9 +32,9 @@ from ndd_triton.readers._control import (
     remember_seeds,
     rewind,
     shard_by_default,
+    start_state,
 )
 from ndd_triton.readers._sharding import shard_from_torch_distributed
-from ndd_triton.readers._state import ReaderState
 from ndd_triton.runtime.eval_mode import EvalMode
 
 _FORMAT = "ndd_triton.pytorch.Loader/1"
@@ -136,7 +136,7 @@ class Loader:
         self._next_index = 0
         self._epoch = 0
         self._generation = 0  # bumped by load_state_dict: stale epoch iterators stop
-        self._consumed = self._state(reader_state=self._start_state())
+        self._consumed = self._state(reader_state=start_state(reader, size))
 
     # ---- sizes -----------------------------------------------------------------------------
     @property
@@ -227,17 +227,6 @@ class Loader:
         return values
 
     # ---- state -----------------------------------------------------------------------------
-    def _start_state(self) -> str:
-        """The reader's state at the very start of its stream (its seeds included)."""
-        r = self._reader
-        size = r._index()
-        seed, shuffle_seed = r._initial_seeds  # type: ignore[attr-defined]
-        pending = r._pending_state
-        if pending is not None:
-            return str(pending)
-        return str(ReaderState(type(r).__name__, size, 0, 0, 0, self._batch_size, seed,
-                               shuffle_seed))  # fmt: skip
-
     def _state(self, reader_state: str, epoch: int | None = None) -> dict[str, Any]:
         return {"format": _FORMAT, "epoch": self._epoch if epoch is None else epoch,
                 "reader": reader_state, "rng": _rngs.get(self._rng),

@@ -96,3 +96,27 @@ def pad_by_default(reader: Reader, why: str) -> None:
         raise RuntimeError(f"{why} needs pad_last_batch=True, and {cls} reader {reader.name!r} "
                            "was already iterated without it; pass pad_last_batch=True")
     reader._args["pad_last_batch"] = True
+
+
+def start_state(reader: Reader, batch_size: int) -> str:
+    """The reader's state at the very start of its stream (seeds included), as text."""
+    from ndd_triton.readers._state import ReaderState
+
+    remember_seeds(reader)
+    if reader._pending_state is not None:
+        return str(reader._pending_state)
+    seed, shuffle_seed = reader._initial_seeds  # type: ignore[attr-defined]
+    return str(ReaderState(type(reader).__name__, reader._index(), 0, 0, 0, batch_size, seed,
+                           shuffle_seed))  # fmt: skip
+
+
+def next_epoch_state(reader: Reader) -> str:
+    """The state at the start of the epoch after the current one (skips the epoch's rest)."""
+    from ndd_triton.readers._sharding import epoch_indices
+    from ndd_triton.readers._state import ReaderState
+
+    state = reader.get_state()
+    cfg = reader._stream_config(state.dataset_size)
+    _, next_start = epoch_indices(cfg, state.epoch, state.start, state.batch_size)
+    return str(ReaderState(state.reader_type, state.dataset_size, state.epoch + 1, next_start, 0,
+                           state.batch_size, state.seed, state.shuffle_seed))  # fmt: skip

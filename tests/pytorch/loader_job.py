@@ -65,6 +65,32 @@ def build(root: str, device: str, **loader_args):
     return Loader(reader, augment(device), **args)
 
 
+def build_nodes(root: str, device: str, prefetch: int = 2, seed: int = 2024):
+    """The same job as torchdata nodes: Reader -> Map -> Prefetcher -> ToTorch -> Loader."""
+    import torchdata.nodes as tn
+
+    import ndd_triton as ndd
+    from ndd_triton.pytorch import nodes
+
+    files = sorted(f for f in os.listdir(root) if f.endswith(".jpg"))
+    reader = nodes.Reader(ndd.readers.File, batch_size=3, output_names=("jpeg", "label"),
+                          file_root=root, files=files, labels=list(range(len(files))),
+                          random_shuffle=True, initial_fill=4, seed=77)  # fmt: skip
+    fn = augment(device)
+    node = nodes.Map(reader, lambda d: fn(d["jpeg"], d["label"]), seed=seed)
+    if prefetch:
+        node = tn.Prefetcher(node, prefetch_factor=prefetch)
+    return tn.Loader(nodes.ToTorch(node, pad=True))
+
+
+def as_dict(batch) -> dict:
+    """A ToTorch tuple (image, label, name) as the loader's dict (labels squeezed)."""
+    if isinstance(batch, dict):
+        return batch
+    image, label, name = batch
+    return {"image": image, "label": label.squeeze(-1), "name": name}
+
+
 def record(epoch: int, batch: dict) -> dict:
     """One batch as JSON: file names, labels and a digest of the pixels."""
     names = ["".join(map(chr, row[row > 0].tolist())).rsplit("/", 1)[-1]
@@ -77,23 +103,27 @@ def record(epoch: int, batch: dict) -> dict:
 
 def run(root: str, out: str, device: str, epochs: int, kill_at: int = -1,
         resume: bool = False) -> None:  # fmt: skip
-    loader = build(root, device)
+    """The job; DEVICE "cpu:nodes"/"gpu:nodes" runs the torchdata-nodes version (3 batches
+    per epoch)."""
+    device, _, kind = device.partition(":")
+    loader = build_nodes(root, device) if kind == "nodes" else build(root, device)
+    step = 0
     if resume:
         with open(out + ".state") as f:
-            loader.load_state_dict(json.load(f))
-    step = 0
+            saved = json.load(f)
+        loader.load_state_dict(saved["loader"])
+        step = saved["step"]
     with open(out, "a") as log:
-        while loader.state_dict()["epoch"] < epochs:
-            epoch = loader.state_dict()["epoch"]
+        while step < 3 * epochs:
             for batch in loader:
-                log.write(json.dumps(record(epoch, batch)) + "\n")
+                log.write(json.dumps(record(step // 3, as_dict(batch))) + "\n")
                 log.flush()
-                with open(out + ".state.tmp", "w") as f:
-                    json.dump(loader.state_dict(), f)
-                os.replace(out + ".state.tmp", out + ".state")
-                if step == kill_at:
-                    os._exit(3)
                 step += 1
+                with open(out + ".state.tmp", "w") as f:
+                    json.dump({"loader": loader.state_dict(), "step": step}, f)
+                os.replace(out + ".state.tmp", out + ".state")
+                if step - 1 == kill_at:
+                    os._exit(3)
 
 
 if __name__ == "__main__":

@@ -162,6 +162,11 @@ def test_extra_generators_are_saved(photos):
     assert torch.equal(next(iter(loader))[0], expected)
 
 
+def test_ndd_pytorch_attribute():
+    assert ndd.pytorch.Loader is Loader
+    assert ndd.pytorch.ops.flip is not None
+
+
 def test_bad_arguments(photos):
     reader = _reader(photos)
     with pytest.raises(TypeError, match="argument 'reader'"):
@@ -180,8 +185,12 @@ def test_bad_arguments(photos):
         Loader(reader, batch_size=2).load_state_dict({"epoch": 0})
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", [*DEVICES, "cpu:nodes", "gpu:nodes"])
 def test_kill_and_resume_in_a_subprocess_at_a_random_step(photos, tmp_path, device):
+    """The Loader, and the same job as torchdata nodes (Reader -> Map -> Prefetcher -> ToTorch
+    -> torchdata Loader): killed at a random step, resumed from the saved state."""
+    if device.endswith(":nodes"):
+        pytest.importorskip("torchdata")
     env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(ndd.__file__))}
     script = os.path.join(HERE, "loader_job.py")
     full, cut = str(tmp_path / "full.jsonl"), str(tmp_path / "cut.jsonl")
@@ -191,7 +200,7 @@ def test_kill_and_resume_in_a_subprocess_at_a_random_step(photos, tmp_path, devi
         return subprocess.run([sys.executable, script, photos, out, device, "2", *extra],
                               env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
 
-    assert job(full).returncode == 0
+    loader_job.run(photos, full, device, 2)  # the uninterrupted reference, in this process
     killed = job(cut, str(kill_at))
     assert killed.returncode == 3, killed.stderr
     resumed = job(cut, "-1", "resume")
