@@ -39,6 +39,8 @@ from ndd_triton.runtime.eval_mode import EvalMode
 
 _FORMAT = "ndd_triton.pytorch.Loader/1"
 _WHERE = "ndd_triton.pytorch.Loader"
+_STREAM_ARGS = ("shard_id", "num_shards", "stick_to_shard", "pad_last_batch", "random_shuffle",
+                "initial_fill", "shuffle_after_epoch")  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -229,8 +231,13 @@ class Loader:
     # ---- state -----------------------------------------------------------------------------
     def _state(self, reader_state: str, epoch: int | None = None) -> dict[str, Any]:
         return {"format": _FORMAT, "epoch": self._epoch if epoch is None else epoch,
-                "reader": reader_state, "rng": _rngs.get(self._rng),
+                "reader": reader_state, "stream": self._stream_args(),
+                "rng": _rngs.get(self._rng),
                 "rngs": [_rngs.get(r) for r in self._rngs]}  # fmt: skip
+
+    def _stream_args(self) -> dict[str, Any]:
+        """The reader arguments that decide the sample order (checked on load)."""
+        return {k: self._reader._args.get(k) for k in _STREAM_ARGS}
 
     def state_dict(self) -> dict[str, Any]:
         """Position after the last batch handed out: reader position, RNG states, epoch."""
@@ -244,6 +251,13 @@ class Loader:
         if len(state["rngs"]) != len(self._rngs):
             raise ValueError(f"{_WHERE}.load_state_dict: the state holds {len(state['rngs'])} "
                              f"states for 'rngs'; this loader has {len(self._rngs)} generators")
+        saved = state.get("stream", {})
+        differ = {k: (v, saved[k]) for k, v in self._stream_args().items()
+                  if k in saved and saved[k] != v}  # fmt: skip
+        if differ:
+            shown = ", ".join(f"{k}={new!r} (saved: {old!r})" for k, (new, old) in differ.items())
+            raise ValueError(f"{_WHERE}.load_state_dict: the state was saved by a loader whose "
+                             f"reader reads another sample order; this reader has {shown}")
         self._generation += 1
         self._queue.clear()
         self._epoch_iter = None

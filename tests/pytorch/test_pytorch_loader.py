@@ -181,6 +181,9 @@ def test_bad_arguments(photos):
         next(iter(Loader(reader, batch_size=2, output_names=("a", "b", "c"))))
     with pytest.raises(ValueError, match="built with pad_last_batch=False"):
         Loader(_reader(photos, pad_last_batch=False), batch_size=2, last_batch_policy="drop")
+    saved = Loader(_reader(photos), batch_size=2).state_dict()
+    with pytest.raises(ValueError, match=r"another sample order; .*pad_last_batch=True \(saved"):
+        Loader(_reader(photos), batch_size=2, last_batch_policy="partial").load_state_dict(saved)
     with pytest.raises(ValueError, match="format"):
         Loader(reader, batch_size=2).load_state_dict({"epoch": 0})
 
