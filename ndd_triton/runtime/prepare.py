@@ -224,6 +224,7 @@ def _prepare_and_execute(schema: OpSchema, inputs: Sequence[Any], arg_values: Se
         out = Batch._pending(OutputRef(inv, k), spec.dtype, spec.layout, dev, n, spec.shapes)
         results.append(out if is_batch else Tensor._pending(out, 0))
     if inv.record is not None:
+        inv.record.prepare_start = start
         inv.record.prepare_s = time.perf_counter() - start
     inline = None
     independent = False
