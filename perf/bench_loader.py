@@ -15,7 +15,9 @@ crop_mirror_normalize -> torch tensors, labels squeezed to (N,)), measured in on
 
 The ndd rows use `--threads` pool threads; the DataLoader row the same number of worker
 processes. `--rounds` interleaves all rows and reports medians (a load change hits every row).
-The loader's overhead is its median img/s relative to the plain loop's.
+The loader's overhead is its img/s relative to the plain loop's (the ratio of the medians, and
+the median of the per-round ratios) and its CPU ms per image (this process's threads: on a
+shared machine the CPU time per image says what the loader costs whatever the other load).
 """
 
 from __future__ import annotations
@@ -36,15 +38,17 @@ sys.path.insert(0, HERE)
 from bench_rn50 import MEAN, STD, make_folder  # noqa: E402
 
 
-def timed_epochs(epoch: Any, epochs: int) -> float:
-    """Median images/s over `epochs` epochs (after one warm-up epoch)."""
+def timed_epochs(epoch: Any, epochs: int) -> tuple[float, float]:
+    """Median images/s over `epochs` epochs (after one warm-up epoch) and median CPU ms per
+    image (all threads of this process)."""
     epoch()
-    rates = []
+    rates, cpu = [], []
     for _ in range(epochs):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         n = epoch()
         rates.append(n / (time.perf_counter() - start))
-    return statistics.median(rates)
+        cpu.append(1e3 * (time.process_time() - start_cpu) / n)
+    return statistics.median(rates), statistics.median(cpu)
 
 
 def ndd_rows(root: str, opts: argparse.Namespace) -> dict[str, Any]:
@@ -155,12 +159,17 @@ def main() -> None:
         make_folder(root, opts.count)
         rows = ndd_rows(root, opts)
         rates: dict[str, list[float]] = {name: [] for name in rows}
+        cpus: dict[str, list[float]] = {name: [] for name in rows}
+        ratios: dict[str, list[float]] = {name: [] for name in rows}
         tv_rates: list[float] = []
         tv_note: str | None = None
         tv_versions = ""
         for _ in range(opts.rounds):
             for name, epoch in rows.items():
-                rates[name].append(timed_epochs(epoch, opts.epochs))
+                rate, cpu = timed_epochs(epoch, opts.epochs)
+                rates[name].append(rate)
+                cpus[name].append(cpu)
+                ratios[name].append(rate / rates[next(iter(rows))][-1])
             tv = tv_row(root, opts)
             if isinstance(tv, str):
                 tv_note = tv
@@ -176,14 +185,18 @@ def main() -> None:
           f"Python {platform.python_version()}, torch {torch.__version__}, ndd_triton "
           f"{ndd_triton.__version__}{tv_versions}")
     base = statistics.median(rates[next(iter(rows))])
-    print(f"{'':58s}{'img/s':>8s}  vs plain loop")
+    base_cpu = statistics.median(cpus[next(iter(rows))])
+    print(f"{'':58s}{'img/s':>8s}  {'vs plain':>8s}  {'per round':>9s}  {'CPU ms/img':>10s}"
+          f"  {'vs plain':>8s}")  # fmt: skip
     for name, values in rates.items():
-        rate = statistics.median(values)
-        print(f"  {name:56s}{rate:8.1f}  {rate / base:6.3f}x")
+        rate, cpu = statistics.median(values), statistics.median(cpus[name])
+        ratio = statistics.median(ratios[name])
+        print(f"  {name:56s}{rate:8.1f}  {rate / base:7.3f}x  {ratio:8.3f}x"
+              f"  {cpu:10.2f}  {cpu / base_cpu:7.3f}x")  # fmt: skip
     name = f"torch DataLoader({opts.threads} workers) + torchvision v2"
     if tv_rates:
         rate = statistics.median(tv_rates)
-        print(f"  {name:56s}{rate:8.1f}  {rate / base:6.3f}x")
+        print(f"  {name:56s}{rate:8.1f}  {rate / base:7.3f}x  {'':9s}  {'(workers)':>10s}")
     else:
         print(f"  {name:56s}{tv_note}")
 

@@ -52,8 +52,8 @@ def augment(device: str):
     return fn
 
 
-def build(root: str, device: str, **loader_args):
-    """Reader + Loader as the job builds them."""
+def build(root: str, pipeline: str, **loader_args):
+    """Reader + Loader as the job builds them (`pipeline`: "cpu" or "gpu" ops)."""
     import ndd_triton as ndd
     from ndd_triton.pytorch import Loader
 
@@ -62,7 +62,7 @@ def build(root: str, device: str, **loader_args):
                               random_shuffle=True, initial_fill=4, seed=77)
     args = {"batch_size": 3, "output_names": ("image", "label", "name"), "pad": True,
             "squeeze": ("label",), "seed": 2024, **loader_args}
-    return Loader(reader, augment(device), **args)
+    return Loader(reader, augment(pipeline), **args)
 
 
 def build_nodes(root: str, device: str, prefetch: int = 2, seed: int = 2024):

@@ -181,6 +181,11 @@ def test_bad_arguments(photos):
         next(iter(Loader(reader, batch_size=2, output_names=("a", "b", "c"))))
     with pytest.raises(ValueError, match="built with pad_last_batch=False"):
         Loader(_reader(photos, pad_last_batch=False), batch_size=2, last_batch_policy="drop")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA is not available"):
+            Loader(reader, batch_size=2, device="cuda")
+    with pytest.raises(ValueError, match="argument 'shard'"):
+        Loader(reader, batch_size=2, shard=True)
     saved = Loader(_reader(photos), batch_size=2).state_dict()
     with pytest.raises(ValueError, match=r"another sample order; .*pad_last_batch=True \(saved"):
         Loader(_reader(photos), batch_size=2, last_batch_policy="partial").load_state_dict(saved)
@@ -212,3 +217,15 @@ def test_kill_and_resume_in_a_subprocess_at_a_random_step(photos, tmp_path, devi
         expected, got = f.read().splitlines(), g.read().splitlines()
     assert len(expected) == 6
     assert got == expected, f"killed after step {kill_at}"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("device", DEVICES)
+def test_cuda_placement_matches_the_cpu_stream(photos, device):
+    """device="cuda": pinned non-blocking copies (cpu pipeline) or the stream hand-over (gpu
+    pipeline) give the same tensors, on the GPU."""
+    reference = [loader_job.record(0, b) for b in loader_job.build(photos, device)]
+    loader = loader_job.build(photos, device, device="cuda")
+    batches = list(loader)
+    assert all(b["image"].is_cuda and b["label"].is_cuda for b in batches)
+    assert [loader_job.record(0, b) for b in batches] == reference
