@@ -174,7 +174,9 @@ class Loader:
                 continue
             out = self._convert(item)
             self._consumed = item.state
-            yield out
+            item = None  # type: ignore[assignment]  # hold no batch while the consumer works:
+            yield out  # pooled host buffers are recycled only once nothing refers to them
+            out = None
         if generation == self._generation and self._epoch_iter is not None:
             self._epoch_iter = None
             self._epoch += 1
@@ -219,7 +221,8 @@ class Loader:
         assert self._plan is not None
         keep = samples_kept(self._policy, self._plan, item.index, self._batch_size)
         out = {}
-        for position, (key, value) in enumerate(item.outputs.items()):
+        outputs, item.outputs = item.outputs, None
+        for position, (key, value) in enumerate(outputs.items()):
             t = _convert.to_torch(value, self._pad, _WHERE, key)
             squeeze = key in self._squeeze or position in self._squeeze
             out[key] = _convert.finish(t, squeeze, keep, self._device, self._pin)
