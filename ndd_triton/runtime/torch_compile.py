@@ -5,7 +5,8 @@ the sample tables ended in `InternalTorchDynamoError: RecursionError` at the fir
 any compiled function (with or without `fullgraph`). The ordinary API is therefore on Dynamo's
 skip list (the compile-native ops are the torch custom ops of `ndd_triton.pytorch.ops`): a
 compiled function breaks its graph at an ndd call, the call runs as in eager code (Dynamo does
-not compile frames of skipped files either), and tracing resumes after it; with `fullgraph=True` the break is reported as `torch._dynamo.exc.Unsupported`.
+not compile frames of skipped files either), and tracing resumes after it; with
+`fullgraph=True` the break is reported as `torch._dynamo.exc.Unsupported`.
 
 Importing `torch._dynamo` costs seconds, so nothing is imported here: the package joins the skip
 list when something else imports Dynamo (`torch.compile` does, before tracing), through a
