@@ -229,3 +229,22 @@ def test_cuda_placement_matches_the_cpu_stream(photos, device):
     batches = list(loader)
     assert all(b["image"].is_cuda and b["label"].is_cuda for b in batches)
     assert [loader_job.record(0, b) for b in batches] == reference
+
+
+def test_an_error_in_fn_then_reloading_the_state_reads_the_batch_again(photos):
+    fail = {"at": 2}
+    calls = []
+
+    def fn(jpegs, labels):
+        calls.append(1)
+        if len(calls) == fail["at"]:
+            raise RuntimeError("flaky storage")
+        return labels
+
+    loader = Loader(_reader(photos), fn, batch_size=2, squeeze=[0], prefetch=0)
+    it = iter(loader)
+    assert next(it)[0].tolist() == [0, 1]
+    with pytest.raises(RuntimeError, match="flaky storage"):
+        next(it)
+    loader.load_state_dict(loader.state_dict())
+    assert [b[0].tolist() for b in loader] == [[2, 3], [4, 5], [6, 0]]
