@@ -8,7 +8,9 @@ random_shuffle -> decoders.image -> random_resized_crop(224) -> flip(coin_flip) 
 crop_mirror_normalize -> torch tensors, labels squeezed to (N,)), measured in one run:
 
 * plain loop: `for jpegs, labels in reader.next_epoch(batch_size=N)` + the ops + `.torch()`;
-* Loader: `Loader(reader, fn, batch_size=N, squeeze=[1])` (prefetch 2, and prefetch 0);
+* Loader: `Loader(reader, fn, batch_size=N, squeeze=[1])` (prefetch 1, the default; 0; 2);
+* `--step-ms T`: the consumer sleeps T ms per batch, a training step whose GPU work leaves the
+  CPU free (the ndd rows only): what prefetching is for;
 * torch DataLoader(num_workers=`--threads`, ImageFolder-style dataset) + torchvision.transforms.v2
   (RandomResizedCrop, RandomHorizontalFlip, ToDtype, Normalize), in a subprocess of the
   interpreter given by `--tv-python` when torchvision does not import here.
@@ -72,7 +74,12 @@ def ndd_rows(root: str, opts: argparse.Namespace) -> dict[str, Any]:
             images, labels = augment(jpegs, labels)
             x, _ = images.torch(), labels.torch().squeeze(-1)
             n += x.shape[0]
+            step()
         return n
+
+    def step() -> None:  # the training step the consumer runs per batch (GPU work: sleeps)
+        if opts.step_ms:
+            time.sleep(opts.step_ms / 1e3)
 
     def loader_epoch(prefetch: int) -> Any:
         reader = ndd.readers.File(file_root=root, random_shuffle=True, seed=1)
@@ -80,13 +87,18 @@ def ndd_rows(root: str, opts: argparse.Namespace) -> dict[str, Any]:
                         seed=1)  # fmt: skip
 
         def epoch() -> int:
-            return sum(x.shape[0] for x, _ in loader)
+            n = 0
+            for x, _ in loader:
+                n += x.shape[0]
+                step()
+            return n
 
         return epoch
 
     return {"plain ndd loop (reader.next_epoch + ops + .torch())": plain,
-            "ndd_triton.pytorch.Loader (prefetch=2)": loader_epoch(2),
-            "ndd_triton.pytorch.Loader (prefetch=0)": loader_epoch(0)}  # fmt: skip
+            "ndd_triton.pytorch.Loader (prefetch=1, default)": loader_epoch(1),
+            "ndd_triton.pytorch.Loader (prefetch=0)": loader_epoch(0),
+            "ndd_triton.pytorch.Loader (prefetch=2)": loader_epoch(2)}  # fmt: skip
 
 
 _TV_SCRIPT = r"""
@@ -149,6 +161,8 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--tv-python", default="/work/tv_venv/bin/python")
+    parser.add_argument("--step-ms", type=float, default=0.0,
+                        help="a training step per batch (sleep, as GPU work frees the CPU)")
     opts = parser.parse_args()
     import torch
 
@@ -178,7 +192,8 @@ def main() -> None:
                 tv_versions = (f", DataLoader row: torch {tv['torch']}, "
                                f"torchvision {tv['torchvision']}")
     load1 = os.getloadavg()[0]
-    print(f"# RN50 epoch: {opts.count} JPEGs (~500x375, q90), batch {opts.batch}, "
+    step = f", a {opts.step_ms:g} ms training step per batch (ndd rows)" if opts.step_ms else ""
+    print(f"# RN50 epoch: {opts.count} JPEGs (~500x375, q90), batch {opts.batch}{step}, "
           f"{opts.threads} threads / workers; median of {opts.rounds} interleaved rounds of the "
           f"median of {opts.epochs} epochs after a warm-up")
     print(f"# {platform.machine()}, {os.cpu_count()} CPUs, load avg {load0:.1f} -> {load1:.1f}; "

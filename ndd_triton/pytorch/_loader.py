@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from ndd_triton.core.storage import ensure_pool_count
 from ndd_triton.pytorch import _convert, _rngs
 from ndd_triton.pytorch._policy import LastBatchPolicy, batches_yielded, samples_kept
 from ndd_triton.random import RNG
@@ -65,7 +66,8 @@ class Loader:
         device: where the tensors go (None: where `fn` produced them).
         pin_memory: copy CPU outputs headed for a CUDA device through pinned memory
             (default: True then).
-        prefetch: batches `fn` runs ahead of the consumer.
+        prefetch: batches `fn` runs ahead of the consumer (1: the next batch is processed
+            while the training step runs; more holds more host buffers, perf/README.md).
         eval_mode: the `ndd.EvalMode` `fn` runs in.
         last_batch_policy: "fill", "drop" or "partial" (`LastBatchPolicy`); drop and partial
             turn the reader's `pad_last_batch` on (each epoch then reads its whole shard).
@@ -79,7 +81,7 @@ class Loader:
     def __init__(self, reader: Reader, fn: Callable[..., Any] | None = None, *,
                  batch_size: int | None = None, output_names: Sequence[str] | None = None,
                  pad: bool = False, squeeze: Sequence[str | int] = (), device: Any = None,
-                 pin_memory: bool | None = None, prefetch: int = 2,
+                 pin_memory: bool | None = None, prefetch: int = 1,
                  eval_mode: EvalMode = EvalMode.eager, last_batch_policy: Any = "fill",
                  seed: int | None = None, rngs: Sequence[Any] = (),
                  shard: Any = "auto") -> None:  # fmt: skip
@@ -121,6 +123,9 @@ class Loader:
         self._pin = pin_memory if pin_memory is not None else (
             self._device is not None and self._device.type == "cuda")  # fmt: skip
         self._prefetch = prefetch
+        # a batch in flight holds about 6 pooled host buffers (reader output, decoded images,
+        # intermediates, outputs): keep them all recyclable (perf/README.md, "PyTorch loader")
+        ensure_pool_count(12 + 6 * (prefetch + 1))
         self._eval_mode = eval_mode
         self._policy = LastBatchPolicy.parse(last_batch_policy, _WHERE)
         self._rng = RNG(seed)
