@@ -2,7 +2,11 @@
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# torch==2.13.0 resolves to the CPU build on local disk here; a bare `torch` may pull CUDA wheels.
+# The torch CI tests with: torch==2.13.0 resolves to the CPU build on this machine's local index.
+# Elsewhere pick the build for the machine before `make`: CPU-only from PyPI's CPU index
+#   make test TORCH_PIN="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
+# a CUDA machine:  make test TORCH_PIN="torch==2.13.0 --index-url https://download.pytorch.org/whl/cu128"
+# or an installed torch (any 2.11 <= version < 3, pyproject.toml):  make test TORCH_PIN=torch
 TORCH_PIN ?= torch==2.13.0
 
 .PHONY: demo test venv bench clean
@@ -10,7 +14,7 @@ TORCH_PIN ?= torch==2.13.0
 $(BIN)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q "$(TORCH_PIN)"
+	$(BIN)/pip install -q $(TORCH_PIN)
 	$(BIN)/pip install -q -e ".[test]"
 	touch $@
 

@@ -71,6 +71,17 @@ _calls.connect(op=_call_op, per_frame=_call_per_frame)
 _OPS = _install(_sys.modules[__name__])
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    """`ndd.pytorch` (PyTorch integration) is imported on first use, as in DALI 2.4."""
+    if name == "pytorch":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.pytorch")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "ExternalSource", "checkpoint", "get_property", "imread",
     "Batch", "DType", "DataType", "Device", "EvalContext", "EvalMode", "ImageType", "InterpType",

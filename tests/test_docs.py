@@ -4,6 +4,8 @@ import os
 import re
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "docs"))
 
@@ -45,3 +47,43 @@ def test_compile_mode_doc_example_runs(capsys):
     example = re.search(r"```python\n(.*?)```", text, re.S).group(1)
     exec(compile(example, "docs/compile.md", "exec"), {})
     assert "brightness+contrast+hue+saturation" in capsys.readouterr().out
+
+
+def _python_blocks(path: str) -> list[tuple[int, str]]:
+    """The ```python blocks of a Markdown file (with their line numbers), except those right
+    after a `<!-- not run: ... -->` comment (code for other libraries)."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    blocks, i = [], 0
+    while i < len(lines):
+        if lines[i].strip() == "```python":
+            start = i + 1
+            end = lines.index("```", start)
+            skipped = i > 0 and lines[i - 1].startswith("<!-- not run")
+            if not skipped:
+                blocks.append((start + 1, "\n".join(lines[start:end])))
+            i = end
+        i += 1
+    return blocks
+
+
+# inductor's CPU path imports torch.utils.mkldnn, which warns about its own torch.jit use
+@pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning")
+def test_pytorch_guide_code_runs(monkeypatch, tmp_path):
+    """docs/pytorch.md: every runnable block, in order, in one namespace (the DDP example runs
+    as a single-rank gloo job)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for key, value in {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": "0",
+                       "WORLD_SIZE": "1", "LOCAL_RANK": "0"}.items():  # fmt: skip
+        monkeypatch.setenv(key, value)
+    monkeypatch.chdir(tmp_path)
+    path = os.path.join(ROOT, "docs", "pytorch.md")
+    blocks = _python_blocks(path)
+    assert len(blocks) >= 8
+    namespace: dict = {"__name__": "docs_pytorch"}
+    for line, code in blocks:
+        exec(compile(code, f"{path}:{line}", "exec"), namespace)  # noqa: S102

@@ -25,6 +25,8 @@ ALLOWED: dict[str, set[str]] = {
     "kernels": {"core", "random", "decoders", "ops"},
     "runtime": {"core", "random", "decoders", "ops", "kernels"},
     "readers": {"core", "random", "decoders", "ops", "kernels", "runtime"},
+    # PyTorch integration (loader, torchdata nodes, custom ops): above the readers, below root
+    "pytorch": {"core", "random", "decoders", "ops", "kernels", "runtime", "readers"},
 }
 
 

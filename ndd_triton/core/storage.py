@@ -72,6 +72,14 @@ def host_empty(nbytes: int) -> np.ndarray:
     return raw[:nbytes]
 
 
+def ensure_pool_count(count: int) -> None:
+    """Track at least `count` host buffers: a loader with batches in flight holds more at once
+    than a plain loop, and a buffer dropped from the pool costs a fresh, page-faulted one."""
+    global _POOL_COUNT
+    with _pool_lock:
+        _POOL_COUNT = max(_POOL_COUNT, int(count))
+
+
 NUMPY_DTYPES: dict[torch.dtype, np.dtype] = {  # torch -> NumPy element types (no bfloat16)
     t: np.dtype(n) for t, n in (
         (torch.bool, np.bool_), (torch.uint8, np.uint8), (torch.int8, np.int8),

@@ -211,6 +211,17 @@ def get_default_rng() -> RNG:
     return rng  # type: ignore[no-any-return]
 
 
+def swap_default_rng(rng: RNG | None) -> RNG | None:
+    """Make `rng` this thread's default RNG (None: a fresh one on next use); returns the old one.
+
+    A loader installs its own RNG around the user's per-batch function, so the random ops in it
+    draw from a stream whose state the loader saves and restores.
+    """
+    previous = getattr(_tls, "rng", None)
+    _tls.rng = rng
+    return previous
+
+
 def set_seed(seed: int) -> None:
     """Reseed this thread's default RNG."""
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):

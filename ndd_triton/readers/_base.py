@@ -88,6 +88,7 @@ class Reader:
         if dev.device_type not in self._DEVICES:
             raise ValueError(f'Invalid device "{dev.device_type}" for operator readers__{cls}')
         self._args = args
+        self._given = frozenset(kwargs)  # keywords the user passed (vs defaults)
         self._max_batch_size = max_batch_size
         self._name = name
         self._device: Device = dev

@@ -38,6 +38,7 @@ from ndd_triton.core.storage import BatchStorage
 from ndd_triton.decoders._header_hints import HeaderCache, annotate
 from ndd_triton.readers._sharding import StreamConfig, epoch_indices
 from ndd_triton.runtime import fork as _fork
+from ndd_triton.runtime import profiling as _profiling
 
 Position = tuple[int, int, int]  # (epoch, ring start of the epoch, samples consumed in the epoch)
 _live: weakref.WeakSet[Prefetcher] = weakref.WeakSet()
@@ -68,6 +69,7 @@ class Prefetcher:
         self._handed: Item | None = None  # the batch taken last (the consumer may still use it)
         self._released: collections.deque[Item] = collections.deque()  # dropped by the thread
         self._period = 0.0  # the consumer's recent time between takes (0: unknown)
+        self._name = name
         self._generation = _fork.generation()  # the thread exists in this process only
         args = (cfg, load, batch_size, start)
         self._thread = threading.Thread(target=self._run, args=args, daemon=True,
@@ -94,7 +96,10 @@ class Prefetcher:
                     chosen = order[first:first + batch_size]
                     self._yield_to_consumer()
                     self._released.clear()  # the last reference, often: freed on this thread
+                    started = time.perf_counter() if _profiling.ACTIVE else 0.0
                     outputs, sources = load(chosen)
+                    if started:
+                        _profiling.record_io(f"readers.{self._name}", len(chosen), started)
                     for k, storage in enumerate(outputs):
                         cache = headers.get(k)
                         if cache is None:

@@ -9,7 +9,8 @@ exact same sample order (core.md §14.3):
   from a ring (the whole dataset, or only the shard with `stick_to_shard`) and the next epoch
   continues where the ring stopped;
 * with `pad_last_batch` every epoch reads one whole shard (the next shard each epoch unless
-  `stick_to_shard`), padded by repeating the shard's last sample up to the batches the
+  `stick_to_shard`), padded by repeating the last sample read (after shuffling, as DALI does:
+  the padding ends the epoch, where a loader's PARTIAL policy trims it) up to the batches the
   *largest* shard needs: every shard yields the same number of batches (DALI 2.4: 14 files in
   5 shards at batch 2 give every shard 2 batches), so no rank of a distributed job waits in a
   collective for a batch its peer never gets;
@@ -68,11 +69,10 @@ def epoch_indices(cfg: StreamConfig, epoch: int, start: int,
         begin, end = shard_bounds(shard, cfg.num_shards, cfg.dataset_size)
         order = np.arange(begin, end, dtype=np.int64)
         largest = -(-cfg.dataset_size // cfg.num_shards)  # shard sizes differ by at most one
-        length = -(-largest // batch_size) * batch_size
-        if length > len(order):
-            order = np.concatenate([order, np.full(length - len(order), end - 1, np.int64)])
+        pad_to = -(-largest // batch_size) * batch_size  # padded after shuffling (below)
         next_start = 0
     else:
+        pad_to = 0
         begin, end = shard_bounds(cfg.shard_id, cfg.num_shards, cfg.dataset_size)
         size = end - begin
         length = -(-size // batch_size) * batch_size
@@ -88,6 +88,8 @@ def epoch_indices(cfg: StreamConfig, epoch: int, start: int,
         order = rng.permutation(cfg.dataset_size)[order]
     if cfg.random_shuffle:
         order = buffer_shuffle(order, cfg.initial_fill, np.random.default_rng([cfg.seed, epoch]))
+    if pad_to > len(order):  # the last sample read is repeated: the padding ends the epoch
+        order = np.concatenate([order, np.full(pad_to - len(order), order[-1], np.int64)])
     return order, next_start
 
 

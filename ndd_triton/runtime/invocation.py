@@ -124,6 +124,7 @@ class Invocation:
         self.run_fn = _finished  # drop references to inputs and arguments
         self.stage_fn = None
         if self.record is not None:
+            self.record.run_start = start
             self.record.run_s = time.perf_counter() - start
             self.record.run_thread = thread or threading.current_thread().name
         done = self._done

@@ -223,6 +223,7 @@ def _prepare_and_execute(schema: OpSchema, inputs: Sequence[Any], arg_values: Se
         inv.record = _profiling.new_record(schema.name, str(dev), EvalMode.current().name, n)
     results = prep.results(inv)
     if inv.record is not None:
+        inv.record.prepare_start = start
         inv.record.prepare_s = time.perf_counter() - start
     inline = None
     independent = False

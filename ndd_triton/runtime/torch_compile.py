@@ -2,10 +2,11 @@
 
 Dynamo traces Python it has not been told to skip, and tracing the executor, the eval modes and
 the sample tables ended in `InternalTorchDynamoError: RecursionError` at the first ndd call of
-any compiled function (with or without `fullgraph`). Until ops are compile-native, the package
-is on Dynamo's skip list: a compiled function breaks its graph at an ndd call, the call runs
-as in eager code (Dynamo does not compile frames of skipped files either), and tracing resumes
-after it; with `fullgraph=True` the break is reported as `torch._dynamo.exc.Unsupported`.
+any compiled function (with or without `fullgraph`). The ordinary API is therefore on Dynamo's
+skip list (the compile-native ops are the torch custom ops of `ndd_triton.pytorch.ops`): a
+compiled function breaks its graph at an ndd call, the call runs as in eager code (Dynamo does
+not compile frames of skipped files either), and tracing resumes after it; with
+`fullgraph=True` the break is reported as `torch._dynamo.exc.Unsupported`.
 
 Importing `torch._dynamo` costs seconds, so nothing is imported here: the package joins the skip
 list when something else imports Dynamo (`torch.compile` does, before tracing), through a
