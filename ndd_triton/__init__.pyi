@@ -56,6 +56,9 @@ from ndd_triton.runtime.thread_pool import set_num_threads as set_num_threads
 
 __version__: str
 
+def audio_resample(input: Any, /, *, batch_size: Any = None, device: Any = None, dtype: Any = None, in_rate: Any = None, out_length: Any = None, out_rate: Any = None, quality: Any = None, scale: Any = None) -> Any:
+    """Resamples signals along their first axis with a Hann-windowed sinc filter."""
+
 def bb_flip(input: Any, /, *, batch_size: Any = None, device: Any = None, horizontal: Any = None, ltrb: Any = None, vertical: Any = None) -> Any:
     """Flips bounding boxes horizontally and/or vertically (relative coordinates)."""
 
@@ -152,8 +155,17 @@ def laplacian(input: Any, /, *, batch_size: Any = None, device: Any = None, dtyp
 def lookup_table(input: Any, /, *, batch_size: Any = None, device: Any = None, default_value: Any = None, dtype: Any = None, keys: Any = None, values: Any = None) -> Any:
     """Maps integer inputs through a table: `values[i]` for input `keys[i]`, else the default."""
 
+def mel_filter_bank(input: Any, /, *, batch_size: Any = None, device: Any = None, freq_high: Any = None, freq_low: Any = None, mel_formula: Any = None, nfilter: Any = None, normalize: Any = None, sample_rate: Any = None) -> Any:
+    """Converts a spectrogram to mel bands with triangular filters along the `f` axis."""
+
+def mfcc(input: Any, /, *, batch_size: Any = None, device: Any = None, axis: Any = None, dct_type: Any = None, lifter: Any = None, n_mfcc: Any = None, normalize: Any = None) -> Any:
+    """Computes mel-frequency cepstral coefficients: a DCT along `axis` of each sample."""
+
 def multi_paste(input_0: Any, /, *inputs: Any, batch_size: Any = None, device: Any = None, dtype: Any = None, in_anchors: Any = None, in_anchors_rel: Any = None, in_ids: Any = None, out_anchors: Any = None, out_anchors_rel: Any = None, output_size: Any = None, shapes: Any = None, shapes_rel: Any = None) -> Any:
     """Pastes regions of input images onto zero canvases (later regions overwrite)."""
+
+def nonsilent_region(input: Any, /, *, batch_size: Any = None, device: Any = None, cutoff_db: Any = None, reference_power: Any = None, reset_interval: Any = None, window_length: Any = None) -> Any:
+    """Finds the leading and trailing silence of 1-D signals: outputs (begin, length)."""
 
 def normalize(input: Any, /, *, batch_size: Any = None, device: Any = None, axes: Any = None, axis_names: Any = None, batch: Any = None, ddof: Any = None, dtype: Any = None, epsilon: Any = None, mean: Any = None, scale: Any = None, shift: Any = None, stddev: Any = None) -> Any:
     """Normalizes samples: scale * (input - mean) / stddev + shift, with mean and stddev given or computed over `axes` (per sample, or over the batch with batch=True)."""
@@ -175,6 +187,12 @@ def paste(input: Any, /, *, batch_size: Any = None, device: Any = None, fill_val
 
 def peek_image_shape(input: Any, /, *, batch_size: Any = None, device: Any = None, adjust_orientation: Any = None, dtype: Any = None, image_type: Any = None) -> Any:
     """Shape (H, W, C) of each encoded image, from its header only."""
+
+def power_spectrum(input: Any, /, *, batch_size: Any = None, device: Any = None, axis: Any = None, nfft: Any = None, power: Any = None) -> Any:
+    """Computes the power (or magnitude) spectrum along one axis of float32 samples."""
+
+def preemphasis_filter(input: Any, /, *, batch_size: Any = None, device: Any = None, border: Any = None, dtype: Any = None, preemph_coeff: Any = None) -> Any:
+    """Applies the preemphasis filter `y[t] = x[t] - preemph_coeff * x[t-1]` to each sample."""
 
 def random_bbox_crop(boxes: Any, labels: Any = None, /, *, batch_size: Any = None, device: Any = None, all_boxes_above_threshold: Any = None, allow_no_crop: Any = None, aspect_ratio: Any = None, bbox_layout: Any = None, bbox_prune_threshold: Any = None, crop_shape: Any = None, input_shape: Any = None, ltrb: Any = None, num_attempts: Any = None, output_bbox_indices: Any = None, quiet: Any = None, scaling: Any = None, shape_layout: Any = None, threshold_type: Any = None, thresholds: Any = None, total_num_attempts: Any = None, rng: Any = None) -> Any:
     """Draws a random crop window that satisfies overlap constraints with the boxes, and returns the window and the boxes (and labels) inside it, relative to the window."""
@@ -206,6 +224,9 @@ def saturation(input: Any, /, *, batch_size: Any = None, device: Any = None, dty
 def slice(data: Any, anchor: Any = None, shape_input: Any = None, /, *, batch_size: Any = None, device: Any = None, axes: Any = None, axis_names: Any = None, dtype: Any = None, end: Any = None, fill_values: Any = None, normalized_anchor: Any = None, normalized_shape: Any = None, out_of_bounds_policy: Any = None, rel_end: Any = None, rel_shape: Any = None, rel_start: Any = None, shape: Any = None, start: Any = None) -> Any:
     """Extracts a box from each sample; coordinates are absolute or relative, given as keywords or as the positional `anchor` and `shape` inputs."""
 
+def spectrogram(input: Any, /, *, batch_size: Any = None, device: Any = None, center_windows: Any = None, layout: Any = None, nfft: Any = None, power: Any = None, reflect_padding: Any = None, window_fn: Any = None, window_length: Any = None, window_step: Any = None) -> Any:
+    """Computes the spectrogram (STFT power or magnitude) of 1-D float32 signals."""
+
 def sphere(input: Any, /, *, batch_size: Any = None, device: Any = None, fill_value: Any = None, interp_type: Any = None, mask: Any = None) -> Any:
     """Maps each image as if seen through a sphere: points move away from the centre by their distance."""
 
@@ -214,6 +235,9 @@ def squeeze(data: Any, /, *, batch_size: Any = None, device: Any = None, axes: A
 
 def stack(input_0: Any, /, *inputs: Any, batch_size: Any = None, device: Any = None, axis: Any = None, axis_name: Any = None) -> Any:
     """Stacks the inputs sample by sample along a new axis inserted at `axis`."""
+
+def to_decibels(input: Any, /, *, batch_size: Any = None, device: Any = None, cutoff_db: Any = None, multiplier: Any = None, reference: Any = None) -> Any:
+    """Converts magnitudes or powers to decibels, clamped below at `cutoff_db`."""
 
 def transpose(input: Any, /, *, batch_size: Any = None, device: Any = None, output_layout: Any = None, perm: Any = None, transpose_layout: Any = None) -> Any:
     """Transposes every sample: output axis i is input axis `perm[i]`."""

@@ -3,6 +3,9 @@
 from typing import Any
 
 
+def audio(input: Any, /, *, batch_size: Any = None, device: Any = None, downmix: Any = None, dtype: Any = None, quality: Any = None, sample_rate: Any = None) -> Any:
+    """Decodes WAV, FLAC or OGG files into samples and their sampling rate."""
+
 def image(input: Any, /, *, batch_size: Any = None, device: Any = None, adjust_orientation: Any = None, affine: Any = None, cache_batch_copy: Any = None, cache_debug: Any = None, cache_size: Any = None, cache_threshold: Any = None, cache_type: Any = None, device_memory_padding: Any = None, device_memory_padding_jpeg2k: Any = None, dtype: Any = None, host_memory_padding: Any = None, host_memory_padding_jpeg2k: Any = None, hw_decoder_load: Any = None, hybrid_huffman_threshold: Any = None, jpeg_fancy_upsampling: Any = None, memory_stats: Any = None, output_type: Any = None, preallocate_height_hint: Any = None, preallocate_width_hint: Any = None, split_stages: Any = None, use_chunk_allocator: Any = None, use_fast_idct: Any = None) -> Any:
     """Decodes images (JPEG, JPEG 2000, TIFF, PNG, BMP, PNM, WebP) to HWC."""
 
