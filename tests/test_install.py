@@ -20,7 +20,8 @@ def test_pyproject_license_and_triton_marker():
     assert any(r.startswith("setuptools>=77") for r in project["build-system"]["requires"])
     triton = [d for d in project["project"]["dependencies"] if d.startswith("triton")]
     assert triton == ["triton>=3.6,<4; sys_platform == 'linux'"]
-    assert "torchdata>=0.10" in project["project"]["optional-dependencies"]["test"]
+    test_extra = project["project"]["optional-dependencies"]["test"]
+    assert any(r.startswith("torchdata>=0.10") for r in test_extra)
 
 
 def test_cpu_ops_and_loader_work_without_triton():

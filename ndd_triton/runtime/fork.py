@@ -38,6 +38,7 @@ MODULE_LOCKS: tuple[tuple[str, str], ...] = (
     ("ndd_triton.core.storage", "_pool_lock"),
     ("ndd_triton.core.storage", "_pack_lock"),
     ("ndd_triton.kernels._registry", "_lock"),
+    ("ndd_triton.kernels.cpu._audio_matrix", "_lock"),
     ("ndd_triton.kernels.cpu.resize", "_BATCH_LOCK"),
     ("ndd_triton.kernels.gpu._tables", "_rings_lock"),
     ("ndd_triton.runtime.compiled", "_active_lock"),
