@@ -20,9 +20,13 @@ RRC_LAYOUTS = ("HWC", "CHW", "FHWC", "FCHW", "CFHW")
 
 
 def _range(call: Call, name: str, positive: bool) -> tuple[float, float]:
+    """`[min, max]` of `random_area` (a fraction: 0 < min <= max <= 1) or
+    `random_aspect_ratio` (`positive`: 0 < min <= max). DALI 2.4 accepts [0, 0], [2, 3] and
+    [-1, 1] areas and draws garbage windows from them (docs/differences.md)."""
     v = np.asarray(call.values[name], dtype=np.float64).reshape(-1)
-    if v.size != 2 or v[0] > v[1] or (positive and v[0] <= 0):
-        raise call.error(f"argument '{name}' expects [min, max] with 0 < min <= max; got "
+    if v.size != 2 or not 0 < v[0] <= v[1] or (not positive and v[1] > 1):
+        rule = "0 < min <= max" if positive else "0 < min <= max <= 1"
+        raise call.error(f"argument '{name}' expects [min, max] with {rule}; got "
                          f"{v.tolist()}")  # fmt: skip
     return float(v[0]), float(v[1])
 

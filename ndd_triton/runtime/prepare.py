@@ -18,6 +18,7 @@ from ndd_triton.core.errors import CallError
 from ndd_triton.core.storage import BatchStorage
 from ndd_triton.core.tensor import Tensor
 from ndd_triton.kernels import KernelEntry, lookup
+from ndd_triton.ops.limits import check_outputs
 from ndd_triton.ops.schema import Call, InputMeta, OpSchema, OutputSpec
 from ndd_triton.runtime import profiling as _profiling
 from ndd_triton.runtime.dispatch import (
@@ -109,8 +110,15 @@ def _run_now(call: Call, kernel: KernelEntry, batches: list[Any], metas: list[In
             return None
         ins.append(storage)
     try:
-        outs = run_dense_now(call, kernel, ins, specs, dev, known_uniform,
-                             _INLINE_MAX_BYTES if mode is EvalMode.eager else _DENSE_MAX_BYTES)
+        outs = run_dense_now(
+            call,
+            kernel,
+            ins,
+            specs,
+            dev,
+            known_uniform,
+            _INLINE_MAX_BYTES if mode is EvalMode.eager else _DENSE_MAX_BYTES,
+        )
     except Exception:
         if mode is EvalMode.eager:
             return None
@@ -185,8 +193,9 @@ def _prepare_and_execute(schema: OpSchema, inputs: Sequence[Any], arg_values: Se
             meta = metas[k]
             assert meta is not None
             meta.values, meta.hints = host_values(inputs[k], n)
-        call = Call(schema, n, dev.device_type, metas, dict(plan.values), set(plan.per_sample),
-                    plan.given)  # type: ignore[arg-type]  # read-only after conversion
+        call = Call(
+            schema, n, dev.device_type, metas, dict(plan.values), set(plan.per_sample), plan.given
+        )  # type: ignore[arg-type]  # read-only after conversion
     else:
         data, external = wrap_inputs(schema, inputs)
         n, is_batch = resolve_batch_size(schema, data, arg_values, batch_size)
@@ -208,6 +217,7 @@ def _prepare_and_execute(schema: OpSchema, inputs: Sequence[Any], arg_values: Se
     specs = schema.infer(call)
     if isinstance(specs, OutputSpec):
         specs = [specs]
+    check_outputs(call, specs)
     ctx = EvalContext.current()
     if plan is not None and kernel.dense and dev.device_type == "cpu" and not _profiling.ACTIVE:
         done = _run_now(call, kernel, batches, metas, specs, dev, ctx, plan.uniform)
@@ -228,6 +238,7 @@ def _prepare_and_execute(schema: OpSchema, inputs: Sequence[Any], arg_values: Se
     inline = None
     independent = False
     if dev.device_type == "cpu" and kernel.inline:
+
         def inline() -> bool:
             return _is_tiny(batches, metas, specs)
 
