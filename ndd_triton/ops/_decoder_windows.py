@@ -27,6 +27,9 @@ def _per_sample(value: Any, n: int, what: str, call: Call, length: int | None) -
         if length is not None and row.size != length:
             raise call.error(f"argument '{what}' sample {i}: expected {length} values; got "
                              f"{row.size}")  # fmt: skip
+    if rows and any(r.size != rows[0].size for r in rows):
+        raise call.error(f"argument '{what}': every sample needs the same number of values; got "
+                         f"{sorted({r.size for r in rows})}")  # fmt: skip
     return np.stack(rows) if rows else np.zeros((0, length or 0))
 
 
@@ -59,7 +62,8 @@ def crop_windows(call: Call, dims: np.ndarray) -> np.ndarray:
     for i in range(n):
         ch, cw = int(crop_h[i]), int(crop_w[i])  # truncated, as DALI
         if ch < 0 or cw < 0:
-            raise call.error(f"sample {i}: crop extents must be non-negative; got ({ch}, {cw})")
+            raise call.error(f"sample {i}: arguments 'crop_h'/'crop_w' (or 'crop') must be "
+                             f"non-negative; got ({ch}, {cw})")  # fmt: skip
         if (ch == 0) != (cw == 0):
             raise call.error(f"sample {i}: 'crop_h' and 'crop_w' must be given together; got "
                              f"crop_h={ch}, crop_w={cw}", RuntimeError)  # fmt: skip

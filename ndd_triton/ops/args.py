@@ -89,19 +89,24 @@ def convert_scalar(op: str, arg: Arg, value: Any) -> Any:
 NONFINITE_OK = frozenset({"fill_value", "fill_values", "default_value", "on_value", "off_value",
                           "values", "salt_val", "pepper_val"})  # fmt: skip
 _INT_LIMIT = float(1 << 63)
+_F32_MAX = float(np.finfo(np.float32).max)
 
 
 def _in_range(arg: Arg, value: float | int) -> bool:
     """True when a scalar can be this argument's value: finite (float args in NONFINITE_OK
     excepted) and, for int arguments, within int64."""
-    if arg.kind == "float":
-        return arg.name in NONFINITE_OK or math.isfinite(value)
+    if arg.kind == "float":  # (float32, as in DALI: 1e39 would become inf)
+        if arg.name in NONFINITE_OK:
+            return not math.isfinite(value) or abs(value) <= _F32_MAX
+        return math.isfinite(value) and abs(value) <= _F32_MAX
     return -_INT_LIMIT <= value < _INT_LIMIT  # (NaN compares False)
 
 
 def _range_error(op: str, arg: Arg, value: Any, index: int | None) -> ValueError:
     where = f" sample {index}" if index is not None else ""
-    expected = "a finite number" if arg.kind == "float" else "an integer within int64"
+    expected = "an integer within int64" if arg.kind != "float" else \
+        "a number within float32" if arg.name in NONFINITE_OK else \
+        "a finite number (within float32)"  # fmt: skip
     return ArgumentValueError(
         f"{op}: argument '{arg.name}'{where} expects {expected}; got {show(value)}"
     )
@@ -109,7 +114,13 @@ def _range_error(op: str, arg: Arg, value: Any, index: int | None) -> ValueError
 
 def _check_array(op: str, arg: Arg, arr: np.ndarray, index: int | None) -> None:
     """`_in_range` for a numeric array (vectorised; cheap when the values are fine)."""
-    if arr.dtype.kind != "f" or (arg.kind == "float" and arg.name in NONFINITE_OK):
+    if arr.dtype.kind == "f" and arg.kind == "float" and arg.name in NONFINITE_OK:
+        with np.errstate(invalid="ignore"):
+            big = np.isfinite(arr) & (np.abs(arr) > _F32_MAX)
+        if big.any():
+            raise _range_error(op, arg, float(arr[big].reshape(-1)[0]), index)
+        return
+    if arr.dtype.kind != "f":
         if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 and arg.kind in ("int", "enum") \
                 and arr.size and arr.max() >= 1 << 63:  # fmt: skip
             raise _range_error(op, arg, arr.max(), index)
@@ -117,7 +128,7 @@ def _check_array(op: str, arg: Arg, arr: np.ndarray, index: int | None) -> None:
     if arg.kind in ("int", "enum"):
         ok = (arr >= -_INT_LIMIT) & (arr < _INT_LIMIT)
     elif arg.kind == "float":
-        ok = np.isfinite(arr)
+        ok = np.abs(arr) <= _F32_MAX  # (False for NaN)
     else:
         return
     if not ok.all():

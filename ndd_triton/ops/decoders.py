@@ -30,6 +30,7 @@ import numpy as np
 from ndd_triton.core.dtype import DType, float32, int16, int64, uint8, uint16
 from ndd_triton.decoders._header_hints import HINT, HINT_HWC
 from ndd_triton.ops import _decoder_windows as windows
+from ndd_triton.ops import limits
 from ndd_triton.ops.schema import Arg, Call, Input, InputMeta, OpSchema, OutputSpec
 
 _DTYPES = (uint8, uint16, int16, float32)
@@ -169,6 +170,7 @@ def _infer_random_crop(call: Call) -> OutputSpec:
                          f"max; got {ratio}")  # fmt: skip
     if call.num_attempts < 1:
         raise call.error(f"argument 'num_attempts' must be positive; got {call.num_attempts}")
+    limits.check_count(call, "num_attempts", 4 * call.num_attempts, "random draws")
     from ndd_triton.random import get_default_rng
 
     def draw(c: Call, dims: np.ndarray) -> np.ndarray:

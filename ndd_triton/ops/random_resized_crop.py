@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ndd_triton.ops import _resize_params as rp
+from ndd_triton.ops import limits
 from ndd_triton.ops.resize import RESIZE_DTYPES
 from ndd_triton.ops.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
 
@@ -86,6 +87,7 @@ def _infer(call: Call) -> OutputSpec:
     size = np.broadcast_to(size, (2,))
     if call.num_attempts < 1:
         raise call.error(f"argument 'num_attempts' must be at least 1; got {call.num_attempts}")
+    limits.check_count(call, "num_attempts", 4 * call.num_attempts, "random draws")
     area, ratio = _range(call, "random_area", False), _range(call, "random_aspect_ratio", True)
     n = call.batch_size
     rng = call.rng or get_default_rng()

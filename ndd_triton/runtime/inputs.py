@@ -9,7 +9,6 @@ naming the op and the input or argument.
 from __future__ import annotations
 
 import warnings
-
 from collections.abc import Sequence
 from typing import Any
 
