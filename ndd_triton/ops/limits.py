@@ -82,7 +82,9 @@ def check_outputs(call: Call, specs: Sequence[OutputSpec]) -> None:
                                   <= cap):  # fmt: skip
             continue  # the common case, with no product computed
         counts = np.prod(shapes.astype(np.float64), axis=1)
-        bad = np.flatnonzero((counts > cap) | (shapes < 0).any(axis=1))
+        # (one extent alone beyond the limit fails too: NumPy refuses (0, 4e16, 52) arrays)
+        bad = np.flatnonzero((counts > cap) | (shapes < 0).any(axis=1) |
+                             (shapes > cap).any(axis=1))  # fmt: skip
         if not len(bad):
             continue
         i = int(bad[0])
@@ -92,7 +94,8 @@ def check_outputs(call: Call, specs: Sequence[OutputSpec]) -> None:
             raise call.error(f"{what}of sample {i} would have a negative extent {shape}; "
                              f"check {given_names(call)}")  # fmt: skip
         raise call.error(f"{what}of sample {i} would have shape {shape} ({counts[i]:.4g} "
-                         f"elements), above the limit of {cap} elements per sample; check "
+                         f"elements), above the limit of {cap} elements (or extent) per sample; "
+                         "check "
                          f"{given_names(call)} (the limit: ndd.set_limits(max_sample_elements=) "
                          "or NDD_TRITON_MAX_SAMPLE_ELEMENTS)")  # fmt: skip
 

@@ -97,6 +97,7 @@ def _infer(call: Call) -> OutputSpec:
     lo = win[:, :2].astype(np.float64)
     hi = lo + win[:, 2:]
     call.derive("window", win, per_sample=True)
+    limits.check_count(call, "size", np.prod(np.maximum(size, 1.0)))
     out, origin, step = rp.mapping(lo, hi, np.broadcast_to(size, (n, 2)).copy(), True)
     rp.derive_plan(call, layout, extents, out, origin, step)
     shapes = call.inputs[0].shapes.copy()
