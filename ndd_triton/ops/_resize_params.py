@@ -218,13 +218,18 @@ def resize_geometry(call: Call, extents: np.ndarray) -> tuple[np.ndarray, ...]:
     sizes = float_sizes(np.abs(req), np.abs(hi - lo), mode, max_size)
     limits.check_count(call, arg, np.prod(np.maximum(sizes, 1.0), axis=1) if sizes.size else 0)
     out, origin, step = mapping(lo, hi, sizes, call.subpixel_scale)
+    check_filter(call, arg, lo, hi, step)
+    return out, origin, step
+
+
+def check_filter(call: Call, arg: str, lo: np.ndarray, hi: np.ndarray, step: np.ndarray) -> None:
+    """A downscale's antialiasing filter widens by the scale: by more than the whole region
+    only for a fraction of an output pixel (size=[1e-9, 1e-9]: 1e10 taps to make one pixel);
+    those fail against `max_window`."""
     if call.antialias is None or call.antialias:
-        # A downscale's filter widens by the scale: by more than the whole region only for a
-        # fraction of an output pixel (size=[1e-9, 1e-9]: 1e10 taps to make one pixel).
         taps = 6 * np.abs(step) + 1
         limits.check_window(call, arg, np.where(taps > 8 * np.abs(hi - lo), taps, 0),
                             "resampling filter")  # fmt: skip
-    return out, origin, step
 
 
 def _size_arg(call: Call) -> str:

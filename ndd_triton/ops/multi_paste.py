@@ -95,14 +95,16 @@ def _region_rows(call: Call, i: int, sources: list[tuple[int, int]], canvas: np.
         if (anchor[r] < 0).any() or (shape[r] < 0).any() or (end > in_ext[r]).any():
             raise call.error(
                 f"sample {i} region {r}: the source region {anchor[r].tolist()} + "
-                f"{shape[r].tolist()} exceeds the input {in_ext[r].tolist()}",
+                f"{shape[r].tolist()} exceeds the input {in_ext[r].tolist()} (arguments "
+                "'in_anchors'/'in_anchors_rel' and 'shapes'/'shapes_rel')",
                 RuntimeError,
             )
         if (dst[r] < 0).any() or (dst[r] + shape[r] > canvas).any():
             raise call.error(
                 f"sample {i} region {r}: The pasted region must be within output "
                 f"bounds: {dst[r].tolist()} + {shape[r].tolist()} exceeds "
-                f"{canvas.tolist()}",
+                f"{canvas.tolist()} (arguments 'out_anchors'/'out_anchors_rel', "
+                "'shapes'/'shapes_rel' and 'output_size')",
                 RuntimeError,
             )
     rows = np.zeros((count, REGION_COLS), np.int64)

@@ -99,6 +99,7 @@ def _infer(call: Call) -> OutputSpec:
     call.derive("window", win, per_sample=True)
     limits.check_count(call, "size", np.prod(np.maximum(size, 1.0)))
     out, origin, step = rp.mapping(lo, hi, np.broadcast_to(size, (n, 2)).copy(), True)
+    rp.check_filter(call, "size", lo, hi, step)
     rp.derive_plan(call, layout, extents, out, origin, step)
     shapes = call.inputs[0].shapes.copy()
     shapes[:, layout.index("H")], shapes[:, layout.index("W")] = out[:, 0], out[:, 1]
