@@ -111,6 +111,42 @@ BAD_CALLS = [
 ]  # fmt: skip
 
 
+# Found by tests/test_fuzz_args.py (each leaked an internal error, a NumPy warning or
+# gigabytes of allocation before)
+BAD_CALLS += [
+    ("dtype_code", lambda b: ndd.cast(img(b), dtype=12345), ValueError,
+     r"cast: argument 'dtype': Unknown DALIDataType code 12345"),
+    ("float_beyond_f32", lambda b: ndd.hsv(img(b), saturation=1e39), ValueError,
+     r"hsv: argument 'saturation' expects a finite number \(within float32\)"),
+    ("fill_beyond_f32", lambda b: ndd.pad(img(b), fill_value=1e39), ValueError,
+     r"pad: argument 'fill_value' expects a number within float32"),
+    ("num_attempts", lambda b: ndd.random_resized_crop(img(b), size=[4, 4], num_attempts=10**12),
+     ValueError, r"random_resized_crop: argument 'num_attempts' asks for 4e\+12 random draws"),
+    ("clahe_tiles", lambda b: ndd.clahe(img(b), tiles_x=10**9, tiles_y=2, clip_limit=2.0),
+     ValueError, r"clahe: argument 'tiles_x' asks for 5.12e\+11 histogram bins"),
+    ("erase_no_axis", lambda b: ndd.erase(img(b), anchor=[1], shape=[2], axis_names=""),
+     RuntimeError, r"erase: arguments 'axes' / 'axis_names' select no axis"),
+    ("erase_nan_fill", lambda b: ndd.erase(img(b), anchor=[1, 1], shape=[2, 2], axis_names="HW",
+                                           fill_value=NAN), ValueError,
+     r"erase: argument 'fill_value' sample 0: NaN or infinity cannot fill a uint8 input"),
+    ("paste_ratio_huge", lambda b: ndd.paste(img(b), ratio=1e30, fill_value=[0, 0, 0]),
+     ValueError, r"paste: argument 'ratio' asks for"),
+    ("bbox_paste_denormal", lambda b: ndd.bbox_paste(
+        to_device(ndd.as_tensor(np.array([[0.1, 0.1, 0.5, 0.5]], np.float32)), b),
+        ratio=1e-311), ValueError, r"bbox_paste: argument 'ratio' sample 0: expected a finite"),
+    ("transforms_overflow", lambda b: ndd.transforms.scale(scale=[3e38, 3e38],
+                                                           center=[3e38, 3e38]), ValueError,
+     r"transforms.scale: the arguments \('center', 'scale'\) give a matrix that is not finite"),
+    ("slice_beyond_int64", lambda b: ndd.slice(img(b), rel_start=[1e30, 0], rel_shape=[0.5, 0.5],
+                                               axis_names="HW"), ValueError,
+     r"slice: the window from 'rel_start', 'rel_shape' is beyond the int64 range"),
+    ("ones_huge_extent", lambda b: ndd.ones(shape=[0, 4 * 10**16, 52]), ValueError,
+     r"ones: the output of sample 0 would have shape \[0, 40000000000000000, 52\]"),
+    ("rrc_tiny_size", lambda b: ndd.random_resized_crop(img(b), size=[1e-30, 1e-30]), ValueError,
+     r"random_resized_crop: argument 'size' gives a resampling filter"),
+]  # fmt: skip
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(("name", "call", "exc", "match"), BAD_CALLS, ids=[c[0] for c in BAD_CALLS])
 def test_bad_value_raises(backend: str, name: str, call, exc, match: str) -> None:
