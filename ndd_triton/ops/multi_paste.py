@@ -89,6 +89,10 @@ def _region_rows(call: Call, i: int, sources: list[tuple[int, int]], canvas: np.
     rel = _pairs(call, "out_anchors_rel", i, count)
     dst = np.zeros((count, 2)) if dst is None else dst
     dst = np.floor(rel * canvas) if rel is not None else dst
+    for what, a in (("in_anchors", anchor), ("shapes", shape), ("out_anchors", dst)):
+        if not (np.abs(a) < 2.0**62).all():  # (False for NaN)
+            raise call.error(f"sample {i}: arguments '{what}'/'{what}_rel' give coordinates "
+                             f"beyond the int64 range: {a.tolist()}")  # fmt: skip
     anchor, shape, dst = (a.astype(np.int64) for a in (anchor, shape, dst))
     for r in range(count):
         end = anchor[r] + shape[r]

@@ -142,6 +142,9 @@ BAD_CALLS += [
      r"slice: the window from 'rel_start', 'rel_shape' is beyond the int64 range"),
     ("ones_huge_extent", lambda b: ndd.ones(shape=[0, 4 * 10**16, 52]), ValueError,
      r"ones: the output of sample 0 would have shape \[0, 40000000000000000, 52\]"),
+    ("multi_paste_beyond_int64", lambda b: ndd.multi_paste(img(b), in_ids=[0], shapes=[[2, 2]],
+                                                           in_anchors_rel=[[0, 1e30]]),
+     ValueError, r"multi_paste: sample 0: arguments 'in_anchors'/'in_anchors_rel' give"),
     ("rrc_tiny_size", lambda b: ndd.random_resized_crop(img(b), size=[1e-30, 1e-30]), ValueError,
      r"random_resized_crop: argument 'size' gives a resampling filter"),
 ]  # fmt: skip
