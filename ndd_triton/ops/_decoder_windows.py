@@ -35,8 +35,16 @@ def _per_sample(value: Any, n: int, what: str, call: Call, length: int | None) -
 
 def _invalid_window(call: Call, i: int, y0: int, x0: int, h: int, w: int, dims: Any,
                     what: str = "cropping") -> Exception:  # fmt: skip
+    given = ", ".join(f"'{n}'" for n in sorted(call.given) if n in _WINDOW_ARGS)
+    source = f" (from {given})" if given else ""
     return call.error(f"sample {i}: The {what} window [{y0}..{y0 + h}, {x0}..{x0 + w}] is not "
-                      f"valid for image dimensions [{dims[0]} x {dims[1]}]", RuntimeError)
+                      f"valid for image dimensions [{dims[0]} x {dims[1]}]{source}",
+                      RuntimeError)  # fmt: skip
+
+
+_WINDOW_ARGS = frozenset({"crop", "crop_h", "crop_w", "crop_pos_x", "crop_pos_y", "start",
+                          "rel_start", "end", "rel_end", "shape", "rel_shape", "axes",
+                          "axis_names"})  # fmt: skip
 
 
 def crop_windows(call: Call, dims: np.ndarray) -> np.ndarray:

@@ -145,6 +145,11 @@ BAD_CALLS += [
     ("multi_paste_beyond_int64", lambda b: ndd.multi_paste(img(b), in_ids=[0], shapes=[[2, 2]],
                                                            in_anchors_rel=[[0, 1e30]]),
      ValueError, r"multi_paste: sample 0: arguments 'in_anchors'/'in_anchors_rel' give"),
+    ("random_shape_overflow", lambda b: ndd.random.uniform(shape=[10**9, 2 * 10**13]),
+     ValueError, r"random.uniform: argument 'shape' asks for 2e\+22 elements"),
+    ("paste_min_canvas", lambda b: ndd.paste(img(b), ratio=2, fill_value=[0, 0, 0],
+                                             min_canvas_size=9e18), ValueError,
+     r"paste: argument 'min_canvas_size' asks for"),
     ("rrc_tiny_size", lambda b: ndd.random_resized_crop(img(b), size=[1e-30, 1e-30]), ValueError,
      r"random_resized_crop: argument 'size' gives a resampling filter"),
 ]  # fmt: skip
