@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ndd_triton.core.dtype import DType, float16, float32, uint8
+from ndd_triton.ops import limits
 from ndd_triton.ops._tensor_args import cxx_cast
 from ndd_triton.ops.args import non_negative
 from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
@@ -96,6 +97,9 @@ def crop_windows(call: Call, layout: str, in_ext: np.ndarray, policy: str | None
     letters = "".join(c for c in "DHW" if c in layout)
     n = in_ext.shape[0]
     size = _extents(call, letters, in_ext)
+    if size.size:  # (before the int64 cast: crop=[1e30, 1e30])
+        arg = "crop" if call.crop is not None else "crop_h"
+        limits.check_count(call, arg, np.prod(np.maximum(size, 1.0), axis=1))
     start = np.zeros(size.shape, np.int64)
     for k, c in enumerate(letters):
         pos = np.asarray(call.values[_POS[c]], dtype=np.float64).reshape(n)

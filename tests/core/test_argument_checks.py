@@ -150,6 +150,10 @@ BAD_CALLS += [
     ("paste_min_canvas", lambda b: ndd.paste(img(b), ratio=2, fill_value=[0, 0, 0],
                                              min_canvas_size=9e18), ValueError,
      r"paste: argument 'min_canvas_size' asks for"),
+    ("crop_huge", lambda b: ndd.crop(img(b), crop=[1e30, 1e30]), ValueError,
+     r"crop: argument 'crop' asks for 1e\+60 elements"),
+    ("color_overflow", lambda b: ndd.brightness_contrast(img(b), brightness_shift=3e37),
+     ValueError, r"brightness_contrast: the arguments \('brightness_shift'\) give a colour"),
     ("rrc_tiny_size", lambda b: ndd.random_resized_crop(img(b), size=[1e-30, 1e-30]), ValueError,
      r"random_resized_crop: argument 'size' gives a resampling filter"),
 ]  # fmt: skip
