@@ -128,7 +128,7 @@ BAD_CALLS += [
      RuntimeError, r"erase: arguments 'axes' / 'axis_names' select no axis"),
     ("erase_nan_fill", lambda b: ndd.erase(img(b), anchor=[1, 1], shape=[2, 2], axis_names="HW",
                                            fill_value=NAN), ValueError,
-     r"erase: argument 'fill_value' sample 0: NaN or infinity cannot fill a uint8 input"),
+     r"erase: argument 'fill_value' sample 0: NaN, infinity or values beyond int64 cannot fill"),
     ("paste_ratio_huge", lambda b: ndd.paste(img(b), ratio=1e30, fill_value=[0, 0, 0]),
      ValueError, r"paste: argument 'ratio' asks for"),
     ("bbox_paste_denormal", lambda b: ndd.bbox_paste(
