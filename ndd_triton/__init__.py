@@ -47,6 +47,7 @@ from ndd_triton.core.dtype import (
 from ndd_triton.core.dtype import bool_ as bool
 from ndd_triton.core.tensor import Tensor
 from ndd_triton.ops import calls as _calls
+from ndd_triton.ops.limits import limits, set_limits
 from ndd_triton.ops.opgen import install as _install
 from ndd_triton.readers._external_source import ExternalSource
 from ndd_triton.readers._imread import imread
@@ -88,7 +89,7 @@ __all__ = [
     "Profile", "Stream", "Tensor", "ThreadPool", "as_batch", "as_tensor", "batch", "bfloat16",
     "bool", "device", "dtype", "float16", "float32", "float64", "get_current_stream",
     "get_default_stream", "get_num_threads", "int16", "int32", "int64", "int8", "per_frame",
-    "profile",
+    "profile", "limits", "set_limits",
     "decoders", "random", "readers", "set_current_stream", "set_default_stream",
     "set_num_threads", "stream", "tensor",
     "type_id", "types", "uint16", "uint32", "uint64", "uint8",

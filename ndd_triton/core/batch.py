@@ -248,6 +248,12 @@ class Batch(ArithmeticMixin):
     @staticmethod
     def broadcast(sample: Any, batch_size: int, device: Any = None, dtype: Any = None) -> Batch:
         """A batch of `batch_size` copies of one sample."""
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer):
+            raise TypeError(f"Batch.broadcast: batch_size must be an int; got "
+                            f"{type(batch_size).__name__}")  # fmt: skip
+        if batch_size < 0:  # (DALI 2.4: ValueError 'vector::_M_default_append')
+            raise ValueError(f"Batch.broadcast: batch_size must not be negative; got "
+                             f"{int(batch_size)}")  # fmt: skip
         t = builders.as_tensor(sample, dtype=dtype, device=device)
         data = t._torch()
         storage = BatchStorage.allocate([tuple(data.shape)] * batch_size, data.dtype, t.device)

@@ -189,7 +189,10 @@ def type_id(x: Any) -> DALIDataType | None:
 def to_dtype_arg(x: Any, what: str) -> DType:
     """Convert an operator's `dtype=` argument (DType, DALIDataType code or dtype name)."""
     if isinstance(x, int) and not isinstance(x, bool):
-        return DType.from_type_id(x)
+        try:
+            return DType.from_type_id(x)
+        except ValueError as e:
+            raise ValueError(f"{what}: {e}") from None
     try:
         return dtype(x)
     except (TypeError, ValueError) as e:

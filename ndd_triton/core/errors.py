@@ -29,7 +29,10 @@ class CallRuntimeError(CallError, RuntimeError):
 
 
 _CALL_CLASSES: dict[type[Exception], type[Exception]] = {
-    TypeError: CallTypeError, ValueError: CallValueError, RuntimeError: CallRuntimeError}
+    TypeError: CallTypeError,
+    ValueError: CallValueError,
+    RuntimeError: CallRuntimeError,
+}
 
 
 def call_error(kind: type[Exception], message: str) -> Exception:
@@ -38,3 +41,26 @@ def call_error(kind: type[Exception], message: str) -> Exception:
     if cls is None:
         cls = _CALL_CLASSES[kind] = type(f"Call{kind.__name__}", (CallError, kind), {})
     return cls(message)
+
+
+class ArgumentValueError(ValueError, RuntimeError):
+    """An argument value no operator can use (NaN, infinity, out of the integer range).
+
+    Both a ValueError and a RuntimeError: DALI 2.4 reports the cases it checks (a NaN crop
+    anchor, a NaN slice start) as RuntimeError, and a ValueError is what Python code expects.
+    """
+
+
+def show(value: object) -> str:
+    """`repr` of a value for messages, NumPy scalars and arrays as plain Python (`-4`, not
+    `np.int64(-4)`), cut to 80 characters."""
+    text = repr(_plain(value))
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _plain(value: object) -> object:
+    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):
+        return value.tolist()
+    if type(value) in (list, tuple):
+        return type(value)(_plain(v) for v in value)  # type: ignore[call-arg,operator]
+    return value

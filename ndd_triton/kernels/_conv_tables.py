@@ -35,8 +35,10 @@ def gaussian_taps(sigma: float, window: int) -> np.ndarray:
         window = 2 * math.ceil(3 * sigma) + 1
     if sigma == 0:
         sigma = ((window - 1) / 2 - 1) * 0.3 + 0.8
+    sigma = max(sigma, 1e-3)  # (the same taps for any smaller sigma: exp underflows to 0)
     x = np.arange(window, dtype=np.float64) - (window - 1) / 2
-    taps = np.exp(-(x * x) / (2.0 * sigma * sigma))
+    with np.errstate(over="ignore", under="ignore"):  # a tiny sigma: [0, ..., 1, ..., 0]
+        taps = np.exp(-(x * x) / (2.0 * sigma * sigma))
     return taps / taps.sum()  # type: ignore[no-any-return]
 
 

@@ -120,9 +120,10 @@ def _overlaps(boxes: np.ndarray, lo: np.ndarray, hi: np.ndarray, ndim: int
     """`[C, K]` intersection volume, box volume and window volume (float32)."""
     b_lo, b_hi = boxes[None, :, :ndim], boxes[None, :, ndim:]
     extent = np.maximum(np.minimum(b_hi, hi[:, None]) - np.maximum(b_lo, lo[:, None]), 0)
-    inter = np.prod(extent, axis=-1, dtype=np.float32)
-    box_vol = np.prod(boxes[:, ndim:] - boxes[:, :ndim], axis=-1, dtype=np.float32)[None, :]
-    win_vol = np.prod(hi - lo, axis=-1, dtype=np.float32)[:, None]
+    with np.errstate(over="ignore"):  # (scaling=[0, 1e30]: inf volumes, a rejected window)
+        inter = np.prod(extent, axis=-1, dtype=np.float32)
+        box_vol = np.prod(boxes[:, ndim:] - boxes[:, :ndim], axis=-1, dtype=np.float32)[None, :]
+        win_vol = np.prod(hi - lo, axis=-1, dtype=np.float32)[:, None]
     return inter, box_vol, win_vol
 
 

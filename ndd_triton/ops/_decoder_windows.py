@@ -27,13 +27,24 @@ def _per_sample(value: Any, n: int, what: str, call: Call, length: int | None) -
         if length is not None and row.size != length:
             raise call.error(f"argument '{what}' sample {i}: expected {length} values; got "
                              f"{row.size}")  # fmt: skip
+    if rows and any(r.size != rows[0].size for r in rows):
+        raise call.error(f"argument '{what}': every sample needs the same number of values; got "
+                         f"{sorted({r.size for r in rows})}")  # fmt: skip
     return np.stack(rows) if rows else np.zeros((0, length or 0))
 
 
 def _invalid_window(call: Call, i: int, y0: int, x0: int, h: int, w: int, dims: Any,
                     what: str = "cropping") -> Exception:  # fmt: skip
+    given = ", ".join(f"'{n}'" for n in sorted(call.given) if n in _WINDOW_ARGS)
+    source = f" (from {given})" if given else ""
     return call.error(f"sample {i}: The {what} window [{y0}..{y0 + h}, {x0}..{x0 + w}] is not "
-                      f"valid for image dimensions [{dims[0]} x {dims[1]}]", RuntimeError)
+                      f"valid for image dimensions [{dims[0]} x {dims[1]}]{source}",
+                      RuntimeError)  # fmt: skip
+
+
+_WINDOW_ARGS = frozenset({"crop", "crop_h", "crop_w", "crop_pos_x", "crop_pos_y", "start",
+                          "rel_start", "end", "rel_end", "shape", "rel_shape", "axes",
+                          "axis_names"})  # fmt: skip
 
 
 def crop_windows(call: Call, dims: np.ndarray) -> np.ndarray:
@@ -59,7 +70,8 @@ def crop_windows(call: Call, dims: np.ndarray) -> np.ndarray:
     for i in range(n):
         ch, cw = int(crop_h[i]), int(crop_w[i])  # truncated, as DALI
         if ch < 0 or cw < 0:
-            raise call.error(f"sample {i}: crop extents must be non-negative; got ({ch}, {cw})")
+            raise call.error(f"sample {i}: arguments 'crop_h'/'crop_w' (or 'crop') must be "
+                             f"non-negative; got ({ch}, {cw})")  # fmt: skip
         if (ch == 0) != (cw == 0):
             raise call.error(f"sample {i}: 'crop_h' and 'crop_w' must be given together; got "
                              f"crop_h={ch}, crop_w={cw}", RuntimeError)  # fmt: skip

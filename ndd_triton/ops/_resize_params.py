@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ndd_triton.core.dtype import float32
+from ndd_triton.ops import limits
 from ndd_triton.ops.schema import Arg, Call
 
 MODES = ("default", "stretch", "not_larger", "not_smaller")
@@ -203,6 +204,8 @@ def resize_geometry(call: Call, extents: np.ndarray) -> tuple[np.ndarray, ...]:
         m = np.asarray(call.max_size, dtype=np.float64)
         if m.size not in (1, d):
             raise call.error(f"argument 'max_size' expects 1 or {d} values; got {m.size}")
+        if (m < 0).any():  # (0: no limit on that axis, as in DALI 2.4)
+            raise call.error(f"argument 'max_size' must not be negative; got {m.tolist()}")
         max_size = np.broadcast_to(m, (d,))
     # An axis whose extent is derived (no size requested for it) is never flipped, even by a
     # reversed ROI (DALI 2.4); a negative requested size flips the ROI.
@@ -210,8 +213,31 @@ def resize_geometry(call: Call, extents: np.ndarray) -> tuple[np.ndarray, ...]:
     lo, hi = np.where(derived, np.minimum(lo, hi), lo), np.where(derived, np.maximum(lo, hi), hi)
     flip = req < 0
     lo, hi = np.where(flip, hi, lo), np.where(flip, lo, hi)
+    arg = _size_arg(call)
+    limits.check_count(call, arg, np.abs(req))  # one axis alone beyond the limit (float32-safe)
     sizes = float_sizes(np.abs(req), np.abs(hi - lo), mode, max_size)
-    return mapping(lo, hi, sizes, call.subpixel_scale)
+    limits.check_count(call, arg, np.prod(np.maximum(sizes, 1.0), axis=1) if sizes.size else 0)
+    out, origin, step = mapping(lo, hi, sizes, call.subpixel_scale)
+    check_filter(call, arg, lo, hi, step)
+    return out, origin, step
+
+
+def check_filter(call: Call, arg: str, lo: np.ndarray, hi: np.ndarray, step: np.ndarray) -> None:
+    """A downscale's antialiasing filter widens by the scale: by more than the whole region
+    only for a fraction of an output pixel (size=[1e-9, 1e-9]: 1e10 taps to make one pixel);
+    those fail against `max_window`."""
+    if call.antialias is None or call.antialias:
+        taps = 6 * np.abs(step) + 1
+        limits.check_window(call, arg, np.where(taps > 8 * np.abs(hi - lo), taps, 0),
+                            "resampling filter")  # fmt: skip
+
+
+def _size_arg(call: Call) -> str:
+    """The size argument given (for messages)."""
+    for name in ("size", "resize_x", "resize_y", "resize_z", "resize_shorter", "resize_longer"):
+        if name in call.given:
+            return name
+    return "size"
 
 
 def float_sizes(req: np.ndarray, in_ext: np.ndarray, mode: str, max_size: np.ndarray | None

@@ -7,6 +7,7 @@ dimension so kernels index them the same way whatever the user passed.
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -15,18 +16,28 @@ import torch
 
 from ndd_triton.core.batch import Batch
 from ndd_triton.core.dtype import to_dtype_arg
-from ndd_triton.core.errors import CallTypeError, CallValueError
+from ndd_triton.core.errors import ArgumentValueError, CallTypeError, CallValueError, show
 from ndd_triton.core.tensor import Tensor
 from ndd_triton.ops.schema import Arg
 
 _NP_KIND = {"int": np.int64, "float": np.float64, "bool": np.bool_, "enum": np.int64}
-_TORCH_NUMERIC = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
-                  torch.float16, torch.float32, torch.float64)
+_TORCH_NUMERIC = (
+    torch.bool,
+    torch.uint8,
+    torch.int8,
+    torch.int16,
+    torch.int32,
+    torch.int64,
+    torch.float16,
+    torch.float32,
+    torch.float64,
+)
 
 
 def _type_error(op: str, arg: Arg, value: Any, expected: str) -> TypeError:
-    return CallTypeError(f"{op}: argument '{arg.name}' expects {expected}; got "
-                     f"{type(value).__name__} {value!r:.80}")
+    return CallTypeError(
+        f"{op}: argument '{arg.name}' expects {expected}; got {type(value).__name__} {show(value)}"
+    )
 
 
 def _expected(arg: Arg) -> str:
@@ -45,17 +56,20 @@ def convert_scalar(op: str, arg: Arg, value: Any) -> Any:
     kind = arg.kind
     if kind in ("int", "enum", "float", "bool"):
         if isinstance(value, str | bytes):
-            raise CallValueError(f"{op}: argument '{arg.name}' expects {_expected(arg)}; got str "
-                             f"{value!r}")
+            raise CallValueError(
+                f"{op}: argument '{arg.name}' expects {_expected(arg)}; got str {value!r}"
+            )
         if isinstance(value, np.ndarray) and value.ndim == 0:
             value = value.item()
         if not isinstance(value, numbers.Real | np.bool_):
             raise _type_error(op, arg, value, _expected(arg))
-        if kind == "float":
-            return float(value)
         if kind == "bool":
             return bool(value)
-        return int(value)  # floats are truncated, as in DALI
+        value = float(value) if kind == "float" or not isinstance(value, numbers.Integral) \
+            else int(value)  # fmt: skip
+        if not _in_range(arg, value):
+            raise _range_error(op, arg, value, None)
+        return value if kind == "float" else int(value)  # floats are truncated, as in DALI
     if kind in ("str", "layout"):
         if not isinstance(value, str):
             raise _type_error(op, arg, value, _expected(arg))
@@ -69,6 +83,60 @@ def convert_scalar(op: str, arg: Arg, value: Any) -> Any:
             raise _type_error(op, arg, value, _expected(arg))
         return value
     return value
+
+
+# Value arguments where NaN and infinity are meaningful data (a float image's fill value).
+NONFINITE_OK = frozenset({"fill_value", "fill_values", "default_value", "on_value", "off_value",
+                          "values", "salt_val", "pepper_val"})  # fmt: skip
+_INT_LIMIT = float(1 << 63)
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _in_range(arg: Arg, value: float | int) -> bool:
+    """True when a scalar can be this argument's value: finite (float args in NONFINITE_OK
+    excepted) and, for int arguments, within int64."""
+    if arg.kind == "float":  # (float32, as in DALI: 1e39 would become inf)
+        if arg.name in NONFINITE_OK:
+            return not math.isfinite(value) or abs(value) <= _F32_MAX
+        return math.isfinite(value) and abs(value) <= _F32_MAX
+    return -_INT_LIMIT <= value < _INT_LIMIT  # (NaN compares False)
+
+
+def _range_error(op: str, arg: Arg, value: Any, index: int | None) -> ValueError:
+    where = f" sample {index}" if index is not None else ""
+    expected = "an integer within int64" if arg.kind != "float" else \
+        "a number within float32" if arg.name in NONFINITE_OK else \
+        "a finite number (within float32)"  # fmt: skip
+    return ArgumentValueError(
+        f"{op}: argument '{arg.name}'{where} expects {expected}; got {show(value)}"
+    )
+
+
+def _check_array(op: str, arg: Arg, arr: np.ndarray, index: int | None) -> None:
+    """`_in_range` for a numeric array (vectorised; cheap when the values are fine)."""
+    if arr.dtype.kind == "f" and arg.kind == "float" and arg.name in NONFINITE_OK:
+        with np.errstate(invalid="ignore"):
+            big = np.isfinite(arr) & (np.abs(arr) > _F32_MAX)
+        if big.any():
+            raise _range_error(op, arg, float(arr[big].reshape(-1)[0]), index)
+        return
+    if arr.dtype.kind != "f":
+        if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 and arg.kind in ("int", "enum") \
+                and arr.size and arr.max() >= 1 << 63:  # fmt: skip
+            raise _range_error(op, arg, arr.max(), index)
+        return
+    if arg.kind in ("int", "enum"):
+        ok = (arr >= -_INT_LIMIT) & (arr < _INT_LIMIT)
+    elif arg.kind == "float":
+        ok = np.abs(arr) <= _F32_MAX  # (False for NaN)
+    else:
+        return
+    if not ok.all():
+        flat = arr.reshape(-1)
+        bad = int(np.flatnonzero(~ok.reshape(-1))[0])
+        if index is None and arr.ndim >= 1 and arr.shape[0] > 0 and arr.size > 1:
+            index = bad // max(1, arr.size // arr.shape[0])
+        raise _range_error(op, arg, float(flat[bad]), index)
 
 
 def _constant_array(op: str, arg: Arg, value: Any) -> np.ndarray:
@@ -86,11 +154,12 @@ def _sample_array(op: str, arg: Arg, value: Any, index: int | None) -> np.ndarra
     where = f" sample {index}" if index is not None else ""
     arr = np.asarray(value.cpu() if isinstance(value, Tensor) else value)
     if arr.dtype.kind not in "biuf":
-        raise CallTypeError(f"{op}: argument '{arg.name}'{where} must be numeric; got "
-                            f"{arr.dtype}")
+        raise CallTypeError(f"{op}: argument '{arg.name}'{where} must be numeric; got {arr.dtype}")
     if not arg.vector and arr.size != 1:
-        raise ValueError(f"{op}: argument '{arg.name}'{where} expects a scalar per sample; got "
-                         f"shape {arr.shape}")
+        raise ValueError(
+            f"{op}: argument '{arg.name}'{where} expects a scalar per sample; got shape {arr.shape}"
+        )
+    _check_array(op, arg, arr, index)
     arr = _to_kind(arg, arr)
     return arr.reshape(()) if not arg.vector else arr
 
@@ -150,6 +219,7 @@ def _dense_sample_values(op: str, arg: Arg, arr: np.ndarray) -> np.ndarray:
     if not arg.vector and size != 1:
         raise ValueError(f"{op}: argument '{arg.name}' sample 0 expects a scalar per sample; "
                          f"got shape {sample_shape}")  # fmt: skip
+    _check_array(op, arg, arr, None)
     arr = _to_kind(arg, arr)  # a copy: kernels may run after the batch is reused
     if not arg.vector:
         return arr.reshape(n)
@@ -158,8 +228,9 @@ def _dense_sample_values(op: str, arg: Arg, arr: np.ndarray) -> np.ndarray:
     if size == 1:
         return np.broadcast_to(arr.reshape(n, 1), (n, arg.length))
     if size != arg.length:
-        raise ValueError(f"{op}: argument '{arg.name}' sample 0: expected {arg.length} values; "
-                         f"got {size}")
+        raise ValueError(
+            f"{op}: argument '{arg.name}' sample 0: expected {arg.length} values; got {size}"
+        )
     return arr.reshape(n, arg.length)
 
 
@@ -172,8 +243,10 @@ def per_sample_value(op: str, arg: Arg, value: Any, batch_size: int) -> Any:
         return _broadcast_constant(op, arg, value, batch_size)
     if isinstance(value, Batch):
         if value.batch_size != batch_size:
-            raise ValueError(f"{op}: Inconsistent batch size: argument '{arg.name}' has "
-                             f"{value.batch_size} samples, expected {batch_size}")
+            raise ValueError(
+                f"{op}: Inconsistent batch size: argument '{arg.name}' has "
+                f"{value.batch_size} samples, expected {batch_size}"
+            )
         dense = _dense_host_array(value)
         if dense is not None:
             return _dense_sample_values(op, arg, dense)
@@ -187,8 +260,10 @@ def per_sample_value(op: str, arg: Arg, value: Any, batch_size: int) -> Any:
                    for s in samples]  # fmt: skip
         for i, s in enumerate(samples):
             if s.size != arg.length:
-                raise ValueError(f"{op}: argument '{arg.name}' sample {i}: expected "
-                                 f"{arg.length} values; got {s.size}")
+                raise ValueError(
+                    f"{op}: argument '{arg.name}' sample {i}: expected "
+                    f"{arg.length} values; got {s.size}"
+                )
     if not samples:
         return np.zeros((0,), dtype=_NP_KIND.get(arg.kind, np.float64))
     if all(s.shape == samples[0].shape for s in samples):
@@ -199,8 +274,10 @@ def per_sample_value(op: str, arg: Arg, value: Any, batch_size: int) -> Any:
 def constant_value(op: str, arg: Arg, value: Any) -> Any:
     """A non-per-sample argument converted (lists stay lists of converted scalars)."""
     if isinstance(value, Tensor | Batch):
-        raise CallTypeError(f"{op}: argument '{arg.name}' does not accept a Tensor or Batch (it "
-                            "is not a per-sample argument); pass a constant")
+        raise CallTypeError(
+            f"{op}: argument '{arg.name}' does not accept a Tensor or Batch (it "
+            "is not a per-sample argument); pass a constant"
+        )
     if isinstance(value, list | tuple | np.ndarray):
         if not arg.vector:
             raise _type_error(op, arg, value, _expected(arg))
@@ -217,9 +294,22 @@ def validate(op: str, arg: Arg, value: Any) -> None:
         flat = value if isinstance(value, list) else np.asarray(value, dtype=object).reshape(-1)
         for v in flat:
             if v not in arg.choices:
-                raise ValueError(f"{op}: argument '{arg.name}' must be one of "
-                                 f"{', '.join(map(repr, arg.choices))}; got {v!r}")
+                raise ValueError(
+                    f"{op}: argument '{arg.name}' must be one of "
+                    f"{', '.join(map(show, arg.choices))}; got {show(v)}"
+                )
     if arg.check is not None:
         problem = arg.check(value)
         if problem:
             raise ValueError(f"{op}: argument '{arg.name}' {problem}")
+
+
+def non_negative(value: Any) -> str | None:
+    """Schema `check=`: every value >= 0 (per-sample arrays, lists or scalars)."""
+    flat = value if isinstance(value, list) else [value]
+    for item in flat:
+        arr = np.asarray(item, dtype=np.float64).reshape(-1)
+        if arr.size and (arr < 0).any():
+            bad = arr[arr < 0]
+            return f"must not be negative; got {show(bad[0].item())}"
+    return None

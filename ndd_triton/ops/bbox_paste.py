@@ -18,7 +18,8 @@ def _infer(call: Call) -> OutputSpec:
     meta = check_float_boxes(call, 0)
     check_box_width(call, 0, (4,))
     ratio = np.asarray(call.ratio, np.float64).reshape(-1)
-    bad = np.flatnonzero(~(ratio > 0) | ~np.isfinite(ratio))
+    # (in float32, as the kernel divides: a ratio of 1e-311 is 0 there)
+    bad = np.flatnonzero(~(ratio.astype(np.float32) > 0) | ~np.isfinite(ratio))
     if bad.size:
         i = int(bad[0])
         raise call.error(f"argument 'ratio' sample {i}: expected a finite ratio > 0 (the canvas "

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ndd_triton.core import dtype as _dtype
+from ndd_triton.ops import limits
 from ndd_triton.ops.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
 
 
@@ -29,6 +30,10 @@ def _infer(call: Call) -> OutputSpec:
     if len(bad):
         i = int(bad[0])
         raise call.error(f"input 0 sample {i}: expected 1 or 3 channels; got {int(channels[i])}")
+    # the tile histograms (tiles_x=10**9 asked for 7 GiB; more tiles than pixels is valid:
+    # OpenCV pads the image to a multiple of the grid)
+    limits.check_count(call, "tiles_x", float(call.tiles_x) * call.tiles_y * call.bins,
+                       "histogram bins")  # fmt: skip
     if call.device == "gpu":
         if call.bins != 256:
             raise call.error(f"argument 'bins' must be 256 on the gpu; got {call.bins} (other "

@@ -12,6 +12,7 @@ import numpy as np
 
 from ndd_triton.core import dtype as _dtype
 from ndd_triton.core.dtype import DType
+from ndd_triton.ops import limits
 from ndd_triton.ops._color_matrix import half_range, hsv_matrices, scalar_affine, type_range
 from ndd_triton.ops.schema import Arg, Call, InferFn, Input, OpSchema, OutputSpec
 
@@ -40,6 +41,10 @@ def _spec(call: Call, matrix: np.ndarray, offset: np.ndarray, dtype: DType) -> O
             raise call.error(f"input 0 sample {i}: expected 3 channels (RGB); got "
                              f"{int(channels[i])}")
     n = call.batch_size
+    f32_max = float(np.finfo(np.float32).max)
+    if not ((np.abs(matrix) <= f32_max).all() and (np.abs(offset) <= f32_max).all()):
+        raise call.error(f"the arguments ({limits.given_names(call)}) give a colour transform "
+                         "that is not finite in float32")  # fmt: skip
     call.derive("color_matrix", np.broadcast_to(matrix, (n, *matrix.shape[1:]))
                 .astype(np.float32), per_sample=True)  # fmt: skip
     call.derive("color_offset", np.broadcast_to(offset, (n, offset.shape[1]))

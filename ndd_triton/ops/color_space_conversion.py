@@ -26,7 +26,8 @@ def _infer(call: Call) -> OutputSpec:
         raise call.error(f"conversion from {src} to {dst} is not supported; ANY_DATA has no "
                          "colour space")
     if src == dst:
-        raise call.error(f"conversion from {src} to {dst} is not supported (same colour space)")
+        raise call.error(f"arguments 'image_type' and 'output_type': conversion from {src} to "
+                         f"{dst} is not supported (same colour space)")
     layout = inp.layout or "HWC"
     axis = layout.index("C")
     channels = inp.shapes[:, axis]

@@ -58,7 +58,8 @@ def broadcast_strides(call: Call, fill: InputMeta, target: np.ndarray) -> np.nda
         if lead < 0 or any(s not in (1, d) for s, d in zip(src, dst[lead:], strict=False)):
             shown = lambda s: " x ".join(map(str, s)) or "()"
             raise call.error(f"sample {i}: Shapes {shown(dst)} and {shown(src)} can't be "
-                             "broadcast", RuntimeError)  # fmt: skip
+                             "broadcast (argument 'shape' and input 'fill_value')",
+                             RuntimeError)  # fmt: skip
         step = 1
         for d in range(len(src) - 1, -1, -1):
             strides[i, lead + d] = step if src[d] != 1 else 0

@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from ndd_triton.core.dtype import DType, float16, float32, uint8
+from ndd_triton.ops import limits
 from ndd_triton.ops._tensor_args import cxx_cast
+from ndd_triton.ops.args import non_negative
 from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 CROP_LAYOUTS = ("HWC", "CHW", "DHWC", "CDHW", "FHWC", "FCHW", "CFHW", "FDHWC", "FCDHW", "CFDHW")
@@ -24,11 +26,14 @@ _EXT = {"D": "crop_d", "H": "crop_h", "W": "crop_w"}
 def crop_args() -> tuple[Arg, ...]:
     """The window arguments of crop, crop_mirror_normalize and resize_crop_mirror."""
     return (
-        Arg("crop", "float", per_sample=True, vector=True,
+        Arg("crop", "float", per_sample=True, vector=True, check=non_negative,
             doc="Window extents (H, W) or (D, H, W); truncated to integers."),
-        Arg("crop_h", "float", default=0.0, per_sample=True, doc="Window height (with crop_w)."),
-        Arg("crop_w", "float", default=0.0, per_sample=True, doc="Window width (with crop_h)."),
-        Arg("crop_d", "float", default=0.0, per_sample=True, doc="Window depth (volumes)."),
+        Arg("crop_h", "float", default=0.0, per_sample=True, check=non_negative,
+            doc="Window height (with crop_w)."),
+        Arg("crop_w", "float", default=0.0, per_sample=True, check=non_negative,
+            doc="Window width (with crop_h)."),
+        Arg("crop_d", "float", default=0.0, per_sample=True, check=non_negative,
+            doc="Window depth (volumes)."),
         Arg("crop_pos_x", "float", default=0.5, per_sample=True,
             doc="Normalised horizontal start: x0 = crop_pos_x * (W - crop_w), in [0, 1]."),
         Arg("crop_pos_y", "float", default=0.5, per_sample=True,
@@ -92,6 +97,9 @@ def crop_windows(call: Call, layout: str, in_ext: np.ndarray, policy: str | None
     letters = "".join(c for c in "DHW" if c in layout)
     n = in_ext.shape[0]
     size = _extents(call, letters, in_ext)
+    if size.size:  # (before the int64 cast: crop=[1e30, 1e30])
+        arg = "crop" if call.crop is not None else "crop_h"
+        limits.check_count(call, arg, np.prod(np.maximum(size, 1.0), axis=1))
     start = np.zeros(size.shape, np.int64)
     for k, c in enumerate(letters):
         pos = np.asarray(call.values[_POS[c]], dtype=np.float64).reshape(n)

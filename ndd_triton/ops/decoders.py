@@ -30,6 +30,7 @@ import numpy as np
 from ndd_triton.core.dtype import DType, float32, int16, int64, uint8, uint16
 from ndd_triton.decoders._header_hints import HINT, HINT_HWC
 from ndd_triton.ops import _decoder_windows as windows
+from ndd_triton.ops import limits
 from ndd_triton.ops.schema import Arg, Call, Input, InputMeta, OpSchema, OutputSpec
 
 _DTYPES = (uint8, uint16, int16, float32)
@@ -83,7 +84,7 @@ def encoded_samples(call: Call, meta: InputMeta, what: str = "input 0") -> list[
     if meta.dtype != uint8:
         raise call.error(f"{what} must hold encoded bytes as uint8; got {meta.dtype}",
                          RuntimeError)  # fmt: skip
-    if meta.ndim != 1:
+    if meta.ndim != 1 and len(meta.shapes):  # (an empty batch decodes to an empty batch)
         raise call.error(f"{what} must be 1-D encoded bytes per sample; got {meta.ndim}-D "
                          f"samples of shape {tuple(meta.shapes[0])}", RuntimeError)  # fmt: skip
     assert meta.values is not None
@@ -160,14 +161,16 @@ def _infer_slice(call: Call) -> OutputSpec:
 
 def _infer_random_crop(call: Call) -> OutputSpec:
     area, ratio = call.random_area, call.random_aspect_ratio
-    if len(area) != 2 or not 0 < area[0] <= area[1]:
-        raise call.error(f"argument 'random_area' expects [min, max] with 0 < min <= max; got "
+    if len(area) != 2 or not 0 < area[0] <= area[1] <= 1:
+        raise call.error(f"argument 'random_area' expects [min, max] with 0 < min <= max <= 1; "
+                         "got "
                          f"{area}")  # fmt: skip
     if len(ratio) != 2 or not 0 < ratio[0] <= ratio[1]:
         raise call.error(f"argument 'random_aspect_ratio' expects [min, max] with 0 < min <= "
                          f"max; got {ratio}")  # fmt: skip
     if call.num_attempts < 1:
         raise call.error(f"argument 'num_attempts' must be positive; got {call.num_attempts}")
+    limits.check_count(call, "num_attempts", 4 * call.num_attempts, "random draws")
     from ndd_triton.random import get_default_rng
 
     def draw(c: Call, dims: np.ndarray) -> np.ndarray:

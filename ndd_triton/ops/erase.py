@@ -51,6 +51,9 @@ def _regions(call: Call, i: int, axes: list[int], shape: np.ndarray) -> np.ndarr
             RuntimeError,
         )
     k = len(axes)
+    if k == 0:
+        raise call.error("arguments 'axes' / 'axis_names' select no axis to erase along",
+                         RuntimeError)  # fmt: skip
     if anchor.size % k:
         raise call.error(
             f"sample {i}: argument 'anchor' has {anchor.size} values; expected a "
@@ -92,6 +95,9 @@ def _fills(call: Call, layout: str | None, shapes: np.ndarray) -> list[np.ndarra
                     f"argument 'fill_value' sample {i}: expected 1 or {channels} "
                     f"values (one per channel); got {fill.size}"
                 )
+        if dtype.kind != "f" and not (np.abs(fill) < 2.0**63).all():  # (False for NaN)
+            raise call.error(f"argument 'fill_value' sample {i}: NaN, infinity or values "
+                             f"beyond int64 cannot fill a {dtype} input")  # fmt: skip
         out.append(fill.astype(dtype) if dtype.kind == "f" else
                    np.trunc(fill).astype(np.int64).astype(dtype))  # fmt: skip
     return out

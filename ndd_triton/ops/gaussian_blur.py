@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ndd_triton.ops._filter_common import filter_span, float_or_input_dtype, per_axis_table
+from ndd_triton.ops.limits import check_window
 from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 
@@ -32,6 +33,10 @@ def _infer(call: Call) -> OutputSpec:
             if w % 2 == 0 and w != 0:
                 raise call.error(f"argument 'window_size' sample {i}: the window must have an "
                                  f"odd length; got {w}")
+    # the window each axis will use (from sigma where window_size is 0), before it is built
+    taps = np.where(window > 0, window, 2 * np.ceil(3 * sigma) + 1)
+    check_window(call, "sigma" if (window == 0).any() and (taps > window).any() else
+                 "window_size", taps, "Gaussian window")  # fmt: skip
     call.derive("sigmas", sigma, per_sample=True)
     call.derive("windows", window, per_sample=True)
     return OutputSpec(float_or_input_dtype(call), inp.shapes.copy(), inp.layout)

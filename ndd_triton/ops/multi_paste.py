@@ -89,20 +89,26 @@ def _region_rows(call: Call, i: int, sources: list[tuple[int, int]], canvas: np.
     rel = _pairs(call, "out_anchors_rel", i, count)
     dst = np.zeros((count, 2)) if dst is None else dst
     dst = np.floor(rel * canvas) if rel is not None else dst
+    for what, a in (("in_anchors", anchor), ("shapes", shape), ("out_anchors", dst)):
+        if not (np.abs(a) < 2.0**62).all():  # (False for NaN)
+            raise call.error(f"sample {i}: arguments '{what}'/'{what}_rel' give coordinates "
+                             f"beyond the int64 range: {a.tolist()}")  # fmt: skip
     anchor, shape, dst = (a.astype(np.int64) for a in (anchor, shape, dst))
     for r in range(count):
         end = anchor[r] + shape[r]
         if (anchor[r] < 0).any() or (shape[r] < 0).any() or (end > in_ext[r]).any():
             raise call.error(
                 f"sample {i} region {r}: the source region {anchor[r].tolist()} + "
-                f"{shape[r].tolist()} exceeds the input {in_ext[r].tolist()}",
+                f"{shape[r].tolist()} exceeds the input {in_ext[r].tolist()} (arguments "
+                "'in_anchors'/'in_anchors_rel' and 'shapes'/'shapes_rel')",
                 RuntimeError,
             )
         if (dst[r] < 0).any() or (dst[r] + shape[r] > canvas).any():
             raise call.error(
                 f"sample {i} region {r}: The pasted region must be within output "
                 f"bounds: {dst[r].tolist()} + {shape[r].tolist()} exceeds "
-                f"{canvas.tolist()}",
+                f"{canvas.tolist()} (arguments 'out_anchors'/'out_anchors_rel', "
+                "'shapes'/'shapes_rel' and 'output_size')",
                 RuntimeError,
             )
     rows = np.zeros((count, REGION_COLS), np.int64)

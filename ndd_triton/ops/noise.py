@@ -25,6 +25,7 @@ from ndd_triton.core.dtype import (
     uint32,
     uint64,
 )
+from ndd_triton.ops.args import non_negative
 from ndd_triton.ops.random_ops import f32_args, reserve, sizes_of
 from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec, same_as_input
 
@@ -66,7 +67,7 @@ def _salt_and_pepper_infer(call: Call) -> OutputSpec:
         axis = channel_axis(meta.layout, meta.ndim)
         if axis is not None:
             extent = shapes[:, axis].copy()
-            inner = np.prod(shapes[:, axis + 1:], axis=1, dtype=np.int64)
+            inner = np.prod(shapes[:, axis + 1 :], axis=1, dtype=np.int64)
     sizes = sizes_of(shapes)
     units = np.where(extent > 0, sizes // np.maximum(extent, 1), 0)
     call.derive("chan_extent", extent, per_sample=True)
@@ -93,8 +94,15 @@ def _shot_infer(call: Call) -> OutputSpec:
 
 
 def _schema(name: str, doc: str, args: tuple[Arg, ...], infer: object) -> OpSchema:
-    return OpSchema(name=f"noise.{name}", doc=doc, inputs=(_INPUT,), args=(*args, _RNG),
-                    infer=infer, random=True, module="noise")  # type: ignore[arg-type]
+    return OpSchema(
+        name=f"noise.{name}",
+        doc=doc,
+        inputs=(_INPUT,),
+        args=(*args, _RNG),
+        infer=infer,
+        random=True,
+        module="noise",
+    )  # type: ignore[arg-type]
 
 
 gaussian = _schema(
@@ -118,8 +126,8 @@ salt_and_pepper = _schema(
 shot = _schema(
     "shot", "Shot (Poisson) noise: Poisson(max(0, input / factor)) * factor; factor=0 keeps the "
     "input unchanged.",
-    (Arg("factor", "float", default=20.0, per_sample=True,
-         doc="Scale: input / factor is the Poisson mean."),),
+    (Arg("factor", "float", default=20.0, per_sample=True, check=non_negative,
+         doc="Scale: input / factor is the Poisson mean (>= 0)."),),
     _shot_infer)  # fmt: skip
 
 schemas = [gaussian, salt_and_pepper, shot]

@@ -47,8 +47,9 @@ def wrap_fill(values: np.ndarray, dtype: np.dtype[Any], what: str) -> np.ndarray
         return flags
     if dtype.kind == "f":
         return np.asarray(values, dtype=dtype)
-    if not np.all(np.isfinite(values)):
-        raise ValueError(f"{what} must be finite for integer data; got {values}")
+    if not np.all(np.abs(values) < 2.0**63):  # (False for NaN)
+        raise ValueError(f"{what} must be finite for integer data and within int64; got "
+                         f"{values.tolist()}")  # fmt: skip
     wrapped: np.ndarray = np.trunc(values).astype(np.int64)
     return wrapped.astype(dtype)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ndd_triton.core.dtype import uint8
+from ndd_triton.ops import limits
 from ndd_triton.ops.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
 
 
@@ -40,7 +41,9 @@ def _infer(call: Call) -> OutputSpec:
         )
     hw = inp.shapes[:, :2]
     min_size = np.asarray(call.min_canvas_size, np.float64).reshape(n, 1)
+    limits.check_count(call, "min_canvas_size", min_size**2)
     # the product in float32, as DALI (recorded: 10 x 2.3 -> 23, where float64 gives 22)
+    limits.check_count(call, "ratio", (ratio[:, None] * hw).prod(axis=1) if n else 0)
     scaled = ratio.astype(np.float32)[:, None] * hw.astype(np.float32)
     canvas = np.maximum(np.trunc(scaled), np.trunc(min_size)).astype(np.int64)
     pos = np.stack(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ndd_triton.core.dtype import int32, int64
+from ndd_triton.ops import limits
 from ndd_triton.ops.random_resized_crop import _range, _window
 from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
@@ -25,6 +26,7 @@ def _infer(call: Call) -> tuple[OutputSpec, OutputSpec]:
         raise call.error(f"input 0 must be an int32/int64 shape; got {meta.dtype}", TypeError)
     if call.num_attempts < 1:
         raise call.error(f"argument 'num_attempts' must be at least 1; got {call.num_attempts}")
+    limits.check_count(call, "num_attempts", 4 * call.num_attempts, "random draws")
     area, ratio = _range(call, "random_area", False), _range(call, "random_aspect_ratio", True)
     n = call.batch_size
     draws = (call.rng or get_default_rng()).take_uniform(n * call.num_attempts * 4, np.float64)

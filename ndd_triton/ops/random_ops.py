@@ -31,6 +31,7 @@ from ndd_triton.core.dtype import (
     uint32,
     uint64,
 )
+from ndd_triton.ops import limits
 from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
 MODE_FLOAT, MODE_INT, MODE_VALUES = 0, 1, 2
@@ -87,7 +88,10 @@ def output_shapes(call: Call, like: int) -> np.ndarray:
         if (s < 0).any():
             raise call.error(f"argument 'shape' sample {i}: extents must be non-negative; got "
                              f"{s.tolist()}", RuntimeError)  # fmt: skip
-    return np.stack(shapes).astype(np.int64).reshape(n, len(shapes[0]) if shapes else 0)
+    out = np.stack(shapes).astype(np.int64).reshape(n, len(shapes[0]) if shapes else 0)
+    if out.size:  # (before draws are reserved for them: the product may overflow int64)
+        limits.check_count(call, "shape", np.prod(out.astype(np.float64), axis=1))
+    return out
 
 
 def reserve(call: Call, counts: np.ndarray) -> None:

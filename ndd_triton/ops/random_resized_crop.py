@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ndd_triton.ops import _resize_params as rp
+from ndd_triton.ops import limits
 from ndd_triton.ops.resize import RESIZE_DTYPES
 from ndd_triton.ops.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
 
@@ -20,9 +21,13 @@ RRC_LAYOUTS = ("HWC", "CHW", "FHWC", "FCHW", "CFHW")
 
 
 def _range(call: Call, name: str, positive: bool) -> tuple[float, float]:
+    """`[min, max]` of `random_area` (a fraction: 0 < min <= max <= 1) or
+    `random_aspect_ratio` (`positive`: 0 < min <= max). DALI 2.4 accepts [0, 0], [2, 3] and
+    [-1, 1] areas and draws garbage windows from them (docs/differences.md)."""
     v = np.asarray(call.values[name], dtype=np.float64).reshape(-1)
-    if v.size != 2 or v[0] > v[1] or (positive and v[0] <= 0):
-        raise call.error(f"argument '{name}' expects [min, max] with 0 < min <= max; got "
+    if v.size != 2 or not 0 < v[0] <= v[1] or (not positive and v[1] > 1):
+        rule = "0 < min <= max" if positive else "0 < min <= max <= 1"
+        raise call.error(f"argument '{name}' expects [min, max] with {rule}; got "
                          f"{v.tolist()}")  # fmt: skip
     return float(v[0]), float(v[1])
 
@@ -82,6 +87,7 @@ def _infer(call: Call) -> OutputSpec:
     size = np.broadcast_to(size, (2,))
     if call.num_attempts < 1:
         raise call.error(f"argument 'num_attempts' must be at least 1; got {call.num_attempts}")
+    limits.check_count(call, "num_attempts", 4 * call.num_attempts, "random draws")
     area, ratio = _range(call, "random_area", False), _range(call, "random_aspect_ratio", True)
     n = call.batch_size
     rng = call.rng or get_default_rng()
@@ -91,7 +97,9 @@ def _infer(call: Call) -> OutputSpec:
     lo = win[:, :2].astype(np.float64)
     hi = lo + win[:, 2:]
     call.derive("window", win, per_sample=True)
+    limits.check_count(call, "size", np.prod(np.maximum(size, 1.0)))
     out, origin, step = rp.mapping(lo, hi, np.broadcast_to(size, (n, 2)).copy(), True)
+    rp.check_filter(call, "size", lo, hi, step)
     rp.derive_plan(call, layout, extents, out, origin, step)
     shapes = call.inputs[0].shapes.copy()
     shapes[:, layout.index("H")], shapes[:, layout.index("W")] = out[:, 0], out[:, 1]

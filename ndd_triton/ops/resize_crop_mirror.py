@@ -22,6 +22,10 @@ def _infer(call: Call) -> OutputSpec:
     extents = rp.spatial_extents(call, layout)
     resized, origin, step = rp.resize_geometry(call, extents)
     start, size = crop_windows(call, layout, resized, policy="edge")
+    if size.size and (size == 0).any():
+        i = int(np.flatnonzero((size == 0).any(axis=1))[0])
+        raise call.error(f"arguments 'crop'/'crop_h'/'crop_w' give an empty window for sample "
+                         f"{i}: {size[i].tolist()}")  # fmt: skip
     origin = origin + start * step
     letters = rp.spatial_letters(layout)
     if "W" in letters:

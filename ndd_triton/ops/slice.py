@@ -107,8 +107,18 @@ def _check_sources(call: Call) -> bool:
     return all(positional)
 
 
-def _round(x: np.ndarray) -> np.ndarray:
+def _round(call: Call, x: np.ndarray) -> np.ndarray:
+    if not (np.abs(x) < 2.0**62).all():  # (False for NaN)
+        raise call.error(f"the window from {_coordinate_args(call)} is beyond the int64 range: "
+                         f"{x.tolist()}")  # fmt: skip
     return np.floor(x + 0.5).astype(np.int64)
+
+
+def _coordinate_args(call: Call) -> str:
+    """The slice coordinates the call gave, for messages ('rel_start', 'shape', ...)."""
+    names = [n for n in ("start", "rel_start", "end", "rel_end", "shape", "rel_shape")
+             if n in call.given]  # fmt: skip
+    return ", ".join(f"'{n}'" for n in names) if names else "the anchor and shape inputs"
 
 
 def _window(call: Call, i: int, extents: np.ndarray, positional: bool
@@ -149,7 +159,7 @@ def _window(call: Call, i: int, extents: np.ndarray, positional: bool
         end_f = (start_v.astype(f32).astype(np.float64) + end_v.astype(f32)) * extents
     else:
         end_f = start_f + ((end_v.astype(f32) * ext32).astype(np.float64) if end_rel else end_v)
-    return _round(start_f), _round(end_f)
+    return _round(call, start_f), _round(call, end_f)
 
 
 def _apply_policy(call: Call, policy: str, i: int, axes: list[int], extents: np.ndarray,
@@ -164,7 +174,8 @@ def _apply_policy(call: Call, policy: str, i: int, axes: list[int], extents: np.
         if policy == "error":
             raise call.error(f"Slice can't be placed out of bounds with out_of_bounds_policy="
                              f"'error': sample {i} axis {axis}: window [{begin[k]}, {end[k]}) vs "
-                             f"extent {extents[k]}; pass another out_of_bounds_policy",
+                             f"extent {extents[k]} (from {_coordinate_args(call)}); pass "
+                             "another out_of_bounds_policy",
                              RuntimeError)  # fmt: skip
         if policy == "trim_to_shape":
             begin[k] = min(max(begin[k], 0), extents[k])

@@ -16,6 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ndd_triton.core.dtype import float32
+from ndd_triton.ops import limits
 from ndd_triton.ops._affine import compose
 from ndd_triton.ops.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
 
@@ -76,6 +77,9 @@ def _build(maker: Callable[[Call, int], np.ndarray]) -> Callable[[Call], OutputS
         if has_input:
             prev = np.stack([_input_matrix(call, 0, i) for i in range(n)])
             mats = compose(prev, mats) if call.reverse_order else compose(mats, prev)
+        if not (np.abs(mats) <= np.finfo(np.float32).max).all():  # (False for NaN)
+            raise call.error(f"the arguments ({limits.given_names(call)}) give a matrix that "
+                             f"is not finite in float32")  # fmt: skip
         call.derive("transform_matrix", mats.astype(np.float32), per_sample=True)
         return OutputSpec(float32, np.full((n, 2), (2, 3), np.int64), None)
 

@@ -308,16 +308,22 @@ class Reader:
                 "pad_last_batch": int(a["pad_last_batch"]),
                 "stick_to_shard": int(a["stick_to_shard"])}  # fmt: skip
 
+    @property
+    def _label(self) -> str:
+        """'File reader' or 'File reader 'name'' for messages (no 'reader None')."""
+        cls = type(self).__name__
+        return f"{cls} reader {self._name!r}" if self._name else f"{cls} reader"
+
     def get_state(self, *, cuda_stream: Any = None) -> ReaderState:
         """The position after the last batch handed out (needs `enable_checkpointing=True`)."""
         cls = type(self).__name__
         if not self._checkpointing:
-            raise RuntimeError(f"Cannot get the state of {cls} reader {self._name!r}: it was "
+            raise RuntimeError(f"Cannot get the state of {self._label}: it was "
                                "initialized with checkpointing disabled; construct it with "
                                "enable_checkpointing=True")
         if not self._iterated:
             raise RuntimeError(f"Cannot get the reader's state before its first iteration "
-                               f"({cls} {self._name!r}); call next_epoch first")
+                               f"({self._label}); call next_epoch first")
         assert self._dataset_size is not None
         assert self._batch_size is not None
         epoch, start, offset = self._position
@@ -329,7 +335,7 @@ class Reader:
         cls = type(self).__name__
         if self._iterated:
             raise RuntimeError(f"Cannot set the reader's state after iteration has begun "
-                               f"({cls} {self._name!r}); set it on a freshly built reader")
+                               f"({self._label}); set it on a freshly built reader")
         parsed = ReaderState.parse(state)
         if parsed.reader_type != cls:
             raise ValueError(f"{cls}.set_state: the state belongs to a {parsed.reader_type} "
@@ -342,7 +348,7 @@ class Reader:
         if self._checkpointing:
             return
         if self._iterated:
-            raise RuntimeError(f"Cannot register {type(self).__name__} reader {self._name!r} "
+            raise RuntimeError(f"Cannot register {self._label} "
                                "for checkpointing: it was already iterated with checkpointing "
                                "disabled; construct it with enable_checkpointing=True")
         if self._capture:

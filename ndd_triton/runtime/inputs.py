@@ -8,6 +8,7 @@ naming the op and the input or argument.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -138,6 +139,20 @@ def input_layout(schema: OpSchema, k: int, layout: str | None, ndim: int) -> str
     return layout
 
 
+def _warn_channel_first(schema: OpSchema, k: int, shape: np.ndarray, layout: str) -> None:
+    """Warn when a layout-less input read as channel-last looks channel-first: DALI's rule
+    (no layout: HWC for 3-D images) reads a torch-style (3, 64, 64) tensor as 3 rows of 64
+    pixels with 64 channels, a silent garbage result (docs/reliability.md)."""
+    if shape.size < 3 or shape[0] > 4 or shape[-1] <= 4 * max(int(shape[0]), 4):
+        return
+    first = "C" + layout[:-1]
+    hint = f"layout='{first}'" if schema.inputs[0].layouts is None or first in \
+        schema.inputs[0].layouts else "a channel-last (HWC) tensor"  # fmt: skip
+    warnings.warn(f"{schema.name}: input {k} has no layout; its shape {tuple(shape.tolist())} is "
+                  f"read as {layout} ({int(shape[-1])} channels) but looks channel-first; pass "
+                  f"{hint} if it is", UserWarning, stacklevel=6)  # fmt: skip
+
+
 def wrap_inputs(schema: OpSchema, inputs: Sequence[Any]) -> tuple[list[Any], bool]:
     """Inputs as Tensor/Batch (None for absent optional ones); True if any was external data."""
     op = schema.name
@@ -148,6 +163,10 @@ def wrap_inputs(schema: OpSchema, inputs: Sequence[Any]) -> tuple[list[Any], boo
     data: list[Any] = []
     external = False
     for k, x in enumerate(inputs):
+        if x is None:
+            spec = schema.inputs[min(k, len(schema.inputs) - 1)] if schema.inputs else None
+            if spec is not None and not spec.optional:
+                raise CallTypeError(f"{op}: input {k} ('{spec.name}') is required; got None")
         if type(x) is Tensor:
             external = external or x._external
         elif type(x) is Batch:
@@ -213,6 +232,8 @@ def input_batches(schema: OpSchema, data: list[Any], n: int, dev: Device
             b = x
         shapes = shapes_of(b)
         layout = input_layout(schema, k, b.layout, shapes.shape[1])
+        if b.layout is None and layout is not None and layout.endswith("C") and len(shapes):
+            _warn_channel_first(schema, k, shapes[0], layout)
         spec = schema.inputs[min(k, len(schema.inputs) - 1)] if schema.inputs else None
         if spec is not None and spec.dtypes is not None and b.dtype not in spec.dtypes:
             raise TypeError(f"{op}: input {k} has dtype {b.dtype}; expected one of "
@@ -230,7 +251,9 @@ def convert_args(call: Call, arg_values: Sequence[Any]) -> None:
     for arg, value in zip(call.schema.args, arg_values, strict=False):
         if value is None:
             value = arg.default
-            if value is None or value is REQUIRED:
+            if value is REQUIRED:  # passed as None (omitting it is Python's TypeError)
+                raise CallTypeError(f"{op}: argument '{arg.name}' is required; got None")
+            if value is None:
                 call.values[arg.name] = None
                 continue
         else:

@@ -181,11 +181,22 @@ def surface_error(inv: Invocation) -> BaseException:
     kind = "asynchronous execution" if inv.mode is EvalMode.eager else "deferred evaluation"
     where = f" (called at {inv.callsite[0]}:{inv.callsite[1]})" if inv.callsite else ""
     message = f"An error happened during {kind} of '{inv.name}'{where}: {err}"
-    try:
-        wrapped = type(err)(message)
-    except Exception:
-        wrapped = RuntimeError(message)
+    wrapped = _same_class(err, message)
     wrapped.__cause__ = err
     return wrapped
 
 
+def _same_class(err: BaseException, message: str) -> BaseException:
+    """`message` as an exception of err's class, or of its nearest base class that takes a
+    message alone (NumPy's `_ArrayMemoryError(shape, dtype)` becomes a `MemoryError`): the
+    wrapped error keeps the class callers catch (spec/core.md §2)."""
+    for cls in type(err).__mro__:
+        if cls is BaseException or cls is object:
+            break
+        try:
+            wrapped = cls(message)
+        except Exception:
+            continue
+        if isinstance(wrapped, BaseException):
+            return wrapped
+    return RuntimeError(message)

@@ -18,6 +18,7 @@ from ndd_triton.core.errors import CallError
 from ndd_triton.core.storage import BatchStorage
 from ndd_triton.core.tensor import Tensor
 from ndd_triton.kernels import KernelEntry, lookup
+from ndd_triton.ops.limits import check_outputs
 from ndd_triton.ops.schema import Call, InputMeta, OpSchema, OutputSpec
 from ndd_triton.runtime import compiled as _compiled
 from ndd_triton.runtime import profiling as _profiling
@@ -110,8 +111,15 @@ def _run_now(call: Call, kernel: KernelEntry, batches: list[Any], metas: list[In
             return None
         ins.append(storage)
     try:
-        outs = run_dense_now(call, kernel, ins, specs, dev, known_uniform,
-                             _INLINE_MAX_BYTES if mode is EvalMode.eager else _DENSE_MAX_BYTES)
+        outs = run_dense_now(
+            call,
+            kernel,
+            ins,
+            specs,
+            dev,
+            known_uniform,
+            _INLINE_MAX_BYTES if mode is EvalMode.eager else _DENSE_MAX_BYTES,
+        )
     except Exception:
         if mode is EvalMode.eager:
             return None
@@ -252,8 +260,9 @@ def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
             meta = metas[k]
             assert meta is not None
             meta.values, meta.hints = host_values(inputs[k], n)
-        call = Call(schema, n, dev.device_type, metas, dict(plan.values), set(plan.per_sample),
-                    plan.given)  # type: ignore[arg-type]  # read-only after conversion
+        call = Call(
+            schema, n, dev.device_type, metas, dict(plan.values), set(plan.per_sample), plan.given
+        )  # type: ignore[arg-type]  # read-only after conversion
     else:
         data, external = wrap_inputs(schema, inputs)
         n, is_batch = resolve_batch_size(schema, data, arg_values, batch_size)
@@ -275,6 +284,7 @@ def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
     specs = schema.infer(call)
     if isinstance(specs, OutputSpec):
         specs = [specs]
+    check_outputs(call, specs)
     return Prepared(call, kernel, batches, metas, list(specs), dev, is_batch, external, plan)
 
 

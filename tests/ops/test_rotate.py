@@ -132,7 +132,7 @@ def test_rotate_errors():
         "INTERP_LINEAR are supported; got INTERP_LANCZOS3",
     ):
         ndd.rotate(img, angle=3, interp_type=DALIInterpType.INTERP_LANCZOS3)
-    with raises_at_call(ValueError, match="argument 'angle' sample 1: expected a finite angle"):
+    with raises_at_call(ValueError, match="argument 'angle' sample 1 expects a finite number"):
         ndd.rotate(ndd.as_batch([img, img]), angle=ndd.as_batch(np.array([1.0, np.inf])))
     with raises_at_call(
         ValueError,

@@ -35,7 +35,8 @@ def tile_luts(plane: np.ndarray, tiles_x: int, tiles_y: int, clip_limit: float, 
              + np.arange(tiles_y * tiles_x)[:, None] * bins)  # fmt: skip
     hist = np.bincount(codes.reshape(-1), minlength=tiles_y * tiles_x * bins).reshape(-1, bins)
     if clip_limit > 0:
-        hist = clip_histograms(hist, max(int(clip_limit * area / bins), 1))
+        # (a limit >= the tile area clips nothing: also keeps clip_limit=1e30 a C long)
+        hist = clip_histograms(hist, max(int(min(clip_limit * area / bins, area)), 1))
     scale = np.float32(255.0) / np.float32(area)
     luts = np.clip(np.rint(np.cumsum(hist, axis=1).astype(np.float32) * scale), 0, 255)
     luts = luts.astype(np.float32).reshape(tiles_y, tiles_x, bins)

@@ -75,10 +75,12 @@ def _u8_tables(out: np.ndarray, inp: np.ndarray, out_layout: str, start: np.ndar
 def _tables(gain: bytes, bias: bytes) -> np.ndarray:
     """`[C, 256]` float32 tables `float32(float32(v * gain) + bias)` of float64 `gain`, `bias`
     rounded to float32 (cached: a batch usually shares one mean/std)."""
-    g = np.frombuffer(gain, np.float64).astype(np.float32)[:, None]
-    b = np.frombuffer(bias, np.float64).astype(np.float32)[:, None]
-    tables = _LEVELS * g
-    tables += b
+    # (std == 0 or tiny gives inf/nan gains on purpose, as DALI: no NumPy warning for them)
+    with np.errstate(over="ignore", invalid="ignore"):
+        g = np.frombuffer(gain, np.float64).astype(np.float32)[:, None]
+        b = np.frombuffer(bias, np.float64).astype(np.float32)[:, None]
+        tables = _LEVELS * g
+        tables += b
     tables.setflags(write=False)
     return tables
 

@@ -69,7 +69,8 @@ def normalize_cpu(call: Call, outs: list[list[np.ndarray]], ins: list[list[Any]]
         # float32 output math written in place: (x - mean) * factor + shift.
         result = out if out.dtype == np.float32 else np.empty(out.shape, np.float32)
         np.subtract(x, mean.astype(np.float32), out=result)
-        result *= factor.astype(np.float32)
+        with np.errstate(over="ignore"):  # (a stddev of 1e-145: an inf factor, as float32)
+            result *= factor.astype(np.float32)
         result += np.float32(shift)
         if result is not out:
             convert_numpy(result, out.dtype, out=out)

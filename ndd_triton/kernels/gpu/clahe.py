@@ -155,7 +155,7 @@ def _sample_cells(shape: np.ndarray, arg: Call) -> tuple[list[list[int]], list[l
     padded = bool(h % ty or w % tx)
     eh, ew = (h + ty - h % ty, w + tx - w % tx) if padded else (h, w)
     th, tw = eh // ty, ew // tx
-    limit = max(int(arg.clip_limit * th * tw / 256), 1) if arg.clip_limit > 0 else 0
+    limit = max(int(min(arg.clip_limit * th * tw / 256, th * tw)), 1) if arg.clip_limit > 0 else 0
     planes = [0] if c == 3 and arg.luma_only else list(range(c))
     rows, params = [], []
     inv = [float(np.float32(1.0) / np.float32(th)), float(np.float32(1.0) / np.float32(tw))]
