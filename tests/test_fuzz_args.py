@@ -67,6 +67,18 @@ _LABELS = [np.array([1, 2], np.int32)] * 2
 _VEC = [np.linspace(0, 1, 5, dtype=np.float32), np.linspace(0, 1, 7, dtype=np.float32)]
 
 
+def _wav() -> np.ndarray:
+    import soundfile
+
+    buf = io.BytesIO()
+    soundfile.write(buf, np.sin(np.arange(400) / 7.0).astype(np.float32), 8000, format="WAV")
+    return np.frombuffer(buf.getvalue(), np.uint8)
+
+
+_SIGNALS = [np.sin(np.arange(300) / 5.0).astype(np.float32),
+            np.sin(np.arange(257) / 3.0).astype(np.float32)]  # fmt: skip
+
+
 def _batch(samples: list[np.ndarray], layout: str | None = None) -> ndd.Batch:
     return ndd.as_batch(samples, layout=layout)
 
@@ -79,6 +91,8 @@ CANDIDATES: list[Callable[[], list[Any]]] = [
     lambda: [_batch([np.array([6, 7], np.int64)] * 2)],
     lambda: [_batch([_jpeg()] * 2)],
     lambda: [_batch(_VEC)],
+    lambda: [_batch(_SIGNALS)],
+    lambda: [_batch([_wav()] * 2)],
     lambda: [_batch([np.array([[0.1, 0.2], [0.5, 0.9], [1.0, 0.0]], np.float32)] * 2)],
     lambda: [_batch([np.ones((1, 6, 7), np.uint8)] * 2)],
     lambda: [_batch(_U8, "HWC"), _batch(_U8, "HWC")],
@@ -108,6 +122,7 @@ EXTRA_ARGS: dict[str, dict[str, Any]] = {
     "multi_paste": {"in_ids": [0], "shapes": [[2, 2]], "out_anchors": [[1, 1]],
                     "output_size": [6, 7]},
     "roi_random_crop": {"roi_end": [4, 4], "in_shape": [6, 7]},
+    "audio_resample": {"scale": 0.5},
 }  # fmt: skip
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 from ndd_triton.core.dtype import float32
 from ndd_triton.ops.schema import Arg, Call, Input, OpSchema, OutputSpec
 
+_MAX_EXP10 = 38.0  # 10^38 is below float32's largest value (3.4e38)
+
 
 def _infer(call: Call) -> OutputSpec:
     inp = call.inputs[0]
@@ -15,6 +17,10 @@ def _infer(call: Call) -> OutputSpec:
     if call.reference < 0:
         raise call.error(f"argument 'reference' must be non-negative; got {call.reference}",
                          RuntimeError)  # fmt: skip
+    if call.multiplier and call.cutoff_db / call.multiplier > _MAX_EXP10:
+        raise call.error(f"argument 'cutoff_db' ({call.cutoff_db}) over 'multiplier' "
+                         f"({call.multiplier}) must be at most {_MAX_EXP10}: the floor "
+                         "10^(cutoff_db / multiplier) is beyond float32", ValueError)  # fmt: skip
     return OutputSpec(float32, inp.shapes.copy(), inp.layout)
 
 
