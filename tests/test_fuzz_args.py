@@ -7,7 +7,8 @@ wrong size) and checks, in sync_cpu mode:
 
 * the call returns a result (which evaluates), or raises TypeError / ValueError / RuntimeError
   / IndexError whose message names the op and the argument;
-* within `PER_CALL_S` seconds (no hang, no unbounded work);
+* within `PER_CALL_S` seconds (no unbounded work); a call still running after `HANG_S` seconds
+  ends the test process with every thread's traceback (faulthandler), so a hang cannot stall CI;
 * with no warning escaping (NumPy RuntimeWarnings are turned into failures);
 * and the base call still works afterwards (no poisoned state).
 
@@ -18,6 +19,7 @@ emulated-GPU subset.
 
 from __future__ import annotations
 
+import faulthandler
 import io
 import os
 import time
@@ -36,6 +38,7 @@ from ndd_triton.ops.schema import REQUIRED, Arg, OpSchema
 
 EXAMPLES = int(os.environ.get("NDD_TRITON_FUZZ_EXAMPLES", "6"))
 PER_CALL_S = 10.0
+HANG_S = 120.0  # the watchdog: far above PER_CALL_S, which is checked after the call
 DOCUMENTED = (TypeError, ValueError, RuntimeError, IndexError)
 NAN, INF = float("nan"), float("inf")
 
@@ -229,10 +232,14 @@ def check_one(schema: OpSchema, arg: Arg, value: Any, device: str = "cpu") -> No
         warnings.filterwarnings("ignore", "input .* has no layout", UserWarning)
         warnings.filterwarnings("ignore", ".* is deprecated", DeprecationWarning)
         error: Exception | None = None
+        # a hang fails the run with every thread's traceback instead of stalling CI
+        faulthandler.dump_traceback_later(HANG_S, exit=True)
         try:
             _evaluate(fn(*inputs, **kwargs))
         except DOCUMENTED as e:
             error = e
+        finally:
+            faulthandler.cancel_dump_traceback_later()
     if error is not None:
         assert _names_op_and_arg(str(error), schema, arg, kwargs), (
             f"{schema.name}({arg.name}={value!r:.60}): {type(error).__name__} does not name "
