@@ -96,14 +96,15 @@ def _errors(mode_threads: int):
     return outcome, c, after, x
 
 
-def test_failures_match_one_op_at_a_time_and_do_not_leak(monkeypatch):
+def _gate_stages(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record each stage added to a StagedJob (the number of stages it reads); a job's first
+    stage waits (2 s at most) until 4 stages have joined, so pipelining does not depend on the
+    caller outrunning the pool on a busy machine."""
     stages: list[int] = []
     add = StagedJob.add
     jobs: dict[int, list[Any]] = {}  # id -> [job, stages added, gate]
 
     def gated_add(self, fn, deps):
-        """Record the stage; a job's first stage waits (2 s at most) until 4 stages have joined,
-        so pipelining does not depend on the caller outrunning the pool on a busy machine."""
         stages.append(len(deps))
         entry = jobs.setdefault(id(self), [self, 0, threading.Event()])
         entry[1] += 1
@@ -119,6 +120,11 @@ def test_failures_match_one_op_at_a_time_and_do_not_leak(monkeypatch):
         return add(self, fn, deps)
 
     monkeypatch.setattr(StagedJob, "add", gated_add)
+    return stages
+
+
+def test_failures_match_one_op_at_a_time_and_do_not_leak(monkeypatch):
+    stages = _gate_stages(monkeypatch)
     pipelined, c, after, x = _errors(2)
     assert stages[:4] == [0, 1, 0, 1]  # a, b (reads a), c, d (reads b): one pipeline
     stages.clear()
@@ -348,28 +354,7 @@ def test_rn50_recipe_pipelined_equals_sync_and_a_corrupt_file_fails_only_its_bat
         if i == 11:
             data = data[: len(data) // 2]  # header intact: fails while decoding
         (tmp_path / "c" / f"{i:02d}.jpg").write_bytes(data)
-    stages: list[int] = []
-    add = StagedJob.add
-    jobs: dict[int, list[Any]] = {}  # id -> [job, stages added, gate]
-
-    def gated_add(self, fn, deps):
-        """Record the stage; a job's first stage waits (2 s at most) until 4 stages have joined,
-        so pipelining does not depend on the caller outrunning the pool on a busy machine."""
-        stages.append(len(deps))
-        entry = jobs.setdefault(id(self), [self, 0, threading.Event()])
-        entry[1] += 1
-        gate = entry[2]
-        if entry[1] == 1:
-            first = fn
-
-            def fn(i, first=first, gate=gate):
-                gate.wait(2.0)
-                return first(i)
-        elif entry[1] >= 4:
-            gate.set()
-        return add(self, fn, deps)
-
-    monkeypatch.setattr(StagedJob, "add", gated_add)
+    stages = _gate_stages(monkeypatch)
     pipelined = _rn50(str(tmp_path), 2, ndd.EvalMode.eager)
     assert len(stages) >= 8  # decode, rrc, flip, cmn of two good batches (at least) pipelined
     stages.clear()
