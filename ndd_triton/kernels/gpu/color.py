@@ -56,10 +56,8 @@ def _helper_store_converted(
 
 
 @triton.jit
-def _helper_affine_pixels(src, dst, prm, lanes, mask, CIN: tl.constexpr, COUT: tl.constexpr,
-                          OUT_INT: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
-                          MASKED: tl.constexpr):  # fmt: skip
-    """Transform the pixels at `src + lanes * CIN` into `dst + lanes * COUT`."""
+def _helper_load_pixels(src, lanes, mask, CIN: tl.constexpr, MASKED: tl.constexpr):
+    """The channels of the pixels at `src + lanes * CIN` as float32 (v1 = v2 = 0 when CIN is 1)."""
     base = src + lanes * CIN
     if MASKED:
         v0 = tl.load(base, mask=mask, other=0).to(tl.float32)
@@ -75,6 +73,15 @@ def _helper_affine_pixels(src, dst, prm, lanes, mask, CIN: tl.constexpr, COUT: t
     else:
         v1 = tl.zeros_like(v0)
         v2 = tl.zeros_like(v0)
+    return v0, v1, v2
+
+
+@triton.jit
+def _helper_affine_pixels(src, dst, prm, lanes, mask, CIN: tl.constexpr, COUT: tl.constexpr,
+                          OUT_INT: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
+                          MASKED: tl.constexpr):  # fmt: skip
+    """Transform the pixels at `src + lanes * CIN` into `dst + lanes * COUT`."""
+    v0, v1, v2 = _helper_load_pixels(src, lanes, mask, CIN, MASKED)
     out = dst + lanes * COUT
     for k in tl.static_range(COUT):
         acc = (tl.load(prm + 3 * k) * v0 + tl.load(prm + 3 * k + 1) * v1

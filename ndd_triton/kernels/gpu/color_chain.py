@@ -19,7 +19,7 @@ import triton.language as tl
 
 from ndd_triton.kernels.gpu._stream import _helper_stream_tile, plan_tiles
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
-from ndd_triton.kernels.gpu.color import _helper_convert, dtype_bounds
+from ndd_triton.kernels.gpu.color import _helper_convert, _helper_load_pixels, dtype_bounds
 
 IN_BASE: tl.constexpr = tl.constexpr(2)
 OUT_BASE: tl.constexpr = tl.constexpr(3)
@@ -65,22 +65,8 @@ def _helper_chain_pixels(src, dst, prm, lanes, mask, plane, CIN: tl.constexpr,
                          CHW: tl.constexpr, MASKED: tl.constexpr):  # fmt: skip
     """Transform the pixels at `src + lanes * CIN` through every step into `dst` (NORM: then
     `v * gain + bias` per channel, stored HWC, or CHW with `plane` elements per channel)."""
-    base = src + lanes * CIN
-    if MASKED:
-        v0 = tl.load(base, mask=mask, other=0).to(tl.float32)
-    else:
-        v0 = tl.load(base).to(tl.float32)
+    v0, v1, v2 = _helper_load_pixels(src, lanes, mask, CIN, MASKED)
     z = tl.zeros_like(v0)
-    if CIN == 3:
-        if MASKED:
-            v1 = tl.load(base + 1, mask=mask, other=0).to(tl.float32)
-            v2 = tl.load(base + 2, mask=mask, other=0).to(tl.float32)
-        else:
-            v1 = tl.load(base + 1).to(tl.float32)
-            v2 = tl.load(base + 2).to(tl.float32)
-    else:
-        v1 = z
-        v2 = z
     for s in tl.static_range(STEPS):
         p = prm + s * NSTEP
         code = (CODES >> (4 * s)) & 15  # constexpr (s is a static_range index)
