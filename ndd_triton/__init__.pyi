@@ -36,6 +36,8 @@ from ndd_triton.core.dtype import uint32 as uint32
 from ndd_triton.core.dtype import uint64 as uint64
 from ndd_triton.core.dtype import uint8 as uint8
 from ndd_triton.core.tensor import Tensor as Tensor
+from ndd_triton.ops.limits import limits as limits
+from ndd_triton.ops.limits import set_limits as set_limits
 from ndd_triton.readers._external_source import ExternalSource as ExternalSource
 from ndd_triton.readers._imread import imread as imread
 from ndd_triton.readers._source_info import get_property as get_property
