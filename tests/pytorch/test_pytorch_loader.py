@@ -27,13 +27,6 @@ import loader_job  # noqa: E402
 DEVICES = ["cpu", "gpu"]
 
 
-@pytest.fixture(scope="module")
-def photos(tmp_path_factory):
-    root = str(tmp_path_factory.mktemp("photos"))
-    loader_job.make_dataset(root, count=7)
-    return root
-
-
 def _reader(root, count=7, **kw):
     files = [f"img{i:02d}.jpg" for i in range(count)]
     return ndd.readers.File(file_root=root, files=files, labels=list(range(count)), **kw)

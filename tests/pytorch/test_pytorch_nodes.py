@@ -23,13 +23,6 @@ import loader_job  # noqa: E402
 DEVICES = ["cpu", "gpu"]
 
 
-@pytest.fixture(scope="module")
-def photos(tmp_path_factory):
-    root = str(tmp_path_factory.mktemp("photos"))
-    loader_job.make_dataset(root, count=7)
-    return root
-
-
 def _files():
     return [f"img{i:02d}.jpg" for i in range(7)]
 
