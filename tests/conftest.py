@@ -56,3 +56,13 @@ def pytest_sessionfinish(session, exitstatus):
 
         with open(path, "w") as f:
             json.dump(kernel_compile.launch_jobs(_tables.LAUNCH_LOG), f)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_launch_memo():
+    """Each test starts with an empty GPU launch memo: no replay of launches recorded by an
+    earlier test (some tests change tile sizes, which the memo's signature does not include)."""
+    from ndd_triton.runtime import launch_memo
+
+    launch_memo.clear()
+    yield

@@ -33,6 +33,11 @@ class KernelEntry:
     work is small next to the Python around it: a decoder spends ~1 ms in libjpeg per image,
     but each sample's Python runs with caches cold from that work, and the general path's views
     of every input and argument lookups cost ~3% of the batch (measured).
+
+    `replay` (GPU kernels; True, or a predicate of the call): what the kernel launches depends
+    only on the call's argument values and its buffers' metadata, never on their contents, and
+    it writes outputs only through `run.launch`; a call whose signature repeats then replays
+    the recorded launches (`runtime/launch_memo.py`) instead of building its tables again.
     """
 
     fn: Callable[..., Any]
@@ -41,18 +46,21 @@ class KernelEntry:
     dense: bool = False
     inline: bool = True
     bind: Callable[[Any], Callable[[Any, int], None] | None] | None = None
+    replay: bool | Callable[[Any], bool] = False
 
 
 def register(schema: Any, backend: str, *, batched: bool = False, dense: bool = False,
              inline: bool = True,
              bind: Callable[[Any], Callable[[Any, int], None] | None] | None = None,
+             replay: bool | Callable[[Any], bool] = False,
              ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # fmt: skip
     """Register `fn` as the `backend` kernel of `schema` (an OpSchema)."""
     if backend not in ("cpu", "gpu"):
         raise ValueError(f"unknown backend {backend!r}")
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        _KERNELS[(schema.name, backend)] = KernelEntry(fn, backend, batched, dense, inline, bind)
+        _KERNELS[(schema.name, backend)] = KernelEntry(fn, backend, batched, dense, inline, bind,
+                                                      replay)
         return fn
 
     return decorate

@@ -20,6 +20,7 @@ from ndd_triton.core.host_views import dense_array, sample_arrays, sample_getter
 from ndd_triton.core.storage import NUMPY_DTYPES, BatchStorage
 from ndd_triton.kernels import KernelEntry
 from ndd_triton.ops.schema import Call, OutputSpec, SampleArgs
+from ndd_triton.runtime.launch_memo import run_kernel
 from ndd_triton.runtime.pipeline import ChainOutputs, Stage
 from ndd_triton.runtime.thread_pool import POOL_MIN_BYTES, largest_first
 
@@ -361,7 +362,7 @@ def _launch_gpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs:
             # Triton's interpreter patches `triton.language` globally while a kernel runs,
             # so two threads (two contexts' executors) must not interpret at the same time.
             with _INTERPRETER_LOCK:
-                kernel.fn(run, dst, *gpu_ins, call)
+                run_kernel(kernel, run, dst, gpu_ins, call, torch_stream)
         else:
-            kernel.fn(run, dst, *gpu_ins, call)
+            run_kernel(kernel, run, dst, gpu_ins, call, torch_stream)
     return outs

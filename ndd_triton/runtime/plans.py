@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ndd_triton.core import device as _device
 from ndd_triton.core.batch import Batch
 from ndd_triton.core.device import Device
@@ -31,8 +33,8 @@ class Plan:
     `infer` still runs on every call (random ops draw their parameters there).
     """
 
-    __slots__ = ("dev", "external", "given", "host_inputs", "in_dev", "is_batch", "kernel",
-                 "layouts", "n", "per_sample", "schema", "uniform", "values")  # fmt: skip
+    __slots__ = ("dev", "external", "given", "host_inputs", "in_dev", "infer_memo", "is_batch",
+                 "kernel", "layouts", "n", "per_sample", "schema", "uniform", "values")  # fmt: skip
 
     def __init__(self, call: Call, dev: Device, in_dev: Device, is_batch: bool,
                  kernel: KernelEntry, layouts: list[str | None],
@@ -50,6 +52,33 @@ class Plan:
         # the call still holds that very object).
         self.uniform = {name: call.values[name] for name in call.per_sample
                         if _uniform_value(call.values[name])}  # fmt: skip
+        # `infer`'s result for the last input shapes (see `remember_infer`); None when infer
+        # draws random numbers or reads host values of its inputs: it must then run every call
+        self.infer_memo: tuple[Any, ...] | None = None
+
+
+def infer_memo_allowed(plan: Plan) -> bool:
+    """Whether `infer` of this plan's calls is a function of the input shapes alone."""
+    schema = plan.schema
+    return not schema.random and not plan.host_inputs and \
+        not any(a.kind == "rng" for a in schema.args)  # fmt: skip
+
+
+def shapes_key(metas: Sequence[Any]) -> tuple[Any, ...]:
+    """The input shapes of a call (the part of an infer signature a plan does not fix)."""
+    return tuple((m.shapes.shape, m.shapes.tobytes()) if m is not None else None for m in metas)
+
+
+def remember_infer(plan: Plan, key: tuple[Any, ...], call: Call, specs: list[Any]) -> None:
+    """Keep `infer`'s derived values and output specs for calls with these input shapes. The
+    arrays are made read-only: later calls share them."""
+    for value in call.values.values():
+        if type(value) is np.ndarray:
+            value.setflags(write=False)
+    for spec in specs:
+        if type(spec.shapes) is np.ndarray:
+            spec.shapes.setflags(write=False)
+    plan.infer_memo = (key, dict(call.values), frozenset(call.per_sample), specs)
 
 
 PLANS: dict[tuple[Any, ...], Plan] = {}

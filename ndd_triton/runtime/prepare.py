@@ -41,7 +41,15 @@ from ndd_triton.runtime.inputs import (
     wrap_inputs,
 )
 from ndd_triton.runtime.invocation import Invocation, user_callsite
-from ndd_triton.runtime.plans import PLAN_LIMIT, PLANS, Plan, plan_key
+from ndd_triton.runtime.plans import (
+    PLAN_LIMIT,
+    PLANS,
+    Plan,
+    infer_memo_allowed,
+    plan_key,
+    remember_infer,
+    shapes_key,
+)
 
 
 class OutputRef:
@@ -260,6 +268,13 @@ def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
             meta = metas[k]
             assert meta is not None
             meta.values, meta.hints = host_values(inputs[k], n)
+        memo = plan.infer_memo
+        if memo is not None and memo[0] == shapes_key(metas):
+            # same input shapes as the plan's last call: infer's result is reused
+            call = Call(schema, n, dev.device_type, metas, dict(memo[1]), set(memo[2]),
+                        plan.given)  # type: ignore[arg-type]  # fmt: skip
+            check_outputs(call, memo[3])
+            return Prepared(call, kernel, batches, metas, memo[3], dev, is_batch, external, plan)
         call = Call(
             schema, n, dev.device_type, metas, dict(plan.values), set(plan.per_sample), plan.given
         )  # type: ignore[arg-type]  # read-only after conversion
@@ -282,10 +297,11 @@ def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
                                     if m is not None and m.values is not None),
                               external)  # fmt: skip
     specs = schema.infer(call)
-    if isinstance(specs, OutputSpec):
-        specs = [specs]
+    specs = [specs] if isinstance(specs, OutputSpec) else list(specs)
     check_outputs(call, specs)
-    return Prepared(call, kernel, batches, metas, list(specs), dev, is_batch, external, plan)
+    if plan is not None and plan.schema is schema and infer_memo_allowed(plan):
+        remember_infer(plan, shapes_key(metas), call, specs)
+    return Prepared(call, kernel, batches, metas, specs, dev, is_batch, external, plan)
 
 
 _compiled.PLAIN_CALL.append(_call_plain)

@@ -322,6 +322,12 @@ class GpuRun:
             for i, view in zip(host_positions, views, strict=True):
                 converted[i] = view
             args = tuple(converted)
+        self.launch_device(kernel, grid, args, meta)
+
+    def launch_device(self, kernel: Any, grid: tuple[int, ...], args: tuple[Any, ...],
+                      meta: dict[str, Any]) -> None:  # fmt: skip
+        """Launch with device arguments only (what `launch` calls after the upload; the
+        launch memo's replays call it directly)."""
         if LAUNCH_LOG is not None:
             _log_launch(kernel, list(args), meta)
         kernel[grid](*args, **LAUNCH_OPTIONS, **meta)

@@ -25,4 +25,4 @@ def make_gpu_kernel(schema: OpSchema, op: str) -> Callable[..., None]:
 
 
 for _schema in arithmetic.schemas:
-    register(_schema, "gpu")(make_gpu_kernel(_schema, _schema.name.strip("_")))
+    register(_schema, "gpu", replay=True)(make_gpu_kernel(_schema, _schema.name.strip("_")))

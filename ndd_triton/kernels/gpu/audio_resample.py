@@ -85,7 +85,7 @@ def _kind(dtype: np.dtype) -> tuple[int, float, float]:
     return (1 if dtype.kind == "i" else 2), float(info.max), float(info.min)
 
 
-@register(audio_resample.schema, "gpu")
+@register(audio_resample.schema, "gpu", replay=True)
 def audio_resample_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """Positions (DALI's float32 walk, `batch_resample_positions`) and tiles built on the host
     with NumPy over all samples at once; one launch."""

@@ -55,7 +55,7 @@ def _bb_flip_kernel(src, dst, samples, tiles, LTRB: tl.constexpr, BLOCK: tl.cons
     _helper_flip_axis(src, dst, i_off, o_off, 1, tl.load(row + FLIP_Y) != 0, mask, LTRB)
 
 
-@register(bb_flip.schema, "gpu")
+@register(bb_flip.schema, "gpu", replay=True)
 def bb_flip_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """Sample table (offsets, box count, flags) and one launch for the batch."""
     samples, tiles, block = row_plan(inp.offsets, out.offsets, inp.sizes // 4, arg.horizontal != 0,

@@ -145,7 +145,7 @@ def _box_encoder_kernel(boxes, labels, encoded, out_labels, anchors, samples, ti
         tl.store(out + 3, cb - ct, mask=a_mask)
 
 
-@register(box_encoder.schema, "gpu")
+@register(box_encoder.schema, "gpu", replay=True)
 def box_encoder_gpu(run: GpuRun, out: tuple, boxes: object, labels: object, arg: Call) -> None:
     """Sample table, (sample, first anchor) tiles, one launch."""
     encoded, out_labels = out

@@ -63,13 +63,13 @@ def _launch_cast(run: GpuRun, out: GpuBatch, inp: GpuBatch) -> None:
                    **convert_meta(inp.dtype, out.dtype))  # fmt: skip
 
 
-@register(cast.cast, "gpu")
+@register(cast.cast, "gpu", replay=True)
 def cast_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """Convert the whole batch in one launch."""
     _launch_cast(run, out, inp)
 
 
-@register(cast.cast_like, "gpu")
+@register(cast.cast_like, "gpu", replay=True)
 def cast_like_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, like: GpuBatch, arg: Call) -> None:
     """Convert the whole batch to the dtype of `like` in one launch."""
     _launch_cast(run, out, inp)

@@ -168,7 +168,7 @@ def _sample_cells(shape: np.ndarray, arg: Call) -> tuple[list[list[int]], list[l
     return rows, params
 
 
-@register(clahe.schema, "gpu")
+@register(clahe.schema, "gpu", replay=True)
 def clahe_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """One program per cell of every plane of every sample."""
     rows, params = [], []

@@ -162,4 +162,4 @@ def _color_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
 
 
 for _schema in color.schemas:
-    register(_schema, "gpu")(_color_gpu)
+    register(_schema, "gpu", replay=True)(_color_gpu)

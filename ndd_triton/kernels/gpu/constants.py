@@ -110,28 +110,28 @@ def _fill_constant(run: GpuRun, out: GpuBatch, value: int) -> None:
                  convert_meta(out.dtype, out.dtype))  # fmt: skip
 
 
-@register(constants.zeros, "gpu")
-@register(constants.zeros_like, "gpu")
+@register(constants.zeros, "gpu", replay=True)
+@register(constants.zeros_like, "gpu", replay=True)
 def zeros_gpu(run: GpuRun, out: GpuBatch, *rest: object) -> None:
     """Fill the batch with 0 in one launch."""
     _fill_constant(run, out, 0)
 
 
-@register(constants.ones, "gpu")
-@register(constants.ones_like, "gpu")
+@register(constants.ones, "gpu", replay=True)
+@register(constants.ones_like, "gpu", replay=True)
 def ones_gpu(run: GpuRun, out: GpuBatch, *rest: object) -> None:
     """Fill the batch with 1 in one launch."""
     _fill_constant(run, out, 1)
 
 
-@register(constants.full, "gpu")
+@register(constants.full, "gpu", replay=True)
 def full_gpu(run: GpuRun, out: GpuBatch, fill: GpuBatch, arg: Call) -> None:
     """Broadcast every fill sample in one launch."""
     _launch_fill(run, out, fill.data, fill.offsets, arg.fill_strides,
                  convert_meta(fill.dtype, out.dtype))  # fmt: skip
 
 
-@register(constants.full_like, "gpu")
+@register(constants.full_like, "gpu", replay=True)
 def full_like_gpu(run: GpuRun, out: GpuBatch, like: GpuBatch, fill: GpuBatch, arg: Call) -> None:
     """Broadcast and convert every fill sample in one launch."""
     _launch_fill(run, out, fill.data, fill.offsets, arg.fill_strides,

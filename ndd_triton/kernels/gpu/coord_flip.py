@@ -39,7 +39,7 @@ def _coord_flip_kernel(src, dst, samples, centers, tiles, D: tl.constexpr, BLOCK
         tl.store(dst + o_off + c, v, mask=mask)
 
 
-@register(coord_flip.schema, "gpu")
+@register(coord_flip.schema, "gpu", replay=True)
 def coord_flip_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """Tables and one launch."""
     n, d = arg.column_flip.shape

@@ -51,7 +51,7 @@ def _coord_transform_kernel(src, dst, samples, coefs, tiles, N_IN: tl.constexpr,
             tl.store(dst + o_off + i, acc, mask=mask)
 
 
-@register(coord_transform.schema, "gpu")
+@register(coord_transform.schema, "gpu", replay=True)
 def coord_transform_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """Tables and one launch."""
     mats = np.asarray(arg.matrix, np.float32)

@@ -9,7 +9,7 @@ from ndd_triton.ops import copy
 from ndd_triton.ops.schema import Call
 
 
-@register(copy.schema, "gpu")
+@register(copy.schema, "gpu", replay=True)
 def copy_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """Copy every sample in one launch."""
     copy_batch(run, out, inp)

@@ -141,7 +141,7 @@ def window_launch(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call, out_lay
                NDIM=len(out_layout), IDX=32 if small else 64, BLOCK=TILE)  # fmt: skip
 
 
-@register(crop.schema, "gpu")
+@register(crop.schema, "gpu", replay=True)
 def crop_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
     """Crop the whole batch in one launch."""
     layout = call.inputs[0].layout or "HWC"

@@ -11,7 +11,7 @@ from ndd_triton.ops import crop_mirror_normalize
 from ndd_triton.ops.schema import Call
 
 
-@register(crop_mirror_normalize.schema, "gpu")
+@register(crop_mirror_normalize.schema, "gpu", replay=True)
 def crop_mirror_normalize_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
     """Crop, mirror, normalise, convert and permute every sample in one launch."""
     floats = np.stack([call.gain, call.bias, call.fill], axis=1).astype(np.float32)

@@ -65,7 +65,7 @@ def _equalize_kernel(src, dst, planes, luts, BLOCK: tl.constexpr):
         tl.store(dst_base + p * step, mapped.to(tl.uint8), mask=mask)
 
 
-@register(equalize.schema, "gpu")
+@register(equalize.schema, "gpu", replay=True)
 def equalize_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """One program per plane; LUT rows live in a scratch buffer."""
     rows = []

@@ -116,7 +116,7 @@ def _group(shapes: np.ndarray) -> int:
     return extent if (shapes[:, -1] == extent).all() and 2 <= extent <= 4 else 1
 
 
-@register(erase.schema, "gpu")
+@register(erase.schema, "gpu", replay=True)
 def erase_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
     """Sample, region and fill tables; one launch."""
     n, ndim = inp.shapes.shape

@@ -13,7 +13,7 @@ from ndd_triton.ops import filter as filter_op
 from ndd_triton.ops.schema import Call
 
 
-@register(filter_op.schema, "gpu")
+@register(filter_op.schema, "gpu", replay=True)
 def filter_gpu(run: GpuRun, out: GpuBatch, data: GpuBatch, kernel: GpuBatch,
                fill: GpuBatch | None, arg: Call) -> None:  # fmt: skip
     """Correlate every sample with its kernel (device float32 data) in one launch."""

@@ -17,7 +17,7 @@ from ndd_triton.ops import flip
 from ndd_triton.ops.schema import Call
 
 
-@register(flip.schema, "gpu")
+@register(flip.schema, "gpu", replay=True)
 def flip_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """Mirror the flagged axes of every sample in one launch."""
     layout = arg.inputs[0].layout or ""

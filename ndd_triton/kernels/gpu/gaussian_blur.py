@@ -38,7 +38,7 @@ def plane_plan(plane_dtype: np.dtype, out_dtype: np.dtype, u8_direct: bool = Fal
     return row_order, 0.0, rounding
 
 
-@register(gaussian_blur.schema, "gpu")
+@register(gaussian_blur.schema, "gpu", replay=True)
 def gaussian_blur_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """Blur every sample: one launch per spatial axis, float32 in between."""
     span = spatial_span(inp.layout, inp.shapes.shape[1])

@@ -73,7 +73,7 @@ def _grid_mask_kernel(src, dst, samples, ptable, tiles, BLOCK: tl.constexpr, SAM
         tl.store(dst + start + lanes, tl.where(hit, tl.zeros_like(val), val), mask=mask)
 
 
-@register(grid_mask.schema, "gpu")
+@register(grid_mask.schema, "gpu", replay=True)
 def grid_mask_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
     """Sample table, float parameter table; one launch."""
     shapes = inp.shapes if inp.shapes.shape[1] == 3 else \

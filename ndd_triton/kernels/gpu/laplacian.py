@@ -30,7 +30,7 @@ def _window(book: TapBook, sizes: np.ndarray, derivative: bool,
                            lambda key: key[1] * make(int(key[0])))  # fmt: skip
 
 
-@register(laplacian.schema, "gpu")
+@register(laplacian.schema, "gpu", replay=True)
 def laplacian_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """Sum over the spatial axes of `scale · (derivative ⊗ smoothing ...)`, reflect-101."""
     span = spatial_span(inp.layout, inp.shapes.shape[1])

@@ -52,7 +52,7 @@ def _lookup_kernel(src, dst, samples, table, tiles, total, table_len, BLOCK: tl.
         tl.store(dst + start + offs, _helper_lookup(keys, table, table_len), mask=mask)
 
 
-@register(lookup_table.schema, "gpu")
+@register(lookup_table.schema, "gpu", replay=True)
 def lookup_table_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """Upload the converted table (plus the default) with the sample table; launch once."""
     with np.errstate(all="ignore"):  # values outside the output range saturate

@@ -7,4 +7,4 @@ from ndd_triton.kernels.gpu.arithmetic import make_gpu_kernel
 from ndd_triton.ops import math
 
 for _schema in math.schemas:
-    register(_schema, "gpu")(make_gpu_kernel(_schema, _schema.short_name))
+    register(_schema, "gpu", replay=True)(make_gpu_kernel(_schema, _schema.short_name))

@@ -9,7 +9,7 @@ from ndd_triton.ops import mel_filter_bank
 from ndd_triton.ops.schema import Call
 
 
-@register(mel_filter_bank.schema, "gpu")
+@register(mel_filter_bank.schema, "gpu", replay=True)
 def mel_filter_bank_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """One launch; each mel band reads only the bins of its triangle."""
     launch_axis_matrix(run, out, inp, arg)

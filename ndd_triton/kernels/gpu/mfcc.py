@@ -9,7 +9,7 @@ from ndd_triton.ops import mfcc
 from ndd_triton.ops.schema import Call
 
 
-@register(mfcc.schema, "gpu")
+@register(mfcc.schema, "gpu", replay=True)
 def mfcc_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """One launch for the ragged batch."""
     launch_axis_matrix(run, out, inp, arg)

@@ -77,7 +77,7 @@ def _nonsilent_kernel(src, begins, lengths, samples, window, levels,
     tl.store(lengths + tl.load(row + LENGTH_OFF), tl.where(short, size, length).to(tl.int32))
 
 
-@register(nonsilent_region.schema, "gpu")
+@register(nonsilent_region.schema, "gpu", replay=True)
 def nonsilent_region_gpu(run: GpuRun, out: tuple[GpuBatch, GpuBatch], inp: GpuBatch,
                          arg: Call) -> None:  # fmt: skip
     """One program per sample writes both int32 outputs."""

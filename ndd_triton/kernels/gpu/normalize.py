@@ -277,7 +277,7 @@ def _statistics(run: GpuRun, inp: GpuBatch, out: GpuBatch, arg: Call) -> object:
     return stats
 
 
-@register(normalize.schema, "gpu")
+@register(normalize.schema, "gpu", replay=True)
 def normalize_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """Statistics (one program per group) when computed; then one streaming output launch."""
     if inp.batch_size and int(inp.sizes.max()) >= INT32_LIMIT:

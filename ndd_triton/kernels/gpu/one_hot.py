@@ -70,7 +70,7 @@ def _one_hot_kernel(src, dst, samples, on_off, tiles, BLOCK: tl.constexpr):
         tl.store(dst + start + lanes, val, mask=mask)
 
 
-@register(one_hot.schema, "gpu")
+@register(one_hot.schema, "gpu", replay=True)
 def one_hot_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """Build the sample table and launch once."""
     pos = arg.position

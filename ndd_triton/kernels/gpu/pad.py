@@ -16,7 +16,7 @@ from ndd_triton.ops import pad
 from ndd_triton.ops.schema import Call
 
 
-@register(pad.schema, "gpu")
+@register(pad.schema, "gpu", replay=True)
 def pad_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """Copy every sample into the start of its padded output, fill the rest; one launch."""
     fills = np.ascontiguousarray(arg.fill, dtype=out.dtype.numpy_dtype).reshape(-1, 1)

@@ -16,7 +16,7 @@ from ndd_triton.ops import paste
 from ndd_triton.ops.schema import Call
 
 
-@register(paste.schema, "gpu")
+@register(paste.schema, "gpu", replay=True)
 def paste_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
     """Anchors as negative window starts and the fill colour per channel; one launch."""
     n = inp.batch_size

@@ -53,7 +53,7 @@ def _preemphasis_kernel(src, dst, samples, coeffs, tiles, BORDER: tl.constexpr,
     tl.store(dst + tl.load(row + OUT_OFF) + t, y, mask=mask)
 
 
-@register(preemphasis_filter.schema, "gpu")
+@register(preemphasis_filter.schema, "gpu", replay=True)
 def preemphasis_filter_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """One launch for the ragged batch; coefficients in a float32 table."""
     sizes = out.sizes

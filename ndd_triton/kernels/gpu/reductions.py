@@ -155,7 +155,7 @@ def _block_for(counts: np.ndarray) -> int:
     return int(min(MAX_BLOCK, max(16, triton.next_power_of_2(max(largest, 1)))))
 
 
-@register(red.schemas[0], "gpu")
+@register(red.schemas[0], "gpu", replay=True)
 def reduce_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, *rest: GpuBatch | Call) -> None:
     """Build the sample and row tables and launch once for the whole batch."""
     call = rest[-1]
@@ -186,4 +186,4 @@ def reduce_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, *rest: GpuBatch | Call
 
 
 for _schema in red.schemas[1:]:
-    register(_schema, "gpu")(reduce_gpu)
+    register(_schema, "gpu", replay=True)(reduce_gpu)

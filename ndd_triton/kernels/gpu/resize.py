@@ -110,7 +110,7 @@ def resample_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
         shapes, src, src_off = new, dst, dst_off
 
 
-@register(resize.schema, "gpu")
+@register(resize.schema, "gpu", replay=lambda call: not call.values.get("save_attrs"))
 def resize_gpu(run: GpuRun, out: GpuBatch | tuple[GpuBatch, GpuBatch], inp: GpuBatch,
                call: Call) -> None:  # fmt: skip
     """Resize the batch (two launches for 2-D samples); save_attrs copies the input extents."""

@@ -9,7 +9,7 @@ from ndd_triton.ops import rotate
 from ndd_triton.ops.schema import Call
 
 
-@register(rotate.schema, "gpu")
+@register(rotate.schema, "gpu", replay=True)
 def rotate_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
     """One launch for the batch through `call.affine_matrix` (built by rotate's infer)."""
     affine_sample_gpu(run, out, inp, call)

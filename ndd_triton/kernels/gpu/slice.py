@@ -24,7 +24,7 @@ _POLICY = {slice_op.INSIDE: rows.PAD, slice_op.PAD: rows.PAD, slice_op.EDGE: row
            slice_op.WRAP: rows.WRAP}  # fmt: skip
 
 
-@register(slice_op.schema, "gpu")
+@register(slice_op.schema, "gpu", replay=True)
 def slice_gpu(run: GpuRun, out: GpuBatch, data: GpuBatch, anchor: object, shape: object,
               arg: Call) -> None:  # fmt: skip
     """Gather every sample's window in one launch."""

@@ -9,7 +9,7 @@ from ndd_triton.ops import sphere
 from ndd_triton.ops.schema import Call
 
 
-@register(sphere.schema, "gpu")
+@register(sphere.schema, "gpu", replay=True)
 def sphere_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
     """Radial remap; NN rounds half up."""
     remap_gpu(run, out, inp, call, 1)

@@ -8,7 +8,7 @@ from ndd_triton.kernels.gpu._tensor_copy import copy_batch
 from ndd_triton.ops import squeeze
 
 
-@register(squeeze.schema, "gpu")
+@register(squeeze.schema, "gpu", replay=True)
 def squeeze_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, *rest: object) -> None:
     """Copy every sample in one launch (extra inputs such as a shape tensor are not needed)."""
     copy_batch(run, out, inp)

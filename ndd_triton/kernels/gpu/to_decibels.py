@@ -49,7 +49,7 @@ def _to_decibels_kernel(src, dst, samples, mult, inv_ref, floor, BLOCK: tl.const
                  mask=mask)  # fmt: skip
 
 
-@register(to_decibels.schema, "gpu")
+@register(to_decibels.schema, "gpu", replay=True)
 def to_decibels_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """One program per sample."""
     samples = np.stack([inp.offsets, out.offsets, out.sizes], axis=1).astype(np.int64)

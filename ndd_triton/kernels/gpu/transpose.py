@@ -9,7 +9,7 @@ from ndd_triton.ops import transpose
 from ndd_triton.ops.schema import Call
 
 
-@register(transpose.schema, "gpu")
+@register(transpose.schema, "gpu", replay=True)
 def transpose_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """Permute the input strides and gather the whole batch in one launch."""
     strides = contiguous_strides(inp.shapes)[:, arg.resolved_perm]

@@ -295,7 +295,7 @@ def affine_sample_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> 
                SPAN=span)  # fmt: skip
 
 
-@register(warp_affine.schema, "gpu")
+@register(warp_affine.schema, "gpu", replay=True)
 def warp_affine_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, mtx: GpuBatch | None,
                     call: Call) -> None:  # fmt: skip
     """The matrix input (if any) was folded into `call.affine_matrix` by infer."""

@@ -179,7 +179,7 @@ def remap_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call, mode: int) 
                BY=BLOCK_Y, BX=BLOCK_X, SPAN=SPAN)  # fmt: skip
 
 
-@register(water.schema, "gpu")
+@register(water.schema, "gpu", replay=True)
 def water_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
     """Sine displacement; NN floors the source coordinate."""
     remap_gpu(run, out, inp, call, 0)

@@ -1,0 +1,173 @@
+"""Record the launches of one GPU kernel call and replay them on other buffers (launch memo).
+
+A GPU kernel registered with `replay=True` promises that what it launches depends only on
+the call's argument values and on its inputs' and outputs' metadata (shapes, offsets, dtypes,
+layouts), never on their contents, and that it writes its outputs only through launches. Its
+host work (tables built with NumPy, the upload) is then the same for every call of the same
+signature, and the runtime (`runtime/launch_memo.py`) replays a recorded call instead:
+
+* `Recorder` is a `GpuRun` that launches as usual and notes each launch: the kernel, the grid,
+  the constexprs and, per argument, where it comes from — an input's or output's buffer (or a
+  view of one), an uploaded table (kept: the replay reuses the device copy), scratch memory
+  from `run.empty` (allocated again per replay), or a plain value;
+* `Replay` is the result: `replay(run, inputs, outputs)` calls `run.launch_device` for each
+  recorded launch with the new buffers. No NumPy, no upload, no table building.
+
+A tensor argument the recorder cannot place (made by a torch op inside the kernel, e.g. an
+FFT's result) makes the call not replayable: it still runs normally, nothing is kept.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from ndd_triton.kernels.gpu._tables import GpuRun
+
+# Argument sources in a recorded launch (position -> how to rebuild it)
+_IN, _OUT, _SCRATCH, _VIEW_IN, _VIEW_OUT = range(5)
+
+
+def _storage_ptr(t: torch.Tensor) -> int:
+    return t.untyped_storage().data_ptr()
+
+
+class Replay:
+    """The recorded launches of one call (immutable; shared by threads)."""
+
+    __slots__ = ("nbytes", "scratch", "steps", "tables")
+
+    def __init__(self, steps: list[tuple[Any, tuple[int, ...], tuple[Any, ...], dict[str, Any],
+                                         tuple[tuple[int, int, Any], ...]]],
+                 scratch: list[tuple[int, torch.dtype]], tables: list[torch.Tensor]) -> None:  # fmt: skip
+        self.steps = tuple(steps)
+        self.scratch = tuple(scratch)
+        self.tables = tuple(tables)  # kept alive with the entry (the steps hold views)
+        self.nbytes = sum(t.untyped_storage().nbytes() for t in tables)
+
+    def replay(self, run: GpuRun, inputs: list[torch.Tensor | None],
+               outputs: list[torch.Tensor]) -> None:  # fmt: skip
+        """Launch the recorded steps on these buffers (same metadata as the recorded call)."""
+        if run.device.type == "cpu":  # the interpreter: IEEE results are intended, as in
+            with np.errstate(all="ignore"):  # the kernels' own launches
+                self._launch(run, inputs, outputs)
+        else:
+            self._launch(run, inputs, outputs)
+
+    def _launch(self, run: GpuRun, inputs: list[torch.Tensor | None],
+                outputs: list[torch.Tensor]) -> None:  # fmt: skip
+        scratch = [run.empty(numel, dtype) for numel, dtype in self.scratch]
+        for kernel, grid, args, meta, subs in self.steps:
+            if subs:
+                filled = list(args)
+                for pos, kind, what in subs:
+                    if kind == _IN:
+                        filled[pos] = inputs[what]
+                    elif kind == _OUT:
+                        filled[pos] = outputs[what]
+                    elif kind == _SCRATCH:
+                        filled[pos] = scratch[what]
+                    else:
+                        base = inputs[what[0]] if kind == _VIEW_IN else outputs[what[0]]
+                        filled[pos] = _rebuild_view(base, what)
+                args = tuple(filled)
+            run.launch_device(kernel, grid, args, meta)
+
+
+def _describe_view(t: torch.Tensor, base: torch.Tensor, index: int) -> tuple[Any, ...] | None:
+    """How to cut `t` out of a buffer like `base` again: (index, dtype, size, stride, byte
+    offset from base's first element), or None when that cannot be said exactly."""
+    rel = t.storage_offset() * t.element_size() - base.storage_offset() * base.element_size()
+    if rel < 0 or rel % t.element_size():
+        return None
+    return (index, t.dtype, tuple(t.shape), tuple(t.stride()), rel)
+
+
+def _rebuild_view(base: torch.Tensor, what: tuple[Any, ...]) -> torch.Tensor:
+    _, dtype, size, stride, rel = what
+    itemsize = torch.empty((), dtype=dtype).element_size() if dtype != base.dtype else \
+        base.element_size()  # fmt: skip
+    offset = (base.storage_offset() * base.element_size() + rel) // itemsize
+    view = torch.empty(0, dtype=dtype, device=base.device)
+    return view.set_(base.untyped_storage(), offset, size, stride)
+
+
+class Recorder(GpuRun):
+    """A `GpuRun` that records what it launches (see the module docstring)."""
+
+    __slots__ = ("_in_ptrs", "_inputs", "_out_ptrs", "_outputs", "_scratch", "_steps",
+                 "_tables", "replayable")  # fmt: skip
+
+    def __init__(self, run: GpuRun, inputs: list[torch.Tensor | None],
+                 outputs: list[torch.Tensor]) -> None:  # fmt: skip
+        super().__init__(run.device, run.record, run.pool)
+        self._inputs = inputs
+        self._outputs = outputs
+        self._in_ptrs = {_storage_ptr(t): i for i, t in enumerate(inputs) if t is not None}
+        self._out_ptrs = {_storage_ptr(t): i for i, t in enumerate(outputs)}
+        self._steps: list[Any] = []
+        self._scratch: list[tuple[torch.Tensor, int, torch.dtype]] = []
+        self._tables: list[torch.Tensor] = []
+        self.replayable = True
+
+    def upload(self, *tables: np.ndarray) -> list[torch.Tensor]:
+        views = super().upload(*tables)
+        self._tables.extend(views)
+        return views
+
+    def empty(self, numel: int, dtype: torch.dtype) -> torch.Tensor:
+        t = super().empty(numel, dtype)
+        self._scratch.append((t, numel, dtype))
+        return t
+
+    def launch_device(self, kernel: Any, grid: tuple[int, ...], args: tuple[Any, ...],
+                      meta: dict[str, Any]) -> None:  # fmt: skip
+        if self.replayable:
+            subs = []
+            for pos, a in enumerate(args):
+                if isinstance(a, torch.Tensor):
+                    where = self._place(a)
+                    if where is None:
+                        self.replayable = False
+                        break
+                    if where[0] is not None:
+                        subs.append((pos, *where))
+            else:
+                stored = tuple(None if any(s[0] == pos for s in subs) else a
+                               for pos, a in enumerate(args))  # fmt: skip
+                self._steps.append((kernel, tuple(grid), stored, dict(meta), tuple(subs)))
+        super().launch_device(kernel, grid, args, meta)
+
+    def _place(self, t: torch.Tensor) -> tuple[Any, Any] | None:
+        """(kind, what) to rebuild `t` at replay, (None, None) to keep it, None if unknown."""
+        for i, x in enumerate(self._inputs):
+            if t is x:
+                return _IN, i
+        for i, x in enumerate(self._outputs):
+            if t is x:
+                return _OUT, i
+        for i, (x, _, _) in enumerate(self._scratch):
+            if t is x:
+                return _SCRATCH, i
+        for x in self._tables:
+            if t is x:
+                return None, None
+        ptr = _storage_ptr(t)
+        for ptrs, buffers, kind in ((self._in_ptrs, self._inputs, _VIEW_IN),
+                                    (self._out_ptrs, self._outputs, _VIEW_OUT)):  # fmt: skip
+            index = ptrs.get(ptr)
+            if index is not None:
+                view = _describe_view(t, buffers[index], index)  # type: ignore[arg-type]
+                return (kind, view) if view is not None else None
+        for x in self._tables:  # a view of an uploaded table (kept as it is)
+            if ptr == _storage_ptr(x):
+                return None, None
+        return None
+
+    def finish(self) -> Replay | None:
+        """The recorded call, or None when it cannot be replayed."""
+        if not self.replayable:
+            return None
+        return Replay(self._steps, [(n, d) for _, n, d in self._scratch], self._tables)
