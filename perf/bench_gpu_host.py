@@ -159,6 +159,11 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=25, help="rounds (short rounds: the min "
                         "of many is stable on a loaded machine)")
     parser.add_argument("--real", action="store_true", help="real CUDA, nothing patched")
+    parser.add_argument("--memo", choices=("on", "miss", "off"), default="on",
+                        help="launch memo (runtime/launch_memo.py): on (as shipped; the tiny "
+                        "calls and the 5 recurring ragged batches replay their launches), miss "
+                        "(emptied before every call: each call is a new signature, as with a "
+                        "new ragged batch every call), off")  # fmt: skip
     opts = parser.parse_args()
     if not opts.real:
         os.environ["NDD_TRITON_EMULATE_GPU"] = "1"
@@ -172,11 +177,23 @@ def main() -> None:
     if not opts.real:
         _no_launch()
     tiny, big = make_calls(ndd, False), make_calls(ndd, True)
+    from ndd_triton.runtime import launch_memo
+
+    launch_memo.ENABLED = opts.memo != "off"
+    if opts.memo == "miss":
+        def first_sight(fn: Callable[[], Any]) -> Callable[[], Any]:
+            def call() -> Any:
+                launch_memo.clear()
+                return fn()
+            return call
+
+        tiny = {k: first_sight(f) for k, f in tiny.items()}
+        big = {k: first_sight(f) for k, f in big.items()}
     where = torch.cuda.get_device_name() if opts.real else "emulated gpu, launches are no-ops"
     print(f"# {ndd.__file__}")
     print(f"# GPU-path host time, {where}; process CPU µs (min / median of {opts.reps} rounds);"
           f" per call: {opts.calls} calls on 4 x 8x8x3; per sample: ({opts.big_calls} calls on "
-          f"64 ragged ~500x375 - 4) / 60; load {os.getloadavg()[0]:.1f}")
+          f"64 ragged ~500x375 - 4) / 60; launch memo {opts.memo}; load {os.getloadavg()[0]:.1f}")
     print(f"{'op':<24} {'mode':<9} {'call min':>9} {'call med':>9} {'sample min':>10} "
           f"{'sample med':>10} {'wall/call':>10}")
     for name in opts.ops.split(","):

@@ -62,6 +62,8 @@ def set_limits(*, max_sample_elements: int | None = None,
             raise ValueError(f"set_limits: '{name}' must be a positive int; got {value!r}")
         _LIMITS[name] = int(value)
     _CHECKED.clear()
+    global GENERATION
+    GENERATION += 1
     return previous
 
 
@@ -75,6 +77,9 @@ def given_names(call: Call) -> str:
 # shapes, and a lookup costs ~0.3 µs where two NumPy reductions cost several (prepare runs
 # this for every call). Cleared when the limits change.
 _CHECKED: dict[tuple[int, bytes], None] = {}
+# Bumped by every set_limits: results of infer and checks kept elsewhere are valid only within
+# one generation (runtime/plans.py's infer memo)
+GENERATION = 0
 
 
 def check_outputs(call: Call, specs: Sequence[OutputSpec]) -> None:

@@ -107,6 +107,9 @@ class Call:
     values: dict[str, Any]
     per_sample: set[str] = field(default_factory=set)
     given: set[str] = field(default_factory=set)
+    # Set by prepare when `values` are a plan's remembered infer result: equal serials mean
+    # equal values (the GPU launch memo keys on it instead of the values' contents)
+    signature: int | None = None
 
     def __getattr__(self, name: str) -> Any:
         try:

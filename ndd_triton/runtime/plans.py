@@ -6,6 +6,7 @@ converted arguments) so that calls differing only in shapes skip conversion and 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,6 +17,7 @@ from ndd_triton.core.batch import Batch
 from ndd_triton.core.device import Device
 from ndd_triton.core.tensor import Tensor
 from ndd_triton.kernels import KernelEntry
+from ndd_triton.ops import limits as _limits
 from ndd_triton.ops.schema import Call, OpSchema
 from ndd_triton.runtime.dispatch import (
     _uniform_value,
@@ -78,7 +80,11 @@ def remember_infer(plan: Plan, key: tuple[Any, ...], call: Call, specs: list[Any
     for spec in specs:
         if type(spec.shapes) is np.ndarray:
             spec.shapes.setflags(write=False)
-    plan.infer_memo = (key, dict(call.values), frozenset(call.per_sample), specs)
+    plan.infer_memo = (key, dict(call.values), frozenset(call.per_sample), specs,
+                       next(_serials), _limits.GENERATION)  # fmt: skip
+
+
+_serials = itertools.count(1)
 
 
 PLANS: dict[tuple[Any, ...], Plan] = {}

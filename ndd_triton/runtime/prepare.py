@@ -18,6 +18,7 @@ from ndd_triton.core.errors import CallError
 from ndd_triton.core.storage import BatchStorage
 from ndd_triton.core.tensor import Tensor
 from ndd_triton.kernels import KernelEntry, lookup
+from ndd_triton.ops import limits as _limits
 from ndd_triton.ops.limits import check_outputs
 from ndd_triton.ops.schema import Call, InputMeta, OpSchema, OutputSpec
 from ndd_triton.runtime import compiled as _compiled
@@ -269,11 +270,11 @@ def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
             assert meta is not None
             meta.values, meta.hints = host_values(inputs[k], n)
         memo = plan.infer_memo
-        if memo is not None and memo[0] == shapes_key(metas):
-            # same input shapes as the plan's last call: infer's result is reused
+        if memo is not None and memo[5] == limits_generation() and memo[0] == shapes_key(metas):
+            # same input shapes (and limits) as the plan's last call: infer's result (already
+            # checked against the limits) is reused
             call = Call(schema, n, dev.device_type, metas, dict(memo[1]), set(memo[2]),
-                        plan.given)  # type: ignore[arg-type]  # fmt: skip
-            check_outputs(call, memo[3])
+                        plan.given, memo[4])  # type: ignore[arg-type]  # fmt: skip
             return Prepared(call, kernel, batches, metas, memo[3], dev, is_batch, external, plan)
         call = Call(
             schema, n, dev.device_type, metas, dict(plan.values), set(plan.per_sample), plan.given
@@ -302,6 +303,11 @@ def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
     if plan is not None and plan.schema is schema and infer_memo_allowed(plan):
         remember_infer(plan, shapes_key(metas), call, specs)
     return Prepared(call, kernel, batches, metas, specs, dev, is_batch, external, plan)
+
+
+def limits_generation() -> int:
+    """The current `ndd.set_limits` generation."""
+    return _limits.GENERATION
 
 
 _compiled.PLAIN_CALL.append(_call_plain)

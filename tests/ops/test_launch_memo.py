@@ -53,7 +53,8 @@ def _run(fn: Callable[[ndd.Batch], ndd.Batch], images: list[np.ndarray]) -> list
 def _same(a: list[np.ndarray], b: list[np.ndarray], what: str) -> None:
     assert len(a) == len(b), what
     for i, (x, y) in enumerate(zip(a, b, strict=True)):
-        assert x.dtype == y.dtype and x.shape == y.shape, f"{what}, sample {i}"
+        assert x.dtype == y.dtype, f"{what}, sample {i}"
+        assert x.shape == y.shape, f"{what}, sample {i}"
         np.testing.assert_array_equal(x, y, err_msg=f"{what}, sample {i}")
 
 

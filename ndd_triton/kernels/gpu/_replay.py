@@ -26,6 +26,9 @@ import torch
 
 from ndd_triton.kernels.gpu._tables import GpuRun
 
+# A recorded launch: kernel, grid, arguments (None where rebuilt), constexprs, and the
+# `(position, source kind, what)` of each argument rebuilt at replay
+Step = tuple[Any, tuple[int, ...], tuple[Any, ...], dict[str, Any], tuple[Any, ...]]
 # Argument sources in a recorded launch (position -> how to rebuild it)
 _IN, _OUT, _SCRATCH, _VIEW_IN, _VIEW_OUT = range(5)
 
@@ -39,9 +42,8 @@ class Replay:
 
     __slots__ = ("nbytes", "scratch", "steps", "tables")
 
-    def __init__(self, steps: list[tuple[Any, tuple[int, ...], tuple[Any, ...], dict[str, Any],
-                                         tuple[tuple[int, int, Any], ...]]],
-                 scratch: list[tuple[int, torch.dtype]], tables: list[torch.Tensor]) -> None:  # fmt: skip
+    def __init__(self, steps: list[Step], scratch: list[tuple[int, torch.dtype]],
+                 tables: list[torch.Tensor]) -> None:  # fmt: skip
         self.steps = tuple(steps)
         self.scratch = tuple(scratch)
         self.tables = tuple(tables)  # kept alive with the entry (the steps hold views)
