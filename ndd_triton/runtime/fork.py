@@ -43,6 +43,7 @@ MODULE_LOCKS: tuple[tuple[str, str], ...] = (
     ("ndd_triton.kernels.gpu._tables", "_rings_lock"),
     ("ndd_triton.runtime.compiled", "_active_lock"),
     ("ndd_triton.runtime.dispatch", "_INTERPRETER_LOCK"),
+    ("ndd_triton.runtime.launch_memo", "_lock"),
     ("ndd_triton.runtime.profiling", "_lock"),
     ("ndd_triton.runtime.stream", "_default_lock"),
     ("ndd_triton.runtime.thread_pool", "_lock"),
