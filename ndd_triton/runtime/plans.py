@@ -72,16 +72,18 @@ def shapes_key(metas: Sequence[Any]) -> tuple[Any, ...]:
 
 
 def remember_infer(plan: Plan, key: tuple[Any, ...], call: Call, specs: list[Any]) -> None:
-    """Keep `infer`'s derived values and output specs for calls with these input shapes. The
-    arrays are made read-only: later calls share them."""
+    """Keep `infer`'s derived values and output specs for calls with these input shapes (the
+    call gets the memo's serial as its signature). The arrays are made read-only: later calls
+    share them."""
     for value in call.values.values():
         if type(value) is np.ndarray:
             value.setflags(write=False)
     for spec in specs:
         if type(spec.shapes) is np.ndarray:
             spec.shapes.setflags(write=False)
+    call.signature = next(_serials)
     plan.infer_memo = (key, dict(call.values), frozenset(call.per_sample), specs,
-                       next(_serials), _limits.GENERATION)  # fmt: skip
+                       call.signature, _limits.GENERATION)  # fmt: skip
 
 
 _serials = itertools.count(1)

@@ -258,6 +258,7 @@ def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
     """The prepare phase of one call (raises what the call's checks and infer raise)."""
     key = plan_key(schema, inputs, arg_values, batch_size, device)
     plan = PLANS.get(key) if key is not None else None
+    created: Plan | None = None
     if plan is not None and plan.schema is schema:
         # Fast path: only the shapes are new; conversion, checks and lookup are reused.
         n, dev, is_batch, kernel = plan.n, plan.dev, plan.is_batch, plan.kernel
@@ -292,16 +293,18 @@ def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
                                    for b, x in zip(batches, inputs, strict=True)):  # fmt: skip
             if len(PLANS) >= PLAN_LIMIT:
                 PLANS.clear()
-            PLANS[key] = Plan(call, dev, in_dev, is_batch, kernel,
-                              [m.layout if m is not None else None for m in metas],
-                              tuple(k for k, m in enumerate(metas)
-                                    if m is not None and m.values is not None),
-                              external)  # fmt: skip
+            created = Plan(call, dev, in_dev, is_batch, kernel,
+                           [m.layout if m is not None else None for m in metas],
+                           tuple(k for k, m in enumerate(metas)
+                                 if m is not None and m.values is not None),
+                           external)  # fmt: skip
+            PLANS[key] = created
     specs = schema.infer(call)
     specs = [specs] if isinstance(specs, OutputSpec) else list(specs)
     check_outputs(call, specs)
-    if plan is not None and plan.schema is schema and infer_memo_allowed(plan):
-        remember_infer(plan, shapes_key(metas), call, specs)
+    target = plan if plan is not None and plan.schema is schema else created
+    if target is not None and infer_memo_allowed(target):
+        remember_infer(target, shapes_key(metas), call, specs)
     return Prepared(call, kernel, batches, metas, specs, dev, is_batch, external, plan)
 
 
