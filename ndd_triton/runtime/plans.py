@@ -54,9 +54,9 @@ class Plan:
         # the call still holds that very object).
         self.uniform = {name: call.values[name] for name in call.per_sample
                         if _uniform_value(call.values[name])}  # fmt: skip
-        # `infer`'s result for the last input shapes (see `remember_infer`); None when infer
-        # draws random numbers or reads host values of its inputs: it must then run every call
-        self.infer_memo: tuple[Any, ...] | None = None
+        # `infer`'s results by input shapes (see `remember_infer`); empty when infer draws
+        # random numbers or reads host values of its inputs: it must then run every call
+        self.infer_memo: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
 
 def infer_memo_allowed(plan: Plan) -> bool:
@@ -82,8 +82,19 @@ def remember_infer(plan: Plan, key: tuple[Any, ...], call: Call, specs: list[Any
         if type(spec.shapes) is np.ndarray:
             spec.shapes.setflags(write=False)
     call.signature = next(_serials)
-    plan.infer_memo = (key, dict(call.values), frozenset(call.per_sample), specs,
-                       call.signature, _limits.GENERATION)  # fmt: skip
+    memo = plan.infer_memo
+    if len(memo) >= INFER_MEMO_SHAPES:
+        try:
+            del memo[next(iter(memo))]  # the oldest
+        except (KeyError, RuntimeError, StopIteration):  # another thread changed it meanwhile
+            pass
+    memo[key] = (key, dict(call.values), frozenset(call.per_sample), specs, call.signature,
+                 _limits.GENERATION)  # fmt: skip
+
+
+# Input shapes remembered per plan: a few recurring batch shapes (e.g. the sizes of a dataset's
+# images in turn) keep their infer results and their launch-memo signatures
+INFER_MEMO_SHAPES = 8
 
 
 _serials = itertools.count(1)

@@ -270,8 +270,8 @@ def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
             meta = metas[k]
             assert meta is not None
             meta.values, meta.hints = host_values(inputs[k], n)
-        memo = plan.infer_memo
-        if memo is not None and memo[5] == limits_generation() and memo[0] == shapes_key(metas):
+        memo = plan.infer_memo.get(shapes_key(metas)) if plan.infer_memo else None
+        if memo is not None and memo[5] == limits_generation():
             # same input shapes (and limits) as the plan's last call: infer's result (already
             # checked against the limits) is reused
             call = Call(schema, n, dev.device_type, metas, dict(memo[1]), set(memo[2]),
