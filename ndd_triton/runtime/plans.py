@@ -6,6 +6,7 @@ converted arguments) so that calls differing only in shapes skip conversion and 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Sequence
 from typing import Any
@@ -84,10 +85,9 @@ def remember_infer(plan: Plan, key: tuple[Any, ...], call: Call, specs: list[Any
     call.signature = next(_serials)
     memo = plan.infer_memo
     if len(memo) >= INFER_MEMO_SHAPES:
-        try:
+        # (another thread may change it meanwhile: then nothing is dropped now)
+        with contextlib.suppress(KeyError, RuntimeError, StopIteration):
             del memo[next(iter(memo))]  # the oldest
-        except (KeyError, RuntimeError, StopIteration):  # another thread changed it meanwhile
-            pass
     memo[key] = (key, dict(call.values), frozenset(call.per_sample), specs, call.signature,
                  _limits.GENERATION)  # fmt: skip
 
