@@ -190,6 +190,9 @@ def _loop(worker: Worker) -> None:
     while a chain runs, the next invocations join it if they can, and anything else waits
     (`held`) until the chain has finished, so completion order is still call order."""
     mark_worker_thread()
+    # whole-batch CPU kernels run here beside the busy pool: one OpenMP thread, as the pool's
+    # (with torch's default intra-op threads mel/decibel batch kernels ran ~3x slower)
+    _thread_pool._torch_single_threaded()
     queue = worker._queue
     held: deque[Any] = deque()
     chain: Chain | None = None
