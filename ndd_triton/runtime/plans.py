@@ -11,8 +11,6 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from ndd_triton.core import device as _device
 from ndd_triton.core.batch import Batch
 from ndd_triton.core.device import Device
@@ -74,14 +72,9 @@ def shapes_key(metas: Sequence[Any]) -> tuple[Any, ...]:
 
 def remember_infer(plan: Plan, key: tuple[Any, ...], call: Call, specs: list[Any]) -> None:
     """Keep `infer`'s derived values and output specs for calls with these input shapes (the
-    call gets the memo's serial as its signature). The arrays are made read-only: later calls
-    share them."""
-    for value in call.values.values():
-        if type(value) is np.ndarray:
-            value.setflags(write=False)
-    for spec in specs:
-        if type(spec.shapes) is np.ndarray:
-            spec.shapes.setflags(write=False)
+    call gets the memo's serial as its signature). Later calls share the arrays: values and
+    shapes are read-only after infer by convention (kernels never write them; not enforced
+    with NumPy's flag, which torch.from_numpy warns about)."""
     call.signature = next(_serials)
     memo = plan.infer_memo
     if len(memo) >= INFER_MEMO_SHAPES:
