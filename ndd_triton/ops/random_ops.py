@@ -14,6 +14,8 @@ count, and checkpoints only hold the RNG state. Draw budgets per output element:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ndd_triton.core.dtype import (
@@ -43,7 +45,20 @@ BETA_DTYPES = (float32, float64)
 CHOICE_TOLERANCE = 1e-4
 
 _RNG = Arg("rng", "rng", doc="The ndd.random.RNG to draw from (default: the thread's default RNG).")
-_SHAPE = Arg("shape", "int", per_sample=True, vector=True,
+
+
+def _flat_shape(value: Any) -> str | None:
+    """Schema `check=` of `shape`: one extent per dimension, a flat list per sample (DALI: "Shapes
+    must be 1D tensors"); a nested list would otherwise be read as a shape of its own."""
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        arr = np.asarray(item)
+        if arr.ndim > (1 if isinstance(value, list) else 2):
+            return f"must be an int or a flat list of ints per sample; got shape {arr.shape[1:]}"
+    return None
+
+
+_SHAPE = Arg("shape", "int", per_sample=True, vector=True, check=_flat_shape,
              doc="Output shape per sample (int or list); default: a scalar.")  # fmt: skip
 _SHAPE_LIKE = Input("shape_like", optional=True,
                     doc="Optional: each output sample takes the shape of this input's sample.")

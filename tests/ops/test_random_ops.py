@@ -349,6 +349,11 @@ def test_signatures_and_exports():
      "random.beta: argument 'dtype' must be one of f32, f64; got i32"),
     (lambda: R.normal(seed=3), TypeError, "unexpected keyword argument 'seed'"),
     (lambda: R.coin_flip(rng=3), TypeError, "argument 'rng' expects an ndd.random.RNG; got int"),
+    # a nested list is not a shape (DALI: "Shapes must be 1D tensors"); it was read as (3, 4, 7)
+    (lambda: R.coin_flip(shape=[[3], [4], [7]], batch_size=3), ValueError,
+     "random.coin_flip: argument 'shape' must be an int or a flat list of ints per sample"),
+    (lambda: R.uniform(shape=ndd.as_batch([np.ones((1, 2), np.int32)] * 2)), ValueError,
+     "random.uniform: argument 'shape' must be an int or a flat list of ints per sample"),
 ])  # fmt: skip
 def test_errors(call, exc, match):
     with raises_at_call(exc, match=match):
