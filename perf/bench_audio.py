@@ -178,7 +178,7 @@ def run_other(python: str, code: str, cfg: dict, env: dict | None = None) -> dic
     if not os.path.exists(python):
         return None
     res = subprocess.run([python, "-c", code, json.dumps(cfg)], capture_output=True, text=True,
-                         timeout=1800, env=env)  # fmt: skip
+                         timeout=1800, env=env, cwd=os.path.dirname(cfg["data"]))  # fmt: skip
     if res.returncode:
         print(f"{python} failed:\n{res.stderr[-2000:]}", file=sys.stderr)
         return None
