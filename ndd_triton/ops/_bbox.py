@@ -46,13 +46,15 @@ def check_box_width(call: Call, k: int, widths: tuple[int, ...], what: str = "bo
     if len(meta.shapes) == 0:
         return widths[0]
     last = meta.shapes[:, -1] if ndim else np.zeros(len(meta.shapes), np.int64)
-    bad = np.flatnonzero(~np.isin(last, widths))
+    # (np.isin and np.unique cost 0.1-4 ms on a batch of equal values in NumPy 2.4's hash
+    # path; comparisons cost microseconds)
+    bad = np.flatnonzero(~np.logical_or.reduce([last == w for w in widths]))
     if bad.size:
         i = int(bad[0])
         raise call.error(f"input {k} ({what}) sample {i}: expected {shape_text} boxes, one "
                          f"box per row; got shape {tuple(int(v) for v in meta.shapes[i])}",
                          BoxValueError)  # fmt: skip
-    if np.unique(last).size > 1:
+    if last.min() != last.max():
         raise call.error(f"input {k} ({what}): every sample must have the same number of "
                          f"coordinates per box; got {sorted(set(last.tolist()))}", BoxValueError)
     return int(last[0])
