@@ -107,3 +107,22 @@ def check_box_values(op: str, boxes: np.ndarray, sample: int, ends: bool, what: 
         form = "end < start" if ends else "negative width or height"
         raise BoxValueError(f"{op}: {what} sample {sample} box {j}: inverted box ({form}) "
                             f"{boxes[j].tolist()}")  # fmt: skip
+
+
+def check_batch_box_values(op: str, boxes: list[np.ndarray], ends: bool, what: str = "input 0"
+                           ) -> None:  # fmt: skip
+    """`check_box_values` of every sample's `(K, 2 * ndim)` boxes, from one pass over all of
+    them (per sample, NumPy's call overhead costs more than the check); a failure is reported
+    by the per-sample check, which names the first bad sample and box."""
+    if not boxes:
+        return
+    flat = np.concatenate(boxes)
+    if flat.size == 0:
+        return
+    half = flat.shape[-1] // 2
+    with np.errstate(invalid="ignore"):
+        extent = flat[:, half:] - flat[:, :half] if ends else flat[:, half:]
+        bad = np.isnan(flat).any() or (extent < 0).any()
+    if bad:
+        for i, b in enumerate(boxes):
+            check_box_values(op, b, i, ends, what)
