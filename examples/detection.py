@@ -59,43 +59,26 @@ def detection_batches(batch_size: int = 4, size: int = 300, device: str = "cpu",
     anchors = ssd_anchors() if anchors is None else anchors
     reader = coco_reader(root, annotations, seed, images) if reader is None else reader
     rng = ndd.random.RNG(seed=seed)
-    flat_anchors = anchors.reshape(-1).tolist()
-    # One batch ahead: batch k + 1's ops are queued before batch k is read (`.torch()` waits),
-    # so in eager mode the pool works on its decode while the caller waits for batch k's last
-    # samples and the consumer takes batch k; the same calls in the same order, same results.
-    queued = None
     for jpegs, boxes, labels in reader.next_epoch(batch_size=batch_size):
-        ahead = _queue_batch(jpegs, boxes, labels, size, device, rng, flat_anchors)
-        if queued is not None:
-            yield tuple(out.torch() for out in queued)  # type: ignore[misc]
-        queued = ahead
-    if queued is not None:
-        yield tuple(out.torch() for out in queued)  # type: ignore[misc]
-
-
-def _queue_batch(jpegs: ndd.Batch, boxes: ndd.Batch, labels: ndd.Batch, size: int, device: str,
-                 rng: ndd.random.RNG, anchors: list[float],
-                 ) -> tuple[ndd.Batch, ndd.Batch, ndd.Batch]:  # fmt: skip
-    """The recipe's ops on one batch from the reader: (images, targets, classes), not read."""
-    images = ndd.decoders.image(jpegs, device=device)
-    # a window that keeps the objects (SSD's IoU thresholds), boxes re-expressed in it
-    anchor, shape, boxes, labels = ndd.random_bbox_crop(
-        boxes, labels, thresholds=[0.1, 0.3, 0.5, 0.7, 0.9], scaling=[0.3, 1.0],
-        aspect_ratio=[0.5, 2.0], bbox_layout="xyXY", num_attempts=1,
-        total_num_attempts=50, quiet=True, rng=rng)  # fmt: skip
-    images = ndd.slice(images, anchor, shape)  # relative (x, y) window, as the op returns it
-    images = ndd.resize(images, size=[size, size])
-    coin = ndd.random.coin_flip(probability=0.5, batch_size=jpegs.batch_size, rng=rng)
-    images = ndd.flip(images, horizontal=coin)
-    boxes = ndd.bb_flip(boxes, ltrb=True, horizontal=coin)  # the same coin per sample
-    images = ndd.crop_mirror_normalize(images, mean=MEAN, std=STD, dtype=ndd.float32,
-                                       output_layout="CHW")  # fmt: skip
-    if device == "gpu":
-        boxes, labels = boxes.gpu(), labels.gpu()
-    targets, classes = ndd.box_encoder(boxes, labels, anchors=anchors, criteria=0.5,
-                                       offset=True, scale=float(size),
-                                       stds=[0.1, 0.1, 0.2, 0.2])  # fmt: skip
-    return images, targets, classes
+        images = ndd.decoders.image(jpegs, device=device)
+        # a window that keeps the objects (SSD's IoU thresholds), boxes re-expressed in it
+        anchor, shape, boxes, labels = ndd.random_bbox_crop(
+            boxes, labels, thresholds=[0.1, 0.3, 0.5, 0.7, 0.9], scaling=[0.3, 1.0],
+            aspect_ratio=[0.5, 2.0], bbox_layout="xyXY", num_attempts=1,
+            total_num_attempts=50, quiet=True, rng=rng)  # fmt: skip
+        images = ndd.slice(images, anchor, shape)  # relative (x, y) window, as the op returns it
+        images = ndd.resize(images, size=[size, size])
+        coin = ndd.random.coin_flip(probability=0.5, batch_size=jpegs.batch_size, rng=rng)
+        images = ndd.flip(images, horizontal=coin)
+        boxes = ndd.bb_flip(boxes, ltrb=True, horizontal=coin)  # the same coin per sample
+        images = ndd.crop_mirror_normalize(images, mean=MEAN, std=STD, dtype=ndd.float32,
+                                           output_layout="CHW")  # fmt: skip
+        if device == "gpu":
+            boxes, labels = boxes.gpu(), labels.gpu()
+        targets, classes = ndd.box_encoder(boxes, labels, anchors=anchors.reshape(-1).tolist(),
+                                           criteria=0.5, offset=True, scale=float(size),
+                                           stds=[0.1, 0.1, 0.2, 0.2])  # fmt: skip
+        yield images.torch(), targets.torch(), classes.torch()
 
 
 def main() -> None:
