@@ -2,7 +2,8 @@
 (or librosa where torchaudio is not installed), same signals, same run.
 
 Run: `python perf/bench_audio.py [--clips 64] [--batch 16] [--epochs 5] [--threads 2]
-[--dali-python /work/dali_venv/bin/python] [--ta-python /work/audio_venv/bin/python]`.
+[--dali-python /work/dali_venv/bin/python] [--ta-python /work/audio_venv/bin/python]
+[--per-op]`.
 
 Data: `--clips` synthetic 16 kHz utterances of 1-4 s (tones, chirps and noise between silences,
 seed 0), decoded already (float32 arrays in memory: decoding is libsndfile in every library).
@@ -17,6 +18,10 @@ the normalisation per sample (its usual place: a Dataset's `__getitem__`), with
 `feature.melspectrogram` and `power_to_db(ref=np.max, top_db=80)`. DALI and torchaudio
 run in their own interpreters (subprocesses), one after the other. Median samples/s over
 `--epochs` epochs after one warm-up.
+
+`--per-op` adds a second table: each op of the recipe alone (its input evaluated before), ms
+per batch for ndd_triton and DALI: median wall time and median process CPU time (all threads),
+over `--epochs` passes over the batches.
 """
 
 from __future__ import annotations
@@ -54,6 +59,39 @@ rates = []
 for _ in range(cfg["epochs"]):
     t = time.perf_counter(); epoch(); rates.append(len(clips) / (time.perf_counter() - t))
 print(json.dumps({"rate": statistics.median(rates)}))
+"""
+
+PER_OP_CODE = r"""
+import json, os, sys, time, statistics
+import numpy as np
+cfg = json.loads(sys.argv[1])
+if cfg.get("dali"):
+    import nvidia.dali.experimental.dynamic as ndd
+else:
+    import ndd_triton as ndd
+clips = list(np.load(cfg["data"]).values())
+OPS = [("preemphasis_filter", lambda a: ndd.preemphasis_filter(a, preemph_coeff=0.97)),
+       ("spectrogram", lambda a: ndd.spectrogram(a, nfft=512, window_length=400, window_step=160)),
+       ("mel_filter_bank", lambda a: ndd.mel_filter_bank(a, nfilter=64, sample_rate=16000.0)),
+       ("to_decibels", lambda a: ndd.to_decibels(a, cutoff_db=-80.0)),
+       ("normalize", lambda a: ndd.normalize(a, axes=[1], epsilon=1e-5))]
+def ev(b):
+    b.evaluate()
+    return b
+inputs = [ev(ndd.as_batch(clips[i:i + cfg["batch"]])) for i in range(0, len(clips), cfg["batch"])]
+result = {}
+for name, op in OPS:
+    outs = [ev(op(x)) for x in inputs]
+    walls, cpus = [], []
+    for _ in range(cfg["epochs"]):
+        for x in inputs:
+            t, c = time.perf_counter(), time.process_time()
+            ev(op(x))
+            walls.append(time.perf_counter() - t)
+            cpus.append(time.process_time() - c)
+    result[name] = (statistics.median(walls) * 1e3, statistics.median(cpus) * 1e3)
+    inputs = outs
+print(json.dumps(result))
 """
 
 TA_CODE = r"""
@@ -136,15 +174,28 @@ def run_ndd(clips: list[np.ndarray], batch: int, epochs: int) -> float:
     return statistics.median(rates)
 
 
-def run_other(python: str, code: str, cfg: dict) -> dict | None:
+def run_other(python: str, code: str, cfg: dict, env: dict | None = None) -> dict | None:
     if not os.path.exists(python):
         return None
     res = subprocess.run([python, "-c", code, json.dumps(cfg)], capture_output=True, text=True,
-                         timeout=1800)  # fmt: skip
+                         timeout=1800, env=env, cwd=os.path.dirname(cfg["data"]))  # fmt: skip
     if res.returncode:
         print(f"{python} failed:\n{res.stderr[-2000:]}", file=sys.stderr)
         return None
     return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def print_per_op(results: list[tuple[str, dict | None]], batch: int) -> None:
+    """Per-op table: ms per batch, median wall / median process CPU, each library."""
+    found = [(name, r) for name, r in results if r]
+    if not found:
+        return
+    print(f"\nper op, ms per batch of {batch} (median wall / median process CPU)")
+    print("| op | " + " | ".join(name for name, _ in found) + " |")
+    print("|---|" + "---:|" * len(found))
+    for op in found[0][1]:
+        cells = [f"{r[op][0]:.2f} / {r[op][1]:.2f}" if op in r else "-" for _, r in found]
+        print(f"| {op} | " + " | ".join(cells) + " |")
 
 
 def main() -> None:
@@ -156,6 +207,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--dali-python", default="/work/dali_venv/bin/python")
     parser.add_argument("--ta-python", default="/work/audio_venv/bin/python")
+    parser.add_argument("--per-op", action="store_true", help="also time each op alone")
     args = parser.parse_args()
     clips = make_clips(args.clips)
     seconds = sum(len(c) for c in clips) / 16000
@@ -170,6 +222,16 @@ def main() -> None:
         ta = run_other(args.ta_python, TA_CODE, cfg)
         if ta:
             rows.append((ta["name"], ta["rate"]))
+        per_op = None
+        if args.per_op:
+            import ndd_triton  # the same package in the subprocess
+
+            where = os.path.dirname(os.path.dirname(os.path.abspath(ndd_triton.__file__)))
+            path = os.pathsep.join(p for p in (where, os.environ.get("PYTHONPATH")) if p)
+            env = {**os.environ, "PYTHONPATH": path}
+            per_op = [("ndd_triton", run_other(sys.executable, PER_OP_CODE, cfg, env))]
+            per_op.append(("DALI 2.4", run_other(args.dali_python, PER_OP_CODE,
+                                                 {**cfg, "dali": True})))  # fmt: skip
     print(
         f"log-mel recipe, {args.clips} clips ({seconds:.0f} s of 16 kHz audio), batch "
         f"{args.batch}, {args.threads} threads, {os.cpu_count()} CPUs"
@@ -180,6 +242,8 @@ def main() -> None:
             f"| {name} | {rate:.1f} | {rate * seconds / args.clips:.0f} | "
             f"{rate / rows[0][1]:.2f}x |"
         )
+    if per_op:
+        print_per_op(per_op, args.batch)
 
 
 if __name__ == "__main__":

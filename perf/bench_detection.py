@@ -2,7 +2,9 @@
 torchvision v2, same files, same run.
 
 Run: `python perf/bench_detection.py [--copies 8] [--batch 32] [--epochs 5]
-[--dali-python /work/dali_venv/bin/python] [--tv-python /work/tv_venv/bin/python]`.
+[--dali-python /work/dali_venv/bin/python] [--tv-python /work/tv_venv/bin/python]
+[--baseline-src /work/main]` (`--baseline-src`: another ndd_triton checkout in the same rounds,
+for before/after numbers of a change).
 
 Data: the bundled photos with their hand-drawn boxes (`ndd_triton/data/images/
 detection_coco.json`), each annotated image listed `--copies` times (8 images x 8 = 64 per
@@ -151,6 +153,30 @@ def epoch():
 ''' + SERVE
 
 
+# Another ndd_triton checkout (`--baseline-src`, e.g. the main branch) in its own interpreter:
+# before/after numbers of a change in the same interleaved rounds as DALI and this checkout.
+NDD_CODE = r'''
+VERSION = 'ndd_triton'
+import json, os, sys, time
+cfg = json.loads(sys.argv[1])
+sys.path[:0] = [cfg["src"], os.path.join(cfg["src"], "examples")]
+import numpy as np
+import ndd_triton as ndd
+from detection import coco_reader, detection_batches
+ndd.set_num_threads(cfg["threads"])
+anchors = np.load(cfg["anchors"])
+reader = coco_reader(cfg["root"], cfg["ann"], seed=0)
+seed = [0]
+def epoch():
+    n = 0
+    for images, _, _ in detection_batches(cfg["batch"], 300, "cpu", seed=seed[0], anchors=anchors,
+                                          reader=reader):
+        n += images.shape[0]
+    seed[0] += 1
+    return n
+''' + SERVE
+
+
 def annotations(copies: int, path: str) -> int:
     """The bundled annotations with every annotated image listed `copies` times."""
     with open(os.path.join(DATA, "detection_coco.json")) as f:
@@ -235,6 +261,9 @@ def main() -> None:
     parser.add_argument("--dali-python", default="/work/dali_venv/bin/python")
     parser.add_argument("--tv-python", default="/work/tv_venv/bin/python")
     parser.add_argument("--only", default="ndd,dali,tv")
+    parser.add_argument("--baseline-src", default=None, metavar="DIR",
+                        help="also run the ndd_triton checkout in DIR (e.g. the main branch), in "
+                             "a subprocess of this interpreter, in the same rounds")  # fmt: skip
     args = parser.parse_args()
     sys.path[:0] = [ROOT, os.path.join(ROOT, "examples")]
     import numpy as np
@@ -250,6 +279,9 @@ def main() -> None:
         libs: dict[str, Any] = {}
         if "ndd" in args.only:
             libs["ndd_triton (dynamic mode, CPU)"] = Ndd(cfg)
+        if args.baseline_src:
+            libs[f"ndd_triton at {args.baseline_src}"] = Sub(
+                sys.executable, NDD_CODE, {**cfg, "src": os.path.abspath(args.baseline_src)})
         for key, python, code in (("dali", args.dali_python, DALI_CODE),
                                   ("tv", args.tv_python, TV_CODE)):  # fmt: skip
             if key in args.only and python and os.path.exists(python):

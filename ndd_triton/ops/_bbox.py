@@ -46,13 +46,15 @@ def check_box_width(call: Call, k: int, widths: tuple[int, ...], what: str = "bo
     if len(meta.shapes) == 0:
         return widths[0]
     last = meta.shapes[:, -1] if ndim else np.zeros(len(meta.shapes), np.int64)
-    bad = np.flatnonzero(~np.isin(last, widths))
+    # (np.isin and np.unique cost 0.1-4 ms on a batch of equal values in NumPy 2.4's hash
+    # path; comparisons cost microseconds)
+    bad = np.flatnonzero(~np.logical_or.reduce([last == w for w in widths]))
     if bad.size:
         i = int(bad[0])
         raise call.error(f"input {k} ({what}) sample {i}: expected {shape_text} boxes, one "
                          f"box per row; got shape {tuple(int(v) for v in meta.shapes[i])}",
                          BoxValueError)  # fmt: skip
-    if np.unique(last).size > 1:
+    if last.min() != last.max():
         raise call.error(f"input {k} ({what}): every sample must have the same number of "
                          f"coordinates per box; got {sorted(set(last.tolist()))}", BoxValueError)
     return int(last[0])
@@ -105,3 +107,22 @@ def check_box_values(op: str, boxes: np.ndarray, sample: int, ends: bool, what: 
         form = "end < start" if ends else "negative width or height"
         raise BoxValueError(f"{op}: {what} sample {sample} box {j}: inverted box ({form}) "
                             f"{boxes[j].tolist()}")  # fmt: skip
+
+
+def check_batch_box_values(op: str, boxes: list[np.ndarray], ends: bool, what: str = "input 0"
+                           ) -> None:  # fmt: skip
+    """`check_box_values` of every sample's `(K, 2 * ndim)` boxes, from one pass over all of
+    them (per sample, NumPy's call overhead costs more than the check); a failure is reported
+    by the per-sample check, which names the first bad sample and box."""
+    if not boxes:
+        return
+    flat = np.concatenate(boxes)
+    if flat.size == 0:
+        return
+    half = flat.shape[-1] // 2
+    with np.errstate(invalid="ignore"):
+        extent = flat[:, half:] - flat[:, :half] if ends else flat[:, half:]
+        bad = np.isnan(flat).any() or (extent < 0).any()
+    if bad:
+        for i, b in enumerate(boxes):
+            check_box_values(op, b, i, ends, what)

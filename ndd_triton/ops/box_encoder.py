@@ -20,6 +20,8 @@ anchors computation (no loop per box); on the GPU one launch per batch.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ndd_triton.core.dtype import float32, int32
@@ -32,8 +34,25 @@ from ndd_triton.ops._bbox import (
 )
 from ndd_triton.ops.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
 
+# The last call's anchors argument (a copy) and its checked `[M, 4]` array: converting a
+# list of thousands of floats costs ~0.7 ms per batch, comparing it with the copy ~0.05 ms.
+_last_anchors: tuple[list[Any] | tuple[Any, ...], bool, np.ndarray] | None = None
+
 
 def _anchors(call: Call) -> np.ndarray:
+    global _last_anchors
+    last, given, offset = _last_anchors, call.anchors, bool(call.offset)
+    if last is not None and last[1] == offset and type(given) is type(last[0]) and \
+            given == last[0]:  # fmt: skip
+        return last[2]
+    anchors = _checked_anchors(call)
+    anchors.flags.writeable = False
+    if isinstance(given, (list, tuple)):
+        _last_anchors = (type(given)(given), offset, anchors)
+    return anchors
+
+
+def _checked_anchors(call: Call) -> np.ndarray:
     flat = np.asarray(call.anchors, np.float32).reshape(-1)
     if flat.size == 0 or flat.size % 4:
         raise call.error(f"argument 'anchors': expected a flat list of M anchors [l, t, r, b] "

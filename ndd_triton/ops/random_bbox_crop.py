@@ -166,6 +166,24 @@ def _sample_boxes(call: Call, i: int, raw: np.ndarray, layout: str, ndim: int) -
     return canon
 
 
+def _all_sample_boxes(call: Call, values: list[np.ndarray], layout: str, ndim: int
+                      ) -> list[np.ndarray]:  # fmt: skip
+    """`_sample_boxes` of every sample, from one pass over all boxes of the batch (per sample,
+    NumPy's call overhead costs more than the work); the checks fail over to the per-sample
+    path, which names the first bad sample and box."""
+    raws = [np.asarray(v, np.float32).reshape(-1, 2 * ndim) for v in values]
+    if not raws:
+        return []
+    canon = _canonical(np.concatenate(raws), layout, ndim)
+    starts, ends = canon[:, :ndim], canon[:, ndim:]
+    with np.errstate(invalid="ignore"):
+        bad = np.isnan(canon).any() or (ends < starts).any() or (starts < 0).any() or \
+            (ends > 1).any()  # fmt: skip
+    if bad:
+        return [_sample_boxes(call, i, v, layout, ndim) for i, v in enumerate(values)]
+    return np.split(canon, np.cumsum([len(r) for r in raws[:-1]]))
+
+
 def _result_boxes(window: Window, raw: np.ndarray, canon: np.ndarray, layout: str, ndim: int
                   ) -> np.ndarray:  # fmt: skip
     if window.no_crop:
@@ -197,7 +215,7 @@ def _infer(call: Call) -> list[OutputSpec]:
     key, bases = (call.rng or get_default_rng()).reserve(np.full(n, SPACE, np.int64))
     assert meta.values is not None
     first_raw = first_chunk_draws(params, key, [int(b) for b in bases])
-    canons = [_sample_boxes(call, i, meta.values[i], layout, ndim) for i in range(n)]
+    canons = _all_sample_boxes(call, meta.values, layout, ndim)
     # the first chunk of attempts of all samples at once (most samples end there)
     found = search_first_chunk(canons, params, key, first_raw) if crops is None else [None] * n
     anchors, shapes, boxes, keeps = [], [], [], []

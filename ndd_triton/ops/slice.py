@@ -162,6 +162,41 @@ def _window(call: Call, i: int, extents: np.ndarray, positional: bool
     return _round(call, start_f), _round(call, end_f)
 
 
+def _positional_windows(call: Call, extents: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """`_window` of every sample from the positional inputs at once (`extents`: `[N, count]`;
+    the same element-wise steps), when every window lies inside its sample; None sends the
+    batch through the per-sample path (other dtypes or sizes, windows outside, errors).
+    Per sample, NumPy's call overhead cost ~2 us per image in the detection recipe."""
+    n, count = extents.shape
+    values = []
+    for k in (1, 2):
+        meta = call.inputs[k]
+        assert meta is not None
+        assert meta.values is not None
+        vecs = [np.asarray(v).reshape(-1) for v in meta.values]
+        if n == 0 or any(v.size != count or v.dtype != vecs[0].dtype for v in vecs) or \
+                vecs[0].dtype.kind not in "iuf":  # fmt: skip
+            return None
+        rel = vecs[0].dtype.kind == "f" and bool(
+            call.normalized_anchor if k == 1 else call.normalized_shape)
+        values.append((np.stack(vecs).astype(np.float32 if rel else np.float64)
+                       .astype(np.float64), rel))  # fmt: skip
+    (start_v, start_rel), (end_v, end_rel) = values
+    f32 = np.float32
+    start_f = start_v.astype(f32).astype(np.float64) * extents if start_rel else start_v
+    if end_rel and start_rel:
+        end_f = (start_v.astype(f32).astype(np.float64) + end_v.astype(f32)) * extents
+    else:
+        end_f = start_f + ((end_v.astype(f32) * extents.astype(f32)).astype(np.float64)
+                           if end_rel else end_v)  # fmt: skip
+    if not ((np.abs(start_f) < 2.0**62).all() and (np.abs(end_f) < 2.0**62).all()):
+        return None
+    begin, end = np.floor(start_f + 0.5).astype(np.int64), np.floor(end_f + 0.5).astype(np.int64)
+    if (end < begin).any() or (begin < 0).any() or (end > extents).any():
+        return None
+    return begin, end
+
+
 def _apply_policy(call: Call, policy: str, i: int, axes: list[int], extents: np.ndarray,
                   begin: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     for k, axis in enumerate(axes):
@@ -220,7 +255,11 @@ def _infer(call: Call) -> OutputSpec:
     policy = call.out_of_bounds_policy
     shapes = data.shapes.copy()
     anchors = np.zeros_like(shapes)
-    for i in range(call.batch_size):
+    windows = _positional_windows(call, data.shapes[:, axes]) if positional else None
+    if windows is not None:
+        anchors[:, axes] = windows[0]
+        shapes[:, axes] = windows[1] - windows[0]
+    for i in range(call.batch_size if windows is None else 0):
         extents = data.shapes[i, axes]
         begin, end = _window(call, i, extents, positional)
         begin, end = _apply_policy(call, policy, i, axes, extents, begin, end)

@@ -248,7 +248,9 @@ def _prepare_and_execute(schema: OpSchema, inputs: Sequence[Any], arg_values: Se
         def inline() -> bool:
             return _is_tiny(batches, metas, specs)
 
-        independent = all(b is None or b._storage is not None for b in batches)
+        independent = all(b is None or b._storage is not None or
+                          (type(b._producer) is OutputRef and b._producer.inv.done)
+                          for b in batches)  # fmt: skip
     execute(inv, force_sync=prep.external, inline=inline, independent=independent)
     return results
 

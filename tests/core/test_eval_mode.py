@@ -59,6 +59,25 @@ def test_eager_returns_before_run_and_runs_on_executor():
     assert set(RAN_ON) == {"ndd-executor"}
 
 
+def test_eager_tiny_work_on_finished_results_runs_inline_while_the_executor_is_busy():
+    """Tiny work whose inputs are results of finished calls (not yet read) needs nothing that
+    is queued: it runs on the caller at once, not behind the blocked executor (the detection
+    recipe's bb_flip behind the image pipeline held crop_mirror_normalize out of it)."""
+    with ndd.profile() as prof:  # (no dense fast path: the results stay pending objects)
+        done = _batch() + 1  # tiny, idle executor: runs inline, not read yet
+        assert done._storage is None
+        assert done._producer.inv.done
+        GATE.clear()
+        blocked = gated(_batch())
+        added = done + 1
+        assert added._producer.inv.done
+        assert CALLS["count"] == 0
+    assert prof.records[-1].run_thread == threading.current_thread().name
+    assert [t.torch().tolist() for t in added] == [[2, 3, 4, 5], [2, 3]]
+    GATE.set()
+    assert [t.torch().tolist() for t in blocked] == [[0, 1, 2, 3], [0, 1]]
+
+
 def test_sync_cpu_runs_on_caller_before_return():
     with EvalMode.sync_cpu:
         gated(_batch())

@@ -110,8 +110,8 @@ def test_box_encoder_errors():
 @pytest.mark.parametrize("kw", [{"criteria": 0.3}, {"criteria": 0.5, "offset": True, "scale": 300.0,
                                  "means": [0.1, 0.0, -0.1, 0.2], "stds": [0.1, 0.1, 0.2, 0.2]}])
 def test_box_encoder_cpu_batch_equals_samples_alone(kw):
-    """The CPU kernel encodes a ragged batch in one padded computation: each sample's output
-    must be bit-identical to encoding that sample alone (padding never matches, never leaks)."""
+    """Each sample of a ragged batch (run per sample on the pool, with anchor data shared by
+    the samples of a call and thread) must be bit-identical to encoding that sample alone."""
     boxes, labels = _samples()
     boxes = boxes + [np.zeros((0, 4), np.float32)]
     labels = labels + [np.zeros((0,), np.int32)]

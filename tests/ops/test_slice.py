@@ -356,3 +356,35 @@ def test_slice_row_tiles_split_rows_and_samples(small_tiles, policy):
                                                         policy=policy, fill_values=fills,
                                                         channel_axis=2),
              args=args, layout="HWC", all_modes=False)  # fmt: skip
+
+
+@pytest.mark.parametrize("normalized", [True, False])
+def test_positional_windows_of_a_batch_equal_the_per_sample_path(normalized):
+    """A batch whose positional windows all lie inside its samples takes the windows from one
+    vectorised pass; one window outside sends the batch through the per-sample path. Both must
+    cut the same windows (random relative windows and DALI's recorded .5 ties)."""
+    rng = np.random.default_rng(3)
+    shapes = [(int(rng.integers(5, 70)), int(rng.integers(5, 70)), 3) for _ in range(40)]
+    shapes += [(1, extent, 3) for extent, *_ in RECORDED_TIES]
+    imgs = [rng.integers(0, 255, s).astype(np.uint8) for s in shapes]
+    if normalized:
+        starts = [rng.random(2).astype(np.float32) * 0.5 for _ in range(40)]
+        sizes = [(rng.random(2) * 0.5).astype(np.float32) for _ in range(40)]
+        starts += [np.array([start, 0], np.float32) for _, start, *_ in RECORDED_TIES]
+        sizes += [np.array([shape, 1], np.float32) for _, _, shape, *_ in RECORDED_TIES]
+    else:
+        starts = [np.array([rng.integers(0, s[1] // 2 + 1), rng.integers(0, s[0] // 2 + 1)],
+                           np.float32) for s in shapes]  # fmt: skip
+        sizes = [np.array([s[1] // 2, s[0] // 2], np.float32) for s in shapes]
+    kw = {"normalized_anchor": normalized, "normalized_shape": normalized,
+          "out_of_bounds_policy": "pad"}  # fmt: skip
+    inside = samples_of(ndd.slice(ndd.as_batch(imgs, layout="HWC"), ndd.as_batch(starts),
+                                  ndd.as_batch(sizes), **kw))  # fmt: skip
+    outside = np.array([0.9, 0.9] if normalized else [100, 100], np.float32)
+    mixed = samples_of(ndd.slice(ndd.as_batch([*imgs, imgs[0]], layout="HWC"),
+                                 ndd.as_batch([*starts, outside]),
+                                 ndd.as_batch([*sizes, sizes[0]]), **kw))  # fmt: skip
+    for i, (a, b) in enumerate(zip(inside, mixed[:-1], strict=True)):
+        assert a.shape == b.shape, f"sample {i}"
+        np.testing.assert_array_equal(a, b, err_msg=f"sample {i}")
+    assert (mixed[-1] == 0).any()  # the window outside was padded

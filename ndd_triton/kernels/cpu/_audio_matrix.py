@@ -46,7 +46,7 @@ def apply_along_axis(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
     x = torch.from_numpy(np.ascontiguousarray(inp).reshape(outer, extent, inner))
     dst = torch.from_numpy(out).view(outer, matrix.shape[0], inner)
     if matrix.layout == torch.sparse_csr:
-        for o in range(outer):  # outer is 1 for spectrograms (`ft`)
-            dst[o] = matrix @ x[o]
+        for o in range(outer):  # outer is 1 for spectrograms (`ft`); no temporary + copy
+            torch.mm(matrix, x[o], out=dst[o])
     else:
         torch.matmul(matrix, x, out=dst)

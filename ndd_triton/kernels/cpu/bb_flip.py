@@ -11,10 +11,18 @@ import numpy as np
 
 from ndd_triton.kernels import register
 from ndd_triton.ops import bb_flip
-from ndd_triton.ops._bbox import check_box_values
-from ndd_triton.ops.schema import Call, SampleArgs
+from ndd_triton.ops._bbox import check_batch_box_values
+from ndd_triton.ops.schema import Call
 
 _ONE = np.float32(1)
+
+
+def _flags(call: Call, name: str, n: int) -> np.ndarray:
+    """`[n]` bool: the argument is nonzero, per sample (as `SampleArgs` reads it)."""
+    value = call.values[name]
+    if name in call.per_sample:
+        return np.array([value[i] != 0 for i in range(n)], bool)
+    return np.full(n, value != 0, bool)
 
 
 @register(bb_flip.schema, "cpu", batched=True)
@@ -22,13 +30,11 @@ def bb_flip_cpu(call: Call, outs: list[list[np.ndarray]], ins: list[list[np.ndar
     """`l, r -> 1 - r, 1 - l` (and `t, b`) in float32; `[x, y, w, h]` via `r = x + w`."""
     ltrb = bool(call.ltrb)
     boxes = [x.reshape(-1, 4) for x in ins[0]]
-    for i, b in enumerate(boxes):
-        check_box_values("bb_flip", b, i, ends=ltrb)
+    check_batch_box_values("bb_flip", boxes, ends=ltrb)
     counts = [len(b) for b in boxes]
     if not sum(counts):
         return
-    args = [SampleArgs(call, i, None) for i in range(len(boxes))]
-    flags = np.array([[a.horizontal != 0, a.vertical != 0] for a in args], bool)
+    flags = np.stack([_flags(call, name, len(boxes)) for name in ("horizontal", "vertical")], 1)
     flip = np.repeat(flags, counts, axis=0)  # [B, 2]: each box's sample's flags
     allb = np.concatenate(boxes)
     lo = allb[:, :2]

@@ -1,7 +1,12 @@
-"""box_encoder on the CPU: the whole batch at once, as a `[boxes of all samples, M]` IoU
-table on coordinate columns, segment reductions per sample, argmaxes and a scatter (one sample
-at a time, NumPy's per-call overhead cost several times the math: 1.2 -> 0.5 CPU ms per image
-in the detection recipe, perf/README.md).
+"""box_encoder on the CPU: one sample per call, on coordinate columns, so that the op runs on
+the pool and joins the eager pipeline of the per-sample ops before it (a batched kernel ran on
+the executor thread after the pipeline, with the pool idle: ~8 ms per batch of 32 in the
+detection recipe, perf/README.md).
+
+The work of a sample is a `[K, M]` IoU table (K boxes, M anchors) built with inner loops over
+the anchors (as `[K, M, 2]` arrays NumPy runs a length-2 inner loop, ~50x slower per element),
+reductions over the boxes, and the encoding of the matched anchors only. What depends on the
+anchors alone (columns, areas, centres) is computed once per call.
 
 The rules (ties to the later box/anchor, forced matches of later boxes override, strict
 `> criteria`) are DALI 2.4's, found by black-box runs; see ops/box_encoder.py.
@@ -9,14 +14,17 @@ The rules (ties to the later box/anchor, forced matches of later boxes override,
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ndd_triton.kernels import register
 from ndd_triton.ops import box_encoder
 from ndd_triton.ops._bbox import check_box_values
-from ndd_triton.ops.schema import Call
+from ndd_triton.ops.schema import SampleArgs
 
 _HALF = np.float32(0.5)
+_ZERO = np.float32(0)
 
 
 def last_argmax(values: np.ndarray, axis: int) -> np.ndarray:
@@ -25,21 +33,55 @@ def last_argmax(values: np.ndarray, axis: int) -> np.ndarray:
     return values.shape[axis] - 1 - np.argmax(flipped, axis=axis)
 
 
-def _iou_columns(box: list[np.ndarray], anc: list[np.ndarray]) -> np.ndarray:
+def _centre(left: np.ndarray, top: np.ndarray, right: np.ndarray, bottom: np.ndarray
+            ) -> list[np.ndarray]:  # fmt: skip
+    """`centre_form` by columns: `[cx, cy, w, h]`."""
+    return [(left + right) * _HALF, (top + bottom) * _HALF, right - left, bottom - top]
+
+
+class _Anchors:
+    """What the encoding of every sample of one call needs from the anchors."""
+
+    __slots__ = ("area", "centre", "cols", "key", "source")
+
+    def __init__(self, source: np.ndarray, offset: bool, scale: float) -> None:
+        self.source = source  # the call's derived `[M, 4]` array (with `key`, the cache key)
+        self.key = (offset, scale)
+        cols = np.ascontiguousarray(np.asarray(source, np.float32).T)  # [4, M]
+        self.cols = list(cols)
+        self.area = (cols[2] - cols[0]) * (cols[3] - cols[1])
+        # offsets: scaled centre form; boxes: the unmatched rows (the anchor's centre form)
+        centre = _centre(*(cols * np.float32(scale))) if offset else _centre(*cols)
+        self.centre = np.stack(centre, axis=-1)  # [M, 4]
+
+
+_cache = threading.local()
+
+
+def _anchors(arg: SampleArgs) -> _Anchors:
+    """The anchor data of this call (computed by the first sample a thread runs)."""
+    source = arg.anchor_boxes
+    prepared: _Anchors | None = getattr(_cache, "anchors", None)
+    offset, scale = bool(arg.offset), arg.scale
+    if prepared is None or prepared.source is not source or prepared.key != (offset, scale):
+        prepared = _Anchors(source, offset, scale)
+        _cache.anchors = prepared
+    return prepared
+
+
+def iou_columns(box: list[np.ndarray], anc: list[np.ndarray], area_a: np.ndarray
+                ) -> np.ndarray:  # fmt: skip
     """`[K, M]` float32 IoU of boxes `[K]` and anchors `[M]` given as coordinate columns
-    `[l, t, r, b]`, 0 where they do not intersect (no 0 / 0). Written in place with inner
-    loops over the anchors (as `[K, M, 2]` arrays, NumPy runs a length-2 inner loop, ~50x
-    slower per element)."""
+    `[l, t, r, b]` (`area_a`: the anchors' areas), 0 where they do not intersect (no 0 / 0)."""
     b = [c[:, None] for c in box]
     w = np.minimum(b[2], anc[2])
     w -= np.maximum(b[0], anc[0])
-    np.maximum(w, np.float32(0), out=w)
+    np.maximum(w, _ZERO, out=w)
     h = np.minimum(b[3], anc[3])
     h -= np.maximum(b[1], anc[1])
-    np.maximum(h, np.float32(0), out=h)
+    np.maximum(h, _ZERO, out=h)
     w *= h  # the intersection
     area_b = (box[2] - box[0]) * (box[3] - box[1])
-    area_a = (anc[2] - anc[0]) * (anc[3] - anc[1])
     np.add(area_b[:, None], area_a, out=h)
     h -= w  # the union
     empty = ~(w > 0)
@@ -49,83 +91,56 @@ def _iou_columns(box: list[np.ndarray], anc: list[np.ndarray]) -> np.ndarray:
     return h
 
 
-def match_batch(box: list[np.ndarray], counts: np.ndarray, anc: list[np.ndarray],
-                criteria: float) -> np.ndarray:  # fmt: skip
-    """The matching of every sample at once: box columns `[B]` of all samples' boxes in order
-    (`counts[i]` per sample), anchor columns `[M]`; `[N, M]` box index (within its sample)
-    per anchor, -1 where unmatched. Each sample's best box per anchor is a segment reduction
-    over the `[B, M]` IoU rows (`reduceat` along the boxes: element-wise across rows, fast):
-    the maximum, then the last box that reaches it (DALI's tie rule)."""
-    n, m = len(counts), len(anc[0])
-    matched = np.full((n, m), -1, np.int64)
-    if not counts.any():
-        return matched
-    flat = _iou_columns(box, anc)  # [B, M]
-    some = np.flatnonzero(counts)
-    starts = (np.cumsum(counts) - counts)[some]
-    sizes = counts[some]
-    best_iou = np.maximum.reduceat(flat, starts, axis=0)  # [S, M], S samples with boxes
-    local = (np.arange(len(flat)) - np.repeat(starts, sizes)).astype(np.int32)
-    reached = flat == np.repeat(best_iou, sizes, axis=0)
-    best_box = np.maximum.reduceat(np.where(reached, local[:, None], np.int32(-1)), starts,
-                                   axis=0)  # fmt: skip
-    matched[some] = np.where(best_iou > np.float32(criteria), best_box, -1)
-    forced = np.full(n * m, -1, np.int64)
-    sample = np.repeat(np.arange(n), counts)  # boxes in order within each sample: later wins
-    np.maximum.at(forced, sample * m + last_argmax(flat, axis=1), local)
-    forced = forced.reshape(n, m)
-    return np.where(forced >= 0, forced, matched)
+def match(box: list[np.ndarray], anc: _Anchors, criteria: float) -> np.ndarray:
+    """`[M]` box index per anchor, -1 where unmatched: the best box (the last of equal IoUs)
+    when its IoU is > `criteria`, overridden by each box's best anchor (later boxes win)."""
+    k = len(box[0])
+    iou = iou_columns(box, anc.cols, anc.area)  # [K, M]
+    best = iou.max(axis=0)
+    if k == 1:
+        best_box = np.zeros(len(best), np.intp)
+    else:  # the last box that reaches the maximum
+        best_box = k - 1 - np.argmax((iou == best)[::-1], axis=0)
+    matched = np.where(best > np.float32(criteria), best_box, -1)
+    claims = np.full(len(best), -1, np.intp)
+    np.maximum.at(claims, last_argmax(iou, axis=1), np.arange(k))
+    return np.where(claims >= 0, claims, matched)
 
 
-def _centre(left: np.ndarray, top: np.ndarray, right: np.ndarray, bottom: np.ndarray
-            ) -> list[np.ndarray]:  # fmt: skip
-    """`centre_form` by columns: `[cx, cy, w, h]`."""
-    return [(left + right) * _HALF, (top + bottom) * _HALF, right - left, bottom - top]
-
-
-@register(box_encoder.schema, "cpu", batched=True)
-def box_encoder_cpu(call: Call, outs: list[list[np.ndarray]], ins: list[list[np.ndarray]]
-                    ) -> None:  # fmt: skip
-    """Match, then write boxes (or offsets) and labels of every anchor: the whole batch as one
-    `[N, K, M]` computation on coordinate columns (per sample, NumPy call overhead costs
-    several times the math); each element goes through the same float32 steps as in `match`
-    for one sample alone (tested: a batch equals its samples encoded alone)."""
-    n = len(outs[0])
-    if n == 0:
-        return
-    boxes = [b.reshape(-1, 4) for b in ins[0]]
-    labels = [lab.reshape(-1) for lab in ins[1]]
-    for i, b in enumerate(boxes):
-        check_box_values("box_encoder", b, i, ends=True, what="input 0 (bboxes)")
-    counts = np.array([len(b) for b in boxes], np.int64)
-    k = int(counts.max())
-    real = np.arange(k)[None, :] < counts[:, None]
-    padded = np.zeros((4, n, k), np.float32)  # coordinate, sample, box
-    padded_labels = np.zeros((n, max(k, 1)), np.int32)
-    if k:
-        padded[:, real] = np.concatenate(boxes).T
-        padded_labels[:, :k][real] = np.concatenate(labels)
-    anchors = np.ascontiguousarray(np.asarray(call.anchor_boxes, np.float32).T)  # [4, M]
-    m = anchors.shape[1]
-    idx = match_batch(list(padded[:, real]), counts, list(anchors), call.criteria)
-    hit = idx >= 0
-    safe = np.maximum(idx, 0)
-    rows = np.arange(n)[:, None]
-    chosen = padded[:, rows, safe] if k else np.zeros((4, n, m), np.float32)  # [4, N, M]
-    out_labels = np.where(hit, padded_labels[rows, safe], 0)
-    if not call.offset:
-        cols = _centre(*np.where(hit, chosen, anchors[:, None, :]))
+@register(box_encoder.schema, "cpu")
+def box_encoder_cpu(dst: tuple[np.ndarray, np.ndarray], boxes: np.ndarray, labels: np.ndarray,
+                    arg: SampleArgs) -> None:  # fmt: skip
+    """Match, then write the boxes (or offsets) and labels of every anchor of one sample; the
+    matched rows go through the float32 steps of the whole-table version (tested against it)."""
+    encoded, out_labels = dst
+    box = boxes.reshape(-1, 4)
+    check_box_values("box_encoder", box, arg.index, ends=True, what="input 0 (bboxes)")
+    anc = _anchors(arg)
+    offset = bool(arg.offset)
+    if offset:
+        encoded[...] = 0
     else:
-        scale = np.float32(call.scale)
-        box_c = _centre(*(chosen * scale))
-        anc_c = _centre(*(anchors * scale))
-        means, stds = call.encode_means, call.encode_stds
-        with np.errstate(divide="ignore", invalid="ignore"):
-            cols = [(box_c[0] - anc_c[0]) / anc_c[2], (box_c[1] - anc_c[1]) / anc_c[3],
-                    np.log(box_c[2] / anc_c[2]), np.log(box_c[3] / anc_c[3])]  # fmt: skip
-        cols = [np.where(hit, (c - means[j]) / stds[j], np.float32(0))
-                for j, c in enumerate(cols)]  # fmt: skip
-    encoded = np.stack(cols, axis=-1)  # [N, M, 4]
-    for i in range(n):
-        outs[0][i][...] = encoded[i]
-        outs[1][i][...] = out_labels[i]
+        encoded[...] = anc.centre
+    out_labels[...] = 0
+    if not len(box):
+        return
+    cols = list(np.ascontiguousarray(box.T))
+    idx = match(cols, anc, arg.criteria)
+    hit = np.flatnonzero(idx >= 0)
+    which = idx[hit]
+    out_labels[hit] = labels.reshape(-1)[which]
+    if not offset:
+        encoded[hit] = np.stack(_centre(*cols), axis=-1)[which]
+        return
+    scale = np.float32(arg.scale)
+    box_c = np.stack(_centre(*[c * scale for c in cols]), axis=-1)[which]  # [H, 4]
+    anc_c = anc.centre[hit]
+    rows = np.empty_like(box_c)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.subtract(box_c[:, :2], anc_c[:, :2], out=rows[:, :2])
+        rows[:, :2] /= anc_c[:, 2:]
+        np.divide(box_c[:, 2:], anc_c[:, 2:], out=rows[:, 2:])
+        np.log(rows[:, 2:], out=rows[:, 2:])
+    rows -= arg.encode_means
+    rows /= arg.encode_stds
+    encoded[hit] = rows

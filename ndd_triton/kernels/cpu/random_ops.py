@@ -79,11 +79,6 @@ def normal_cpu(out: np.ndarray, _like: np.ndarray | None, arg: SampleArgs) -> No
     convert_numpy(arg.mean + arg.stddev * z, out.dtype, out=_flat(out))
 
 
-def _coin_flip(out: np.ndarray, u32: np.ndarray, arg: SampleArgs) -> None:
-    u = to_unit_float32(u32).astype(np.float64)
-    _flat(out)[:] = (u < arg.probability).astype(out.dtype)
-
-
 @register(ops.coin_flip, "cpu", batched=True)
 def coin_flip_cpu(call: Call, outs: list[list[np.ndarray]], ins: list[list[np.ndarray | None]]
                   ) -> None:  # fmt: skip
@@ -92,15 +87,26 @@ def coin_flip_cpu(call: Call, outs: list[list[np.ndarray]], ins: list[list[np.nd
     One Philox pass for the whole batch: a per-sample pass costs ~0.15 ms of NumPy call
     overhead, mostly for the one draw of a scalar coin flip (same draws either way)."""
     samples = outs[0]
-    args = [SampleArgs(call, i, None) for i in range(len(samples))]
-    live = [(out, arg) for out, arg in zip(samples, args, strict=True) if out.size]
+    live = [i for i, out in enumerate(samples) if out.size]
     if not live:
         return
-    key = int(live[0][1].rng_key)
-    bases = [int(arg.rng_base) for _, arg in live]
-    counts = [out.size for out, _ in live]
-    for (out, arg), u32 in zip(live, batch_draws(key, bases, counts), strict=True):
-        _coin_flip(out, u32, arg)
+    first = SampleArgs(call, live[0], None)
+    key = int(first.rng_key)
+    bases = [int(SampleArgs(call, i, None).rng_base) for i in live]
+    counts = [samples[i].size for i in live]
+    # the comparisons of every sample at once, each draw with its sample's probability
+    u = to_unit_float32(np.concatenate(batch_draws(key, bases, counts))).astype(np.float64)
+    if "probability" in call.per_sample:
+        values = call.values["probability"]
+        probability = np.repeat(np.array([float(values[i]) for i in live], np.float64), counts)
+    else:
+        probability = first.probability
+    heads = u < probability
+    at = 0
+    for i, count in zip(live, counts, strict=True):
+        out = samples[i]
+        _flat(out)[:] = heads[at:at + count].astype(out.dtype)
+        at += count
 
 
 def choice_sample(out: np.ndarray, a: np.ndarray, arg: SampleArgs) -> None:
