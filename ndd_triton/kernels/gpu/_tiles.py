@@ -81,3 +81,25 @@ def block_tile_counts(planes: np.ndarray, rows: np.ndarray, cols: np.ndarray, bl
     `block_rows` x `span` (plane major, then row block, then column block)."""
     planes, rows, cols = (np.asarray(a, dtype=np.int64) for a in (planes, rows, cols))
     return planes * -(-rows // block_rows) * -(-cols // span)
+
+
+@triton.jit
+def _helper_row_block(t, length, BY: tl.constexpr, BX: tl.constexpr):
+    """(first row, first element) of tile `t` of one plane of rows of `length` (int32, > 0)
+    elements in BY x BX blocks, row-block major (`row_tile_counts`): one int32 divmod."""
+    col_blocks = (length - 1) // BX + 1
+    block_row = t // col_blocks
+    return block_row * BY, (t - block_row * col_blocks) * BX
+
+
+@triton.jit
+def _helper_plane_block(t, rows, length, BY: tl.constexpr, BX: tl.constexpr):
+    """(plane, first row, first element) of tile `t` of planes of `rows` x `length` (int32,
+    > 0) in BY x BX blocks, plane major then row block (`block_tile_counts`): two int32
+    divmods."""
+    col_blocks = (length - 1) // BX + 1
+    per_plane = ((rows - 1) // BY + 1) * col_blocks
+    plane = t // per_plane
+    rest = t - plane * per_plane
+    block_row = rest // col_blocks
+    return plane, block_row * BY, (rest - block_row * col_blocks) * BX
