@@ -26,7 +26,13 @@ import triton.language as tl
 
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, row_block
 from ndd_triton.kernels.gpu._tensor_copy import _helper_dali_convert
-from ndd_triton.kernels.gpu._tiles import _helper_find_tile, grid_of, row_tile_counts, tile_starts
+from ndd_triton.kernels.gpu._tiles import (
+    _helper_find_tile,
+    _helper_row_block,
+    grid_of,
+    row_tile_counts,
+    tile_starts,
+)
 
 # sample table columns
 IN_OFF: tl.constexpr = tl.constexpr(0)
@@ -128,11 +134,11 @@ def _window_rows_kernel(src, dst, samples, fills, tiles, G: tl.constexpr, NOUT: 
     sample = sample.to(tl.int64)
     row = samples + sample * NCOL
     rowlen = tl.multiple_of(tl.load(row + ROWLEN).to(ity), ALIGN)
-    # tile t of the sample: row block t // col_blocks, column block t % col_blocks (int32)
-    col_blocks = ((rowlen - 1) // BLOCK + 1).to(tl.int32)
-    rblock = t // col_blocks
-    r = (rblock * ROWS).to(ity) + tl.arange(0, ROWS)
-    j0 = tl.multiple_of(((t - rblock * col_blocks) * BLOCK).to(ity), BLOCK)
+    # tile t of the sample: row block t // col_blocks, column block t % col_blocks (one ity
+    # divmod per program)
+    r0, j0 = _helper_row_block(t.to(ity), rowlen, ROWS, BLOCK)
+    r = r0 + tl.arange(0, ROWS)
+    j0 = tl.multiple_of(j0, BLOCK)
     j = j0 + tl.arange(0, BLOCK)
     nrows = tl.load(row + NROWS).to(ity)
     # per row: outer coordinates -> source row offset (and inside flag, channel coordinate)
