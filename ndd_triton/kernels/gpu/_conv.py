@@ -124,6 +124,7 @@ def _correlate_kernel(src, dst, weights, fill, samples, tiles, BORDER: tl.conste
     out_off = tl.load(row + OUT_OFF)
     out_len = ow * ch
     plane, y0, e0 = _helper_plane_block(t, oh, out_len, BY, BX)  # plane = o·od + z
+    first_row = plane * oh + y0  # of the block in the sample's output rows
     if ALIGNED:  # the host checked: output offsets and rows are multiples of 16 elements
         e0 = tl.multiple_of(e0, 16)
         out_off = tl.multiple_of(out_off, 16)
@@ -174,9 +175,8 @@ def _correlate_kernel(src, dst, weights, fill, samples, tiles, BORDER: tl.conste
                             ok = okz & oky[:, None] & okx[None, :]
                             value = tl.where(ok, value, fill_value)
                     acc = tl.fma(value, weight, acc)
-    # output rows (o·od + z)·oh + y: from values the tap loops keep live (a row index kept
-    # live across them made ptxas spill)
-    out_row = (o * od + z) * oh + ys
+    # one int32 kept across the tap loops (plane and oh kept live made ptxas spill)
+    out_row = first_row + tl.arange(0, BY)
     out_rows = dst + out_off + (out_row.to(ity) * out_len.to(ity))[:, None]
     _helper_store_rounded(out_rows + es[None, :], acc, mask, ROUND, LO, HI)
 

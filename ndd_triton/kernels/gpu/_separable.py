@@ -215,6 +215,10 @@ def _sep_cols_kernel(src, dst, taps, samples, tiles, src_term, dst_term, TERMS: 
     n = tl.load(table + EXTENT).to(tl.int32)
     length = tl.load(table + LENGTH).to(tl.int32)
     slice_index, y0, e0 = _helper_plane_block(t, n, length, BY, BX)
+    # y0 again as `first % n`: an int32 remainder per program that hides from the compiler that
+    # y0 is a multiple of BY, which made ptxas spill the 16 x 128 uint8 pass (16 bytes)
+    first = slice_index * n + y0
+    y0 = first % n
     in_off = tl.load(table + IN_OFF)
     out_off = tl.load(table + OUT_OFF)
     if ALIGNED:  # the host checked: offsets and row lengths are multiples of 16 elements
@@ -226,7 +230,7 @@ def _sep_cols_kernel(src, dst, taps, samples, tiles, src_term, dst_term, TERMS: 
     es = e0 + tl.arange(0, BX)
     mask = (ys < n)[:, None] & (es < length)[None, :]
     wide_length = length.to(ity)
-    slice_off = (slice_index * n).to(ity) * wide_length
+    slice_off = (first - y0).to(ity) * wide_length
     in_base = src + in_off + slice_off
     out_rows = dst + out_off + slice_off + (ys.to(ity) * wide_length)[:, None]
     total = tl.zeros([BY, BX], dtype=tl.float32)
