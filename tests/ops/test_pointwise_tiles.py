@@ -89,9 +89,13 @@ def test_plan_tiles_cover_each_element_once():
     starts = np.cumsum(sizes) - sizes + np.array([0, 0, 7, 7, 9, 9, 9])  # gaps between samples
     grid, tiles, columns, _ = plan_tiles(starts, sizes, 4096, global_ok=True)
     assert tiles is not None  # gaps: no GLOBAL
-    assert grid == len(tiles)
+    assert tiles[0] == len(sizes)
+    assert grid == tiles[-1]
+    first = tiles[1:]
     seen = np.zeros(int(columns[:, 1].max()), np.int64)
-    for sample, block in tiles:
+    for pid in range(grid):  # what _helper_stream_tile computes: the sample owning the program
+        sample = int(np.searchsorted(first, pid, side="right")) - 1
+        block = columns[sample, 0] // 4096 + pid - first[sample]
         lo = max(block * 4096, columns[sample, 0])
         hi = min((block + 1) * 4096, columns[sample, 1])
         assert lo < hi

@@ -254,16 +254,15 @@ def test_warp_affine_gpu_volume_row_blocks(monkeypatch):
                  backends=("gpu",))  # fmt: skip
 
 
-def test_block_tiles_cover_each_block_once():
-    from ndd_triton.kernels.gpu._tables import block_tiles
+def test_block_tile_counts_cover_each_block_once():
+    from ndd_triton.kernels.gpu._tiles import block_tile_counts
 
     planes, rows, cols = np.array([2, 1, 0, 3]), np.array([5, 1, 4, 0]), np.array([7, 20, 3, 2])
-    tiles = block_tiles(planes, rows, cols, 2, 8)
-    expected = [(s, p, y, x) for s in range(4) for p in range(planes[s])
-                for y in range(0, rows[s], 2) for x in range(0, cols[s], 8)]  # fmt: skip
-    assert tiles.dtype == np.int32
-    assert [tuple(t) for t in tiles.tolist()] == expected
-    assert block_tiles(np.zeros(0), np.zeros(0), np.zeros(0), 2, 8).shape == (0, 4)
+    counts = block_tile_counts(planes, rows, cols, 2, 8)
+    expected = [sum(1 for p in range(planes[s]) for y in range(0, rows[s], 2)
+                    for x in range(0, cols[s], 8)) for s in range(4)]  # fmt: skip
+    assert counts.tolist() == expected
+    assert block_tile_counts(np.zeros(0), np.zeros(0), np.zeros(0), 2, 8).shape == (0,)
 
 
 @pytest.mark.parametrize("interp", [0, 1])

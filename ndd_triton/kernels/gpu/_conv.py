@@ -22,6 +22,13 @@ import triton.language as tl
 
 from ndd_triton.kernels._conv_tables import BORDERS
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
+from ndd_triton.kernels.gpu._tiles import (
+    _helper_find_tile,
+    _helper_plane_block,
+    block_tile_counts,
+    grid_of,
+    tile_starts,
+)
 from ndd_triton.kernels.gpu.color import _helper_store_converted, dtype_bounds
 
 IN_OFF: tl.constexpr = tl.constexpr(0)
@@ -104,8 +111,8 @@ def _correlate_kernel(src, dst, weights, fill, samples, tiles, BORDER: tl.conste
     (coordinates through the border rule; row-major tap order).
     """
     ity = tl.int64 if IDX64 else tl.int32
-    tile = tiles + 3 * tl.program_id(0)
-    row = samples + tl.load(tile) * NCOL
+    sample, t = _helper_find_tile(tiles)
+    row = samples + sample * NCOL
     d, h, w = _helper_load3(row + IDIMS)
     od, oh, ow = _helper_load3(row + ODIMS)
     kd, kh, kw = _helper_load3(row + KDIMS)
@@ -114,16 +121,14 @@ def _correlate_kernel(src, dst, weights, fill, samples, tiles, BORDER: tl.conste
         ch = C
     else:
         ch = tl.load(row + CHANNELS).to(tl.int32)
-    plane = tl.load(tile + 1).to(tl.int32)  # (o·od + z)·oh + first row
-    e0 = tl.load(tile + 2).to(tl.int32)
     out_off = tl.load(row + OUT_OFF)
     out_len = ow * ch
+    plane, y0, e0 = _helper_plane_block(t, oh, out_len, BY, BX)  # plane = o·od + z
+    first_row = plane * oh + y0  # of the block in the sample's output rows
     if ALIGNED:  # the host checked: output offsets and rows are multiples of 16 elements
         e0 = tl.multiple_of(e0, 16)
         out_off = tl.multiple_of(out_off, 16)
         out_len = tl.multiple_of(out_len, 16)
-    y0 = plane % oh
-    plane = plane // oh
     z = plane % od
     o = plane // od
     ys = y0 + tl.arange(0, BY)
@@ -170,9 +175,8 @@ def _correlate_kernel(src, dst, weights, fill, samples, tiles, BORDER: tl.conste
                             ok = okz & oky[:, None] & okx[None, :]
                             value = tl.where(ok, value, fill_value)
                     acc = tl.fma(value, weight, acc)
-    # the tile's first output row is (o·od + z)·oh + y0: reloaded here rather than kept live
-    # across the tap loops (ptxas spilled it otherwise)
-    out_row = tl.load(tile + 1).to(tl.int32) + tl.arange(0, BY)
+    # one int32 kept across the tap loops (plane and oh kept live made ptxas spill)
+    out_row = first_row + tl.arange(0, BY)
     out_rows = dst + out_off + (out_row.to(ity) * out_len.to(ity))[:, None]
     _helper_store_rounded(out_rows + es[None, :], acc, mask, ROUND, LO, HI)
 
@@ -182,28 +186,9 @@ def view_table(shapes: np.ndarray, first: int, count: int) -> np.ndarray:
     shapes = np.asarray(shapes, dtype=np.int64).reshape(len(shapes), -1)
     view = np.ones((len(shapes), 5), dtype=np.int64)
     view[:, 0] = np.prod(shapes[:, :first], axis=1, dtype=np.int64)
-    view[:, 4 - count:4] = shapes[:, first:first + count]
-    view[:, 4] = np.prod(shapes[:, first + count:], axis=1, dtype=np.int64)
+    view[:, 4 - count : 4] = shapes[:, first : first + count]
+    view[:, 4] = np.prod(shapes[:, first + count :], axis=1, dtype=np.int64)
     return view
-
-
-def block_tiles(slices: np.ndarray, rows: np.ndarray, length: np.ndarray, by: int,
-                bx: int) -> np.ndarray:  # fmt: skip
-    """`[T, 3]` rows `(sample, slice·rows + first row, first element)` of `[by, bx]` blocks.
-
-    Each sample is `slices` planes of `rows` rows of `length` elements; a block never spans
-    two planes. Built with NumPy over the samples and tiles (no loop per sample).
-    """
-    row_blocks = (np.asarray(rows, np.int64) + by - 1) // by
-    col_blocks = (np.asarray(length, np.int64) + bx - 1) // bx
-    per_slice = row_blocks * col_blocks
-    counts = np.asarray(slices, np.int64) * per_slice
-    sample = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-    local = np.arange(len(sample), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-    plane, rest = np.divmod(local, np.maximum(per_slice[sample], 1))
-    block_row, block_col = np.divmod(rest, np.maximum(col_blocks[sample], 1))
-    first_row = plane * np.asarray(rows, np.int64)[sample] + block_row * by
-    return np.stack([sample, first_row, block_col * bx], axis=1).reshape(-1, 3)
 
 
 def block_shape(length: np.ndarray, rows: np.ndarray, tall: bool = False) -> tuple[int, int]:
@@ -232,10 +217,19 @@ def round_mode(dtype: np.dtype, ties_to_even: bool = False) -> tuple[int, float,
     return (ROUND_EVEN if ties_to_even else ROUND_HALF_AWAY), lo, hi
 
 
-def launch_correlate(run: GpuRun, out: GpuBatch, inp: GpuBatch, span: tuple[int, int],
-                     weights: object, weight_offsets: np.ndarray, kernel_dims: np.ndarray,
-                     anchors: np.ndarray, border: str = "reflect_101",
-                     fill: GpuBatch | None = None, ties_to_even: bool = False) -> None:
+def launch_correlate(
+    run: GpuRun,
+    out: GpuBatch,
+    inp: GpuBatch,
+    span: tuple[int, int],
+    weights: object,
+    weight_offsets: np.ndarray,
+    kernel_dims: np.ndarray,
+    anchors: np.ndarray,
+    border: str = "reflect_101",
+    fill: GpuBatch | None = None,
+    ties_to_even: bool = False,
+) -> None:
     """One launch over the batch; `kernel_dims`/`anchors` are `[N, 3]` (D, H, W) int arrays."""
     n = inp.batch_size
     dims = view_table(inp.shapes, *span)
@@ -247,11 +241,11 @@ def launch_correlate(run: GpuRun, out: GpuBatch, inp: GpuBatch, span: tuple[int,
                               fill_off[:, None]], axis=1).astype(np.int64)  # fmt: skip
     length = odims[:, 3] * odims[:, 4]
     by, bx = block_shape(length, odims[:, 2])
-    tiles = block_tiles(odims[:, 0] * odims[:, 1], odims[:, 2], length, by, bx)
+    tiles = tile_starts(block_tile_counts(odims[:, 0] * odims[:, 1], odims[:, 2], length, by, bx))
     rounding, lo, hi = round_mode(out.dtype.numpy_dtype, ties_to_even)
     idx64 = max(int(inp.sizes.max(initial=0)), int(out.sizes.max(initial=0))) >= INT32_LIMIT
     aligned = not np.any(out.offsets % 16) and not np.any(length % 16) and bx % 16 == 0
-    run.launch(_correlate_kernel, (len(tiles),), inp.data, out.data, weights,
+    run.launch(_correlate_kernel, (grid_of(tiles),), inp.data, out.data, weights,
                fill.data if fill is not None else inp.data, samples, tiles,
                BORDER=BORDERS[border], HAS_FILL=fill is not None, ROUND=rounding, LO=lo, HI=hi,
                C=channel_constexpr(dims[:, 4]), ALIGNED=aligned, IDX64=idx64, BY=by,

@@ -37,11 +37,18 @@ from ndd_triton.kernels.gpu._conv import (
     _helper_border,
     _helper_store_rounded,
     block_shape,
-    block_tiles,
     channel_constexpr,
     view_table,
 )
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
+from ndd_triton.kernels.gpu._tiles import (
+    _helper_find_tile,
+    _helper_plane_block,
+    _helper_row_block,
+    block_tile_counts,
+    grid_of,
+    tile_starts,
+)
 
 IN_OFF: tl.constexpr = tl.constexpr(0)
 OUT_OFF: tl.constexpr = tl.constexpr(1)
@@ -152,12 +159,12 @@ def _sep_rows_kernel(src, dst, taps, samples, tiles, src_term, dst_term, TERMS: 
                      BX: tl.constexpr):  # fmt: skip
     """out[t][row, x, c] = Σ_j w_t[j] · in[t][row, reflect(x + j - K_t//2), c] for one block."""
     ity = tl.int64 if IDX64 else tl.int32  # row offsets only: coordinates stay int32
-    tile = tiles + 3 * tl.program_id(0)
-    table = samples + tl.load(tile) * NCOL
-    ys = tl.load(tile + 1).to(tl.int32) + tl.arange(0, BY)
-    e0 = tl.load(tile + 2).to(tl.int32)
+    sample, t = _helper_find_tile(tiles)
+    table = samples + sample * NCOL
     n = tl.load(table + EXTENT).to(tl.int32)
     length = tl.load(table + LENGTH).to(tl.int32)
+    y0, e0 = _helper_row_block(t, length, BY, BX)
+    ys = y0 + tl.arange(0, BY)
     if C > 0:  # noqa: SIM108 (a constexpr branch: only one side is compiled)
         ch = C
     else:
@@ -203,12 +210,15 @@ def _sep_cols_kernel(src, dst, taps, samples, tiles, src_term, dst_term, TERMS: 
                      BX: tl.constexpr):  # fmt: skip
     """out[t][s, y, e] = Σ_j w_t[j] · in[t][s, reflect(y + j - K_t//2), e] for one block."""
     ity = tl.int64 if IDX64 else tl.int32  # row offsets only: coordinates stay int32
-    tile = tiles + 3 * tl.program_id(0)
-    table = samples + tl.load(tile) * NCOL
+    sample, t = _helper_find_tile(tiles)
+    table = samples + sample * NCOL
     n = tl.load(table + EXTENT).to(tl.int32)
     length = tl.load(table + LENGTH).to(tl.int32)
-    first = tl.load(tile + 1).to(tl.int32)  # slice · n + first row
-    e0 = tl.load(tile + 2).to(tl.int32)
+    slice_index, y0, e0 = _helper_plane_block(t, n, length, BY, BX)
+    # y0 again as `first % n`: an int32 remainder per program that hides from the compiler that
+    # y0 is a multiple of BY, which made ptxas spill the 16 x 128 uint8 pass (16 bytes)
+    first = slice_index * n + y0
+    y0 = first % n
     in_off = tl.load(table + IN_OFF)
     out_off = tl.load(table + OUT_OFF)
     if ALIGNED:  # the host checked: offsets and row lengths are multiples of 16 elements
@@ -216,7 +226,6 @@ def _sep_cols_kernel(src, dst, taps, samples, tiles, src_term, dst_term, TERMS: 
         length = tl.multiple_of(length, 16)
         in_off = tl.multiple_of(in_off, 16)
         out_off = tl.multiple_of(out_off, 16)
-    y0 = first % n
     ys = y0 + tl.arange(0, BY)
     es = e0 + tl.arange(0, BX)
     mask = (ys < n)[:, None] & (es < length)[None, :]
@@ -297,13 +306,19 @@ def _aligned(*values: np.ndarray) -> bool:
     return all(not np.any(np.asarray(v, dtype=np.int64) % ALIGN) for v in values)
 
 
-def _pass_table(views: np.ndarray, axis: int, src_off: np.ndarray, dst_off: np.ndarray,
-                step: Pass, scales: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _pass_table(
+    views: np.ndarray,
+    axis: int,
+    src_off: np.ndarray,
+    dst_off: np.ndarray,
+    step: Pass,
+    scales: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sample table of one pass plus `(slices, extent, length)` of its `[slices, N, L]` view."""
     n = len(views)
     slices = np.prod(views[:, :axis], axis=1, dtype=np.int64)
     extent = views[:, axis]
-    length = np.prod(views[:, axis + 1:], axis=1, dtype=np.int64)
+    length = np.prod(views[:, axis + 1 :], axis=1, dtype=np.int64)
     if axis == 3:  # rows of W·C elements: the kernel splits x and c
         length = extent * views[:, 4]
     sizes = np.ones((n, 3), np.int64)
@@ -316,9 +331,16 @@ def _pass_table(views: np.ndarray, axis: int, src_off: np.ndarray, dst_off: np.n
     return table, slices, np.stack([extent, length], axis=1)
 
 
-def run_separable(run: GpuRun, out: GpuBatch, inp: GpuBatch, span: tuple[int, int],
-                  passes: list[Pass], book: TapBook, rounding: tuple[int, float, float],
-                  scales: np.ndarray | None = None) -> None:
+def run_separable(
+    run: GpuRun,
+    out: GpuBatch,
+    inp: GpuBatch,
+    span: tuple[int, int],
+    passes: list[Pass],
+    book: TapBook,
+    rounding: tuple[int, float, float],
+    scales: np.ndarray | None = None,
+) -> None:
     """Launch `passes` in order: input -> float32 scratch -> ... -> `out` (rounded).
 
     The last pass adds its terms, or with `scales` (per-sample offsets of the term scales in
@@ -345,8 +367,9 @@ def run_separable(run: GpuRun, out: GpuBatch, inp: GpuBatch, span: tuple[int, in
         table, slices, shape = _pass_table(views, step.axis, src_off, dst_off, step, scale_off)
         rows_pass = step.axis == 3
         by, bx = block_shape(shape[:, 1], slices if rows_pass else shape[:, 0], not rows_pass)
-        host += [table, block_tiles(np.ones(n, np.int64) if rows_pass else slices,
-                                    slices if rows_pass else shape[:, 0], shape[:, 1], by, bx)]
+        host += [table, tile_starts(block_tile_counts(np.ones(n, np.int64) if rows_pass else
+                                                      slices, slices if rows_pass else shape[:, 0],
+                                                      shape[:, 1], by, bx))]  # fmt: skip
         meta = {"TERMS": terms, "ORDER": step.order, "COMBINE": SPLIT, "ROUND": 0, "LO": 0.0,
                 "HI": 0.0, "ALIGNED": _aligned(src_off, dst_off, shape[:, 1], term_size, bx),
                 "IDX64": idx64, "BY": by, "BX": bx}  # fmt: skip
@@ -363,4 +386,5 @@ def run_separable(run: GpuRun, out: GpuBatch, inp: GpuBatch, span: tuple[int, in
     taps, *tables = run.upload(*host)
     for p, (kernel, src, dst, src_term, dst_term, meta) in enumerate(launches):
         table, tiles = tables[2 * p], tables[2 * p + 1]
-        run.launch(kernel, (len(tiles),), src, dst, taps, table, tiles, src_term, dst_term, **meta)
+        grid = (grid_of(host[2 + 2 * p]),)
+        run.launch(kernel, grid, src, dst, taps, table, tiles, src_term, dst_term, **meta)

@@ -9,7 +9,10 @@ block base plus int32 lane offsets; nothing is unravelled per element.
 
 * GLOBAL (no per-sample arguments, inputs packed like the output, output packed without gaps):
   program `p` is block `p` of the stream; no tile table at all.
-* tiles: an int32 `(sample, block)` table, one row per block of each sample (built with NumPy).
+* tiles: the programs are the blocks each sample touches, sample by sample; the host uploads
+  only a `_tiles.tile_starts` table (`[N + 2]` int32, the first program of each sample) and a
+  program finds its sample by binary search (`_tiles._helper_find_tile`); its block is the
+  sample's first block (`S_START // BLOCK`) plus its index within the sample.
   An input packed like the output (same relative offsets) is read at the output's stream index
   through a view at its own base (`SAME`); otherwise at the index plus a per-sample delta.
 """
@@ -25,6 +28,7 @@ import triton
 import triton.language as tl
 
 from ndd_triton.kernels.gpu._tables import GpuBatch
+from ndd_triton.kernels.gpu._tiles import _helper_find_tile, tile_starts
 
 # stream columns of a sample table; kernels append their own columns after these
 S_START: tl.constexpr = tl.constexpr(0)  # first element of the sample, relative to the stream base
@@ -48,7 +52,7 @@ class StreamPlan:
     """Launch geometry of one stream: grid, tiles (None: GLOBAL) and the sample columns."""
 
     grid: int
-    tiles: np.ndarray | None  # [T, 2] int32 (sample, block); None: program p is block p
+    tiles: np.ndarray | None  # `tile_starts` table; None: program p is block p
     columns: np.ndarray  # [N, S_NCOL] int64: S_START, S_END
     total: int  # stream length (GLOBAL: elements of the batch)
     out: torch.Tensor  # output buffer viewed at the stream base
@@ -61,7 +65,7 @@ class StreamPlan:
     def tables(self, *columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(sample table: the stream columns then `columns`, tile table or a 1-row stand-in)."""
         cols = [np.asarray(c, np.int64).reshape(len(self.columns), -1) for c in columns]
-        tiles = self.tiles if self.tiles is not None else np.zeros((1, 2), np.int32)
+        tiles = self.tiles if self.tiles is not None else np.zeros(2, np.int32)
         return np.concatenate([self.columns, *cols], axis=1), tiles
 
 
@@ -95,7 +99,8 @@ def input_view(x: GpuBatch, out: GpuBatch) -> tuple[torch.Tensor, np.ndarray, bo
 
 def plan_tiles(starts: np.ndarray, sizes: np.ndarray, block: int, *, global_ok: bool
                ) -> tuple[int, np.ndarray | None, np.ndarray, int]:  # fmt: skip
-    """(grid, tiles or None, `[N, S_NCOL]` columns, total) of samples at stream `starts`.
+    """(grid, `tile_starts` table or None, `[N, S_NCOL]` columns, total) of samples at stream
+    `starts`: sample i gets one program per BLOCK block it touches.
 
     GLOBAL (tiles None) when allowed and the samples lie back to back from 0 in order.
     """
@@ -109,17 +114,10 @@ def plan_tiles(starts: np.ndarray, sizes: np.ndarray, block: int, *, global_ok: 
     nonempty = sizes > 0
     first = np.where(nonempty, starts // block, 0)
     last = np.where(nonempty, (starts + sizes - 1) // block, -1)
-    counts = last - first + 1
-    tiles = np.zeros((int(counts.sum()), 2), np.int32)
-    if len(tiles):
-        if int(last.max()) >= 2**31:
-            raise ValueError("GPU stream: the output buffer exceeds 2**31 tiles")
-        rows = np.repeat(np.arange(n, dtype=np.int64), counts)
-        offset = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts,
-                                                                   counts)  # fmt: skip
-        tiles[:, 0] = rows
-        tiles[:, 1] = first[rows] + offset
-    return len(tiles), tiles, columns, total
+    if n and int(last.max()) >= 2**31:
+        raise ValueError("GPU stream: the output buffer exceeds 2**31 tiles")
+    tiles = tile_starts(last - first + 1)
+    return int(tiles[-1]), tiles, columns, total
 
 
 def plan_stream(out: GpuBatch, block: int, *, global_ok: bool) -> StreamPlan:
@@ -143,9 +141,10 @@ def _helper_stream_tile(tiles, samples, total, NCOL: tl.constexpr, BLOCK: tl.con
         lo = start
         hi = tl.minimum(start + BLOCK, total)
     else:
-        sample = tl.load(tiles + 2 * pid)
-        start = tl.load(tiles + 2 * pid + 1).to(tl.int64) * BLOCK
+        sample, t = _helper_find_tile(tiles)
         row = samples + sample.to(tl.int64) * NCOL
-        lo = tl.maximum(start, tl.load(row + S_START))
+        first = tl.load(row + S_START)
+        start = (first // BLOCK + t) * BLOCK  # BLOCK: a power of two (a shift)
+        lo = tl.maximum(start, first)
         hi = tl.minimum(start + BLOCK, tl.load(row + S_END))
     return sample, row, start, lo, hi

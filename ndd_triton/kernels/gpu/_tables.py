@@ -1,8 +1,10 @@
 """What GPU kernels see: `GpuBatch` (packed buffer + tables) and `GpuRun` (launch helper).
 
 A ragged batch is one flat buffer plus per-sample int64 offsets and shapes; a kernel gets a
-sample table (one row per sample) and a tile table (`(sample, first_element)` rows), so the
-whole batch is one launch. All host tables of a launch travel in one host-to-device copy.
+sample table (one row per sample) and either a per-sample tile-start table (`_tiles.py`: the
+program finds its sample by binary search; most kernels) or a per-tile table (`tile_table`,
+`row_tiles`: `(sample, first_element)` rows), so the whole batch is one launch. All host
+tables of a launch travel in one host-to-device copy.
 """
 
 from __future__ import annotations
@@ -168,27 +170,6 @@ def row_tiles(rows: np.ndarray, row_len: np.ndarray, rows_per_tile: int, block: 
     table = np.stack([samples, local // per_row * rows_per_tile, local % per_row * block], axis=1)
     small = table.max(initial=0) < 2**31  # int32 halves the upload; huge samples keep int64
     return table.astype(np.int32) if small else table
-
-
-def block_tiles(planes: np.ndarray, rows: np.ndarray, cols: np.ndarray, block_rows: int,
-                span: int) -> np.ndarray:  # fmt: skip
-    """`[T, 4]` int32 rows `(sample, plane, first row, first column)` for kernels whose program
-    covers `block_rows` rows x `span` columns of one plane (image / frame / depth slice) of one
-    sample. Samples are `planes` x `rows` x `cols` (pixels, not elements); empty ones get no
-    tiles. Built with NumPy over the `[N]` arrays (no loop per sample)."""
-    planes, rows, cols = (np.asarray(a, dtype=np.int64) for a in (planes, rows, cols))
-    row_blocks = -(-rows // block_rows)
-    col_blocks = -(-cols // span)
-    per_plane = row_blocks * col_blocks
-    counts = planes * per_plane
-    sample = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-    if not len(sample):
-        return np.zeros((0, 4), np.int32)
-    local = np.arange(len(sample), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-    per, col_b = per_plane[sample], col_blocks[sample]
-    plane, rest = np.divmod(local, per)
-    row_b, col_b = np.divmod(rest, col_b)
-    return np.stack([sample, plane, row_b * block_rows, col_b * span], axis=1).astype(np.int32)
 
 
 class _PinnedRing:

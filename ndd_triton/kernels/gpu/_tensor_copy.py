@@ -28,7 +28,13 @@ from ndd_triton.kernels.gpu._tables import (
     GpuBatch,
     GpuRun,
     row_block,
-    row_tiles,
+)
+from ndd_triton.kernels.gpu._tiles import (
+    _helper_find_tile,
+    _helper_row_block,
+    grid_of,
+    row_tile_counts,
+    tile_starts,
 )
 
 G_IN_OFF: tl.constexpr = tl.constexpr(0)
@@ -96,11 +102,12 @@ def _gather_kernel(src, dst, samples, tiles, G: tl.constexpr, NOUT: tl.constexpr
     (j // G) * column_stride + (j % G) * group_stride.
     """
     ity = tl.int64 if IDX64 else tl.int32
-    tile = tiles + 3 * tl.program_id(0)
-    row = samples + tl.load(tile).to(tl.int64) * G_NCOL
-    r = tl.load(tile + 1).to(ity) + tl.arange(0, ROWS)
-    j = tl.multiple_of(tl.load(tile + 2).to(ity), BLOCK) + tl.arange(0, BLOCK)
+    sample, t = _helper_find_tile(tiles)
+    row = samples + sample.to(tl.int64) * G_NCOL
     rowlen = tl.multiple_of(tl.load(row + G_ROWLEN).to(ity), ALIGN_OUT)
+    r0, j0 = _helper_row_block(t.to(ity), rowlen, ROWS, BLOCK)
+    r = r0 + tl.arange(0, ROWS)
+    j = tl.multiple_of(j0, BLOCK) + tl.arange(0, BLOCK)
     mask = (r < tl.load(row + G_ROWS).to(ity))[:, None] & (j < rowlen)[None, :]
     rem = r
     src_row = tl.zeros([ROWS], dtype=ity)
@@ -150,13 +157,14 @@ def _transpose_tiles_kernel(src, dst, samples, tiles, NOUT: tl.constexpr, CONVER
     stores along col, both contiguous: the compiler stages the tile through shared memory.
     """
     ity = tl.int64 if IDX64 else tl.int32
-    tile = tiles + 3 * tl.program_id(0)
-    row = samples + tl.load(tile).to(tl.int64) * T_NCOL
+    sample, tile = _helper_find_tile(tiles)
+    row = samples + sample.to(tl.int64) * T_NCOL
     blocks = tl.load(row + T_PBLOCKS).to(ity)
-    t = tl.load(tile + 1).to(ity)
-    outer = t // blocks  # scalar, once per program
+    # tile -> (row t of the (outer, p block) rows, column block): scalars, once per program
+    t, col0 = _helper_row_block(tile.to(ity), tl.load(row + T_L).to(ity), 1, BL)
+    outer = t // blocks
     p = (t - outer * blocks) * BP + tl.arange(0, BP)
-    col = tl.multiple_of(tl.load(tile + 2).to(ity), BL) + tl.arange(0, BL)
+    col = tl.multiple_of(col0, BL) + tl.arange(0, BL)
     src_at = tl.multiple_of(tl.load(row + T_IN_OFF), ALIGN_IN)
     dst_at = tl.multiple_of(tl.load(row + T_OUT_OFF), ALIGN_OUT)
     for d in tl.static_range(NOUT):  # per program, not per element
@@ -198,7 +206,7 @@ def _transpose_tiles(run: GpuRun, out: GpuBatch, src: Any, src_offsets: np.ndarr
                             _pad_left(strides[:, others], 4, 0),
                             _pad_left(out_strides[:, others], 4, 0)], axis=1)  # fmt: skip
     rows = np.prod(ext, axis=1) * blocks
-    tiles = row_tiles(rows, l_ext, 1, bl)
+    tiles = tile_starts(row_tile_counts(rows, l_ext, 1, bl))
     idx64 = bool((np.abs(strides) * shapes).sum(axis=1).max(initial=0) >= 2**31) or \
         bool((out.sizes >= 2**31).any())  # fmt: skip
     live = rows * l_ext > 0
@@ -207,7 +215,7 @@ def _transpose_tiles(run: GpuRun, out: GpuBatch, src: Any, src_offsets: np.ndarr
     align_out = _aligned(vec_out, table[live][:, [1, 3, 4, 15, 16, 17, 18]])
     align_in = _aligned(vec_in, table[live][:, [0, 5, 11, 12, 13, 14]])
     with np.errstate(over="ignore", invalid="ignore"):
-        run.launch(_transpose_tiles_kernel, (len(tiles),), src, out.data, table, tiles,
+        run.launch(_transpose_tiles_kernel, (grid_of(tiles),), src, out.data, table, tiles,
                    NOUT=len(others), **convert_meta(src_dtype, out.dtype), ALIGN_IN=align_in,
                    ALIGN_OUT=align_out, IDX64=idx64, BP=bp, BL=bl)  # fmt: skip
 
@@ -308,7 +316,7 @@ def gather(run: GpuRun, out: GpuBatch, src: Any, src_offsets: np.ndarray, src_dt
     nout = NOUTER - int(np.argmax((ext[live, :NOUTER] > 1).any(axis=0))) \
         if (ext[live, :NOUTER] > 1).any() else 0  # fmt: skip
     rows_per_tile, block = row_block(rows, row_len)
-    tiles = row_tiles(rows, row_len, rows_per_tile, block)
+    tiles = tile_starts(row_tile_counts(rows, row_len, rows_per_tile, block))
     in_size = np.asarray(src.dtype.itemsize if isinstance(src, np.ndarray) else src.element_size())
     vec_in = max(16 // max(int(in_size), out.data.element_size()), 1)
     align_in = _aligned(vec_in, samples[live, 0], strd[live, :NOUTER]) if contig else 1
@@ -319,7 +327,7 @@ def gather(run: GpuRun, out: GpuBatch, src: Any, src_offsets: np.ndarray, src_dt
     # (handled by the saturation); NumPy-backed evaluation (the Triton interpreter) would warn
     # about them. A no-op for compiled kernels.
     with np.errstate(over="ignore", invalid="ignore"):
-        run.launch(_gather_kernel, (len(tiles),), src, out.data, samples, tiles, G=g, NOUT=nout,
+        run.launch(_gather_kernel, (grid_of(tiles),), src, out.data, samples, tiles, G=g, NOUT=nout,
                    CONTIG=contig, **convert_meta(src_dtype, out.dtype), ALIGN_IN=align_in,
                    ALIGN_OUT=align_out, IDX64=idx64, ROWS=rows_per_tile,
                    BLOCK=block)  # fmt: skip
@@ -343,11 +351,12 @@ def _pieces_kernel(src, dst, pieces, tiles, ALIGN: tl.constexpr, IDX64: tl.const
                    ROWS: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
     """ROWS x BLOCK elements of one piece: src[r * row + j] -> dst[r * out_row + j]."""
     ity = tl.int64 if IDX64 else tl.int32
-    tile = tiles + 3 * tl.program_id(0)
-    row = pieces + tl.load(tile).to(tl.int64) * P_NCOL
-    r = tl.load(tile + 1).to(ity) + tl.arange(0, ROWS)
-    j = tl.multiple_of(tl.load(tile + 2).to(ity), BLOCK) + tl.arange(0, BLOCK)
+    piece, t = _helper_find_tile(tiles)
+    row = pieces + piece.to(tl.int64) * P_NCOL
     length = tl.multiple_of(tl.load(row + P_ROW).to(ity), ALIGN)
+    r0, j0 = _helper_row_block(t.to(ity), length, ROWS, BLOCK)
+    r = r0 + tl.arange(0, ROWS)
+    j = tl.multiple_of(j0, BLOCK) + tl.arange(0, BLOCK)
     out_length = tl.multiple_of(tl.load(row + P_OUT_ROW).to(ity), ALIGN)
     mask = (r < tl.load(row + P_ROWS).to(ity))[:, None] & (j < length)[None, :]
     src_at = tl.multiple_of(r * length, ALIGN)[:, None] + j[None, :]
@@ -360,9 +369,9 @@ def copy_pieces(run: GpuRun, out: GpuBatch, base: Any, pieces: np.ndarray) -> No
     """Launch `_pieces_kernel` once over a `[P, P_NCOL]` int64 piece table."""
     rows, row_len = pieces[:, int(P_ROWS)], pieces[:, int(P_ROW)]
     rows_per_tile, block = row_block(rows, row_len)
-    tiles = row_tiles(rows, row_len, rows_per_tile, block)
+    tiles = tile_starts(row_tile_counts(rows, row_len, rows_per_tile, block))
     live = rows * row_len > 0
     align = _aligned(max(16 // out.data.element_size(), 1), pieces[live, :4])
     idx64 = bool((rows * np.maximum(row_len, pieces[:, int(P_OUT_ROW)]) >= 2**31).any())
-    run.launch(_pieces_kernel, (len(tiles),), base, out.data, pieces, tiles, ALIGN=align,
+    run.launch(_pieces_kernel, (grid_of(tiles),), base, out.data, pieces, tiles, ALIGN=align,
                IDX64=idx64, ROWS=rows_per_tile, BLOCK=block)  # fmt: skip

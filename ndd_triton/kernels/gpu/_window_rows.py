@@ -24,8 +24,15 @@ import numpy as np
 import triton
 import triton.language as tl
 
-from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, row_block, row_tiles
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, row_block
 from ndd_triton.kernels.gpu._tensor_copy import _helper_dali_convert
+from ndd_triton.kernels.gpu._tiles import (
+    _helper_find_tile,
+    _helper_row_block,
+    grid_of,
+    row_tile_counts,
+    tile_starts,
+)
 
 # sample table columns
 IN_OFF: tl.constexpr = tl.constexpr(0)
@@ -123,14 +130,17 @@ def _window_rows_kernel(src, dst, samples, fills, tiles, G: tl.constexpr, NOUT: 
     (anchor - j // G) * G + j % G mirrored; o_d(r) unravels r over the NOUT innermost outer axes.
     """
     ity = tl.int64 if IDX64 else tl.int32
-    tile = tiles + 3 * tl.program_id(0)
-    sample = tl.load(tile).to(tl.int64)
+    sample, t = _helper_find_tile(tiles)
+    sample = sample.to(tl.int64)
     row = samples + sample * NCOL
-    r = tl.load(tile + 1).to(ity) + tl.arange(0, ROWS)
-    j0 = tl.multiple_of(tl.load(tile + 2).to(ity), BLOCK)
+    rowlen = tl.multiple_of(tl.load(row + ROWLEN).to(ity), ALIGN)
+    # tile t of the sample: row block t // col_blocks, column block t % col_blocks (one ity
+    # divmod per program)
+    r0, j0 = _helper_row_block(t.to(ity), rowlen, ROWS, BLOCK)
+    r = r0 + tl.arange(0, ROWS)
+    j0 = tl.multiple_of(j0, BLOCK)
     j = j0 + tl.arange(0, BLOCK)
     nrows = tl.load(row + NROWS).to(ity)
-    rowlen = tl.multiple_of(tl.load(row + ROWLEN).to(ity), ALIGN)
     # per row: outer coordinates -> source row offset (and inside flag, channel coordinate)
     rem = r
     src_row = tl.zeros([ROWS], dtype=ity)
@@ -325,13 +335,13 @@ def window_rows(run: GpuRun, out: GpuBatch, src: Any, in_offsets: np.ndarray,
     if 1 < fills.shape[1] < g:  # the group fill reads G values: repeat the last
         fills = np.concatenate([fills, np.repeat(fills[:, -1:], g - fills.shape[1], axis=1)], 1)
     rows_per_tile, block = row_block(col(NROWS), col(ROWLEN))
-    tiles = row_tiles(col(NROWS), col(ROWLEN), rows_per_tile, block)
+    tiles = tile_starts(row_tile_counts(col(NROWS), col(ROWLEN), rows_per_tile, block))
     in_sizes = np.prod(in_shape, axis=1)
     idx64 = max(int(sizes.max(initial=0)), int(in_sizes.max(initial=0))) >= 2**31
     itemsize = max(out.data.element_size(), src.element_size())
     conv = conv or {"CONV": CONV_NONE, "LO": 0, "HI": 0, "NANV": 0, "LO_F": 0.0, "HI_F": 0.0}
     with np.errstate(over="ignore", invalid="ignore"):
-        run.launch(_window_rows_kernel, (len(tiles),), src, out.data, table, fills, tiles,
+        run.launch(_window_rows_kernel, (grid_of(tiles),), src, out.data, table, fills, tiles,
                    G=g, NOUT=_nout(table, live, ch), POLICY=policy, FILL=need_fill,
                    REV=bool((col(C_STEP)[live] < 0).any()) and not need_fill,
                    CH=ch if need_fill and fills.shape[1] > 1 else -1, NF=fills.shape[1], **conv,

@@ -22,7 +22,8 @@ import triton.language as tl
 
 from ndd_triton.kernels import register
 from ndd_triton.kernels.gpu import _window_rows as rows
-from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
+from ndd_triton.kernels.gpu._tiles import _helper_find_tile, grid_of, tile_starts
 from ndd_triton.ops import crop
 from ndd_triton.ops.schema import Call
 
@@ -49,8 +50,9 @@ def _window_kernel(src, dst, samples, floats, tiles, AFFINE: tl.constexpr,
     Only the last NDIM of the 5 padded axes are unravelled (the others have extent 1), in
     IDX-bit integers (int32 when every sample's input and output fit: GPU division is the
     cost of this kernel, and 64-bit division is several times slower)."""
-    sample = tl.load(tiles + 2 * tl.program_id(0))
-    first = tl.load(tiles + 2 * tl.program_id(0) + 1)
+    sample, t = _helper_find_tile(tiles)
+    sample = sample.to(tl.int64)
+    first = t.to(tl.int64) * BLOCK
     row = samples + sample * NCOL
     frow = floats + sample * (3 * CMAX)
     ity = tl.int32 if IDX == 32 else tl.int64
@@ -78,8 +80,7 @@ def _window_kernel(src, dst, samples, floats, tiles, AFFINE: tl.constexpr,
         src_idx += coord * tl.load(row + IN_STRIDE + p).to(ity)
     mask = idx < total
     chan = tl.minimum(chan, CMAX - 1)
-    v = tl.load(src + tl.load(row + IN_OFF) + src_idx.to(tl.int64), mask=mask & inside,
-                other=0)
+    v = tl.load(src + tl.load(row + IN_OFF) + src_idx.to(tl.int64), mask=mask & inside, other=0)
     fill = tl.load(frow + 2 * CMAX + chan, mask=mask, other=0.0)
     if CONVERT:
         v = v.to(tl.float32)
@@ -129,11 +130,11 @@ def window_launch(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call, out_lay
     convert = affine or out.dtype != inp.dtype
     is_int = convert and not out.dtype.is_float
     info = np.iinfo(out.dtype.numpy_dtype) if is_int else None
-    tiles = tile_table(out.sizes, TILE)
+    tiles = tile_starts(-(-out.sizes // TILE))
     # |window coordinates| stay below in + out extents; int32 holds the index math when
     # every sample's input and output (and so any offset within them) stay below 2**30
     small = max(int(inp.sizes.max(initial=0)), int(out.sizes.max(initial=0))) < 2**30
-    run.launch(_window_kernel, (len(tiles),), inp.data, out.data, table,
+    run.launch(_window_kernel, (grid_of(tiles),), inp.data, out.data, table,
                np.ascontiguousarray(floats, dtype=np.float32), tiles, AFFINE=affine,
                CONVERT=convert, CLAMP=call.out_of_bounds_policy in ("edge", "clamp"),
                ROUND=is_int, LO=float(info.min) if info is not None else 0.0,
@@ -156,7 +157,7 @@ def crop_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
     fill = np.asarray(call.fill, dtype=np.float64).reshape(-1)
     width = max(int(out.shapes[:, channel].max(initial=1)) if channel >= 0 else 1, len(fill), 1)
     table = np.full(width, fill[-1] if len(fill) else 0.0)
-    table[:len(fill)] = fill
+    table[: len(fill)] = fill
     with np.errstate(over="ignore", invalid="ignore"):
         fills = table.astype(np.float32).astype(out.dtype.numpy_dtype)
     conv = {"CONV": rows.CONV_NONE, "LO": 0, "HI": 0, "NANV": 0, "LO_F": 0.0, "HI_F": 0.0}

@@ -16,7 +16,14 @@ import triton
 import triton.language as tl
 
 from ndd_triton.kernels import register
-from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, row_block, row_tiles
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, row_block
+from ndd_triton.kernels.gpu._tiles import (
+    _helper_find_tile,
+    _helper_row_block,
+    grid_of,
+    row_tile_counts,
+    tile_starts,
+)
 from ndd_triton.kernels.gpu._window_rows import _helper_group_fill
 from ndd_triton.ops import erase
 from ndd_triton.ops.schema import Call
@@ -52,12 +59,13 @@ def _erase_rows_kernel(src, dst, samples, regions, fills, tiles, G: tl.constexpr
     j // G and group index j % G (the column bounds are stored times G: no division).
     """
     ity = tl.int64 if IDX64 else tl.int32
-    tile = tiles + 3 * tl.program_id(0)
-    sample = tl.load(tile).to(tl.int64)
+    sample, t = _helper_find_tile(tiles)
+    sample = sample.to(tl.int64)
     row = samples + sample * NCOL
-    r = tl.load(tile + 1).to(ity) + tl.arange(0, ROWS)
-    j = tl.multiple_of(tl.load(tile + 2).to(ity), BLOCK) + tl.arange(0, BLOCK)
     rowlen = tl.multiple_of(tl.load(row + ROWLEN).to(ity), ALIGN)
+    r0, j0 = _helper_row_block(t.to(ity), rowlen, ROWS, BLOCK)
+    r = r0 + tl.arange(0, ROWS)
+    j = tl.multiple_of(j0, BLOCK) + tl.arange(0, BLOCK)
     mask = (r < tl.load(row + NROWS).to(ity))[:, None] & (j < rowlen)[None, :]
     e4 = tl.load(row + EXT + 4).to(ity)
     e3 = tl.load(row + EXT + 3).to(ity)
@@ -148,11 +156,11 @@ def erase_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
     ch = -1 if nfill == 1 or channel < 0 else 6 if channel >= cols else \
         5 if channel == cols - 1 else channel + NOUTER - (cols - 1)  # fmt: skip
     rows_per_tile, block = row_block(rows, row_len)
-    tiles = row_tiles(rows, row_len, rows_per_tile, block)
+    tiles = tile_starts(row_tile_counts(rows, row_len, rows_per_tile, block))
     vec = max(16 // out.data.element_size(), 1)
     live = rows * row_len > 0
     aligned = not any((v[live] % vec).any() for v in (inp.offsets, out.offsets, row_len))
-    run.launch(_erase_rows_kernel, (len(tiles),), inp.data, out.data, samples,
+    run.launch(_erase_rows_kernel, (grid_of(tiles),), inp.data, out.data, samples,
                table.reshape(-1), fills, tiles, G=g, CH=ch, NF=nfill,
                ALIGN=vec if aligned else 1, IDX64=bool((rows * row_len >= 2**31).any()),
                ROWS=rows_per_tile, BLOCK=block)  # fmt: skip

@@ -1,7 +1,7 @@
 """jitter on the GPU: one launch; per-pixel Philox offsets (key, base + 2 * pixel).
 
-Each program covers a block of BY rows of one sample and walks them BX pixels at a time (tile
-table rows `(sample, 0, first row, first column)`, `_tables.block_tiles`); each lane is one
+Each program covers a block of BY rows of one sample and walks them BX pixels at a time (it
+finds its sample and its row and column block from a per-sample table: `_tiles`); each lane is one
 output pixel: one Philox block gives its two draws, and it copies its CH channels (constexpr
 when the batch has one channel count <= 4) from the source pixel. Addresses inside a sample are
 int32 (int64 only for huge samples, I64); the Philox counter stays uint64.
@@ -16,7 +16,14 @@ import triton.language as tl
 from ndd_triton.core.convert import convert_numpy
 from ndd_triton.kernels import register
 from ndd_triton.kernels.gpu._philox import _helper_philox_draw2
-from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, block_tiles
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
+from ndd_triton.kernels.gpu._tiles import (
+    _helper_find_tile,
+    _helper_row_block,
+    block_tile_counts,
+    grid_of,
+    tile_starts,
+)
 from ndd_triton.ops import jitter
 from ndd_triton.ops.schema import Call
 
@@ -44,13 +51,11 @@ def _jitter_kernel(src, dst, samples, tiles, fill, SPAN_DRAWS: tl.constexpr, HAL
     pixel from Philox draws `base + 2 * (y * w + x)` and the next one."""
     # program -> sample, rows y0 + [0, BY), columns x0 + [0, SPAN); lane (r, i) of a step at
     # column xb -> output pixel (xb + i, y0 + r), all its channels (one draw pair per pixel)
-    tile = tiles + 4 * tl.program_id(0)
-    sample = tl.load(tile)
-    y0 = tl.load(tile + 2)
-    x0 = tl.load(tile + 3)
+    sample, t = _helper_find_tile(tiles)
     row = samples + sample * NCOL
     h = tl.load(row + H)
     w = tl.load(row + W)
+    y0, x0 = _helper_row_block(t, w.to(tl.int32), BY, SPAN)
     if CH > 0:  # noqa: SIM108 (constexpr: one channel count in the batch, checked by the host)
         nch = CH
     else:
@@ -103,9 +108,10 @@ def jitter_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
     fill = convert_numpy(np.array([call.fill_value], np.float64), out.dtype.numpy_dtype)
     channels = inp.shapes[:, 2]
     uniform = n > 0 and bool((channels == channels[0]).all()) and 1 <= channels[0] <= 4
-    tiles = block_tiles(channels > 0, inp.shapes[:, 0], inp.shapes[:, 1], BLOCK_Y, SPAN)
+    counts = block_tile_counts(channels > 0, inp.shapes[:, 0], inp.shapes[:, 1], BLOCK_Y, SPAN)
+    tiles = tile_starts(counts)
     big = int(inp.sizes.max(initial=0)) >= I32_LIMIT
     degree = int(call.nDegree)
-    run.launch(_jitter_kernel, (len(tiles),), inp.data, out.data, samples, tiles, fill,
+    run.launch(_jitter_kernel, (grid_of(tiles),), inp.data, out.data, samples, tiles, fill,
                SPAN_DRAWS=degree + 1, HALF=degree // 2, CH=int(channels[0]) if uniform else 0,
                I64=big, BY=BLOCK_Y, BX=BLOCK_X, SPAN=SPAN)  # fmt: skip

@@ -16,7 +16,14 @@ import triton
 import triton.language as tl
 
 from ndd_triton.kernels import register
-from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, row_block, row_tiles
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, row_block
+from ndd_triton.kernels.gpu._tiles import (
+    _helper_find_tile,
+    _helper_row_block,
+    grid_of,
+    row_tile_counts,
+    tile_starts,
+)
 from ndd_triton.ops import multi_paste
 from ndd_triton.ops.schema import Call
 
@@ -44,12 +51,13 @@ def _multi_paste_kernel(src, dst, samples, regions, tiles, SAME: tl.constexpr,
     Canvas element (y, j) of a region reads src[R_SRC + y * R_ROW + j] (the region's source
     offset is shifted on the host so that one multiply-add per row addresses it).
     """
-    tile = tiles + 3 * tl.program_id(0)
-    sample = tl.load(tile).to(tl.int64)
+    sample, t = _helper_find_tile(tiles)
+    sample = sample.to(tl.int64)
     row = samples + sample * NCOL
-    y = tl.load(tile + 1) + tl.arange(0, ROWS)
-    j = tl.multiple_of(tl.load(tile + 2), BLOCK) + tl.arange(0, BLOCK)
     rowlen = tl.multiple_of(tl.load(row + ROWLEN).to(tl.int32), ALIGN)
+    y0, j0 = _helper_row_block(t, rowlen, ROWS, BLOCK)
+    y = y0 + tl.arange(0, ROWS)
+    j = tl.multiple_of(j0, BLOCK) + tl.arange(0, BLOCK)
     mask = (y < tl.load(row + OUT_H).to(tl.int32))[:, None] & (j < rowlen)[None, :]
     src_idx = tl.zeros([ROWS, BLOCK], dtype=tl.int64)
     hit = (y < 0)[:, None] & (j < 0)[None, :]
@@ -109,10 +117,10 @@ def multi_paste_gpu(run: GpuRun, out: GpuBatch, *args: object) -> None:
                        axis=1).astype(np.int64)  # fmt: skip
     rows, row_len = samples[:, 1], samples[:, 2]
     rows_per_tile, block = row_block(rows, row_len)
-    tiles = row_tiles(rows, row_len, rows_per_tile, block)
+    tiles = tile_starts(row_tile_counts(rows, row_len, rows_per_tile, block))
     is_int = not out.dtype.is_float and data.dtype.is_floating_point
     info = np.iinfo(out.dtype.numpy_dtype) if not out.dtype.is_float else None
-    run.launch(_multi_paste_kernel, (len(tiles),), data, out.data, samples, regions, tiles,
+    run.launch(_multi_paste_kernel, (grid_of(tiles),), data, out.data, samples, regions, tiles,
                SAME=data.dtype == out.data.dtype, ROUND=is_int,
                LO=float(info.min) if info is not None else 0.0,
                HI=float(info.max) if info is not None else 0.0,

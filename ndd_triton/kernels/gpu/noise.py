@@ -22,7 +22,8 @@ from ndd_triton.kernels.gpu._philox import (
     _helper_unit_f64,
 )
 from ndd_triton.kernels.gpu._saturate import _helper_round_saturate, int_limits
-from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
+from ndd_triton.kernels.gpu._tiles import grid_of, tile_starts
 from ndd_triton.kernels.gpu.random_ops import (
     _helper_box_muller_f32,
     _helper_draws2,
@@ -83,7 +84,7 @@ def _gaussian_kernel(src, dst, samples, fparams, tiles, BLOCK: tl.constexpr,
                      OUT_INT: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
                      HI_INT: tl.constexpr, NAN_INT: tl.constexpr):  # fmt: skip
     """in + mean + stddev * z in float64; element e draws base + 2e, base + 2e + 1."""
-    row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
+    _, row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
         tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)  # fmt: skip
     d0, d1 = _helper_draws2(k0, k1, base + 2 * first.to(tl.uint64), BLOCK)
     z = _helper_box_muller_f32(d0, d1).to(tl.float64)
@@ -99,7 +100,7 @@ def _salt_and_pepper_kernel(src, dst, samples, fparams, values, tiles, BLOCK: tl
 
     Element e's unit: e // (extent * inner) * inner + e % inner (draws base + 2 unit, + 1).
     """
-    row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
+    sample, row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
         tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)  # fmt: skip
     e = first.to(tl.int32) + lanes
     inner = tl.load(row + INNER).to(tl.int32)
@@ -109,7 +110,6 @@ def _salt_and_pepper_kernel(src, dst, samples, fparams, values, tiles, BLOCK: tl
     d0, d1 = _helper_philox_draw2(k0, k1, base + 2 * unit.to(tl.uint64))
     replace = _helper_unit_f32(d0).to(tl.float64) < tl.load(frow + F_A)
     salt = _helper_unit_f32(d1).to(tl.float64) < tl.load(frow + F_B)
-    sample = tl.load(tiles + 2 * tl.program_id(0))
     salt_val = tl.load(values + 2 * sample)
     pepper_val = tl.load(values + 2 * sample + 1)
     x = tl.load(src + tl.load(row + IN_OFF) + first + lanes, mask=mask)
@@ -185,7 +185,7 @@ def _shot_kernel(src, dst, samples, fparams, tiles, BLOCK: tl.constexpr, DRAWS: 
                  OUT_INT: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
                  HI_INT: tl.constexpr, NAN_INT: tl.constexpr):  # fmt: skip
     """Poisson(max(0, in / factor)) * factor; factor 0 copies the input."""
-    row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
+    _, row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
         tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)  # fmt: skip
     raw = tl.load(src + tl.load(row + IN_OFF) + first + lanes, mask=mask, other=0)
     factor = tl.load(frow + F_A)
@@ -235,8 +235,8 @@ def _limits(out: GpuBatch) -> dict[str, object]:
 def gaussian_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
     """One launch."""
     samples, fparams = _tables(out, inp, call, (call.mean, call.stddev))
-    tiles = tile_table(out.sizes, TILE)
-    run.launch(_gaussian_kernel, (len(tiles),), inp.data, out.data, samples, fparams, tiles,
+    tiles = tile_starts(-(-out.sizes // TILE))
+    run.launch(_gaussian_kernel, (grid_of(tiles),), inp.data, out.data, samples, fparams, tiles,
                BLOCK=TILE, **_limits(out))  # fmt: skip
 
 
@@ -247,8 +247,8 @@ def salt_and_pepper_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -
                                (call.chan_extent, call.chan_inner))  # fmt: skip
     values = convert_numpy(np.stack([call.salt_val, call.pepper_val], axis=1),
                            out.dtype.numpy_dtype)  # fmt: skip
-    tiles = tile_table(out.sizes, TILE)
-    run.launch(_salt_and_pepper_kernel, (len(tiles),), inp.data, out.data, samples, fparams,
+    tiles = tile_starts(-(-out.sizes // TILE))
+    run.launch(_salt_and_pepper_kernel, (grid_of(tiles),), inp.data, out.data, samples, fparams,
                values, tiles, BLOCK=TILE)  # fmt: skip
 
 
@@ -256,6 +256,6 @@ def salt_and_pepper_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -
 def shot_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
     """One launch."""
     samples, fparams = _tables(out, inp, call, (call.factor,))
-    tiles = tile_table(out.sizes, SHOT_TILE)
-    run.launch(_shot_kernel, (len(tiles),), inp.data, out.data, samples, fparams, tiles,
+    tiles = tile_starts(-(-out.sizes // SHOT_TILE))
+    run.launch(_shot_kernel, (grid_of(tiles),), inp.data, out.data, samples, fparams, tiles,
                BLOCK=SHOT_TILE, DRAWS=ops.SHOT_DRAWS, **_limits(out))  # fmt: skip

@@ -5,10 +5,11 @@ backends produce the same values (bit-exact for uniform and coin_flip; normal us
 log/cos, whose last bit may differ on real hardware). `choice` and `beta` are CPU-only in DALI:
 their GPU path computes on the host with the CPU code and uploads the result in one copy.
 
-A program owns BLOCK elements of one sample (`(sample, first)` tiles, `first` a multiple of
-BLOCK; int32 lane offsets). Sample bases are multiples of 4 (`RNG.reserve`), so the lanes of a
-tile share Philox blocks: one 10-round block feeds 4 lanes of one-draw ops and 2 lanes of
-two-draw ops, not one lane each (Philox dominates these kernels' arithmetic).
+A program owns BLOCK elements of one sample (found from a per-sample `_tiles.tile_starts`
+table; its first element a multiple of BLOCK; int32 lane offsets). Sample bases are multiples
+of 4 (`RNG.reserve`), so the lanes of a tile share Philox blocks: one 10-round block feeds 4
+lanes of one-draw ops and 2 lanes of two-draw ops, not one lane each (Philox dominates these
+kernels' arithmetic).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from ndd_triton.kernels.gpu._philox import (
     _helper_unit_open_f32,
 )
 from ndd_triton.kernels.gpu._saturate import _helper_round_saturate, int_limits
-from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
+from ndd_triton.kernels.gpu._tiles import _helper_find_tile, grid_of, tile_starts
 from ndd_triton.ops import random_ops as ops
 from ndd_triton.ops.schema import Call, SampleArgs
 
@@ -54,17 +56,19 @@ TILE = 1024
 @triton.jit
 def _helper_sample_tile(tiles, samples, fparams, BLOCK: tl.constexpr, NCOL: tl.constexpr,
                         NFCOL: tl.constexpr, SIZE: tl.constexpr):  # fmt: skip
-    """One program: int row (SIZE, BASE, KEY_LO, KEY_HI at SIZE..SIZE+3), float row, the tile's
-    first element (int64), int32 lanes, mask, Philox key and the sample's draw base."""
-    sample = tl.load(tiles + 2 * tl.program_id(0))
-    first = tl.load(tiles + 2 * tl.program_id(0) + 1)
+    """One program: its sample, int row (SIZE, BASE, KEY_LO, KEY_HI at SIZE..SIZE+3), float
+    row, the tile's first element (int64), int32 lanes, mask, Philox key and the sample's draw
+    base. The sample and tile come from a `_tiles.tile_starts` table."""
+    sample, tile = _helper_find_tile(tiles)
+    sample = sample.to(tl.int64)
+    first = tile.to(tl.int64) * BLOCK
     row = samples + sample * NCOL
     lanes = tl.arange(0, BLOCK)
     mask = lanes < tl.load(row + SIZE) - first
     k0 = tl.load(row + SIZE + 2).to(tl.uint32)
     k1 = tl.load(row + SIZE + 3).to(tl.uint32)
     base = tl.load(row + SIZE + 1).to(tl.uint64, bitcast=True)
-    return row, fparams + sample * NFCOL, first, lanes, mask, k0, k1, base
+    return sample, row, fparams + sample * NFCOL, first, lanes, mask, k0, k1, base
 
 
 @triton.jit
@@ -90,7 +94,7 @@ def _uniform_kernel(dst, values, samples, fparams, tiles, BLOCK: tl.constexpr,
 
     Element e of the sample uses draw base + e (float32 and narrower) or base + 2e, base + 2e + 1.
     """
-    row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
+    _, row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
         tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)  # fmt: skip
     e = first.to(tl.uint64)
     out = dst + tl.load(row + OUT_OFF) + first + lanes
@@ -141,7 +145,7 @@ def _normal_kernel(dst, samples, fparams, tiles, BLOCK: tl.constexpr, OUT_INT: t
                    LO: tl.constexpr, HI: tl.constexpr, HI_INT: tl.constexpr,
                    NAN_INT: tl.constexpr):  # fmt: skip
     """mean + stddev * z in float64, converted to the output type (draws base + 2e, + 1)."""
-    row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
+    _, row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
         tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)  # fmt: skip
     d0, d1 = _helper_draws2(k0, k1, base + 2 * first.to(tl.uint64), BLOCK)
     z = _helper_box_muller_f32(d0, d1)
@@ -157,7 +161,7 @@ def _normal_kernel(dst, samples, fparams, tiles, BLOCK: tl.constexpr, OUT_INT: t
 @triton.jit
 def _coin_flip_kernel(dst, samples, fparams, tiles, BLOCK: tl.constexpr):
     """1 where a [0, 1) float32 draw (base + e) is below the probability."""
-    row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
+    _, row, frow, first, lanes, mask, k0, k1, base = _helper_sample_tile(
         tiles, samples, fparams, BLOCK, NCOL, NFCOL, SIZE)  # fmt: skip
     u = _helper_unit_f32(_helper_draws1(k0, k1, base + first.to(tl.uint64), BLOCK))
     hit = u.to(tl.float64) < tl.load(frow + F_A)
@@ -200,8 +204,8 @@ def uniform_gpu(run: GpuRun, out: GpuBatch, _like: GpuBatch | None, call: Call) 
             values = convert_numpy(call.value_table, np_type)
             ints[int(VSTART)] = call.value_start
     samples, fparams = _tables(out, call, ints, floats)
-    tiles = tile_table(out.sizes, TILE)
-    run.launch(_uniform_kernel, (len(tiles),), out.data, values, samples, fparams, tiles,
+    tiles = tile_starts(-(-out.sizes // TILE))
+    run.launch(_uniform_kernel, (grid_of(tiles),), out.data, values, samples, fparams, tiles,
                BLOCK=TILE, MODE=int(call.mode), F64=np_type == np.float64,
                U64=np_type == np.uint64)  # fmt: skip
 
@@ -213,8 +217,8 @@ def normal_gpu(run: GpuRun, out: GpuBatch, _like: GpuBatch | None, call: Call) -
     limits = int_limits(np_type) if np_type.kind in "iu" else \
         {"LO": 0.0, "HI": 0.0, "HI_INT": 0, "NAN_INT": 0}  # fmt: skip
     samples, fparams = _tables(out, call, floats={int(F_A): call.mean, int(F_B): call.stddev})
-    tiles = tile_table(out.sizes, TILE)
-    run.launch(_normal_kernel, (len(tiles),), out.data, samples, fparams, tiles, BLOCK=TILE,
+    tiles = tile_starts(-(-out.sizes // TILE))
+    run.launch(_normal_kernel, (grid_of(tiles),), out.data, samples, fparams, tiles, BLOCK=TILE,
                OUT_INT=np_type.kind in "iu", **limits)  # fmt: skip
 
 
@@ -222,8 +226,8 @@ def normal_gpu(run: GpuRun, out: GpuBatch, _like: GpuBatch | None, call: Call) -
 def coin_flip_gpu(run: GpuRun, out: GpuBatch, _like: GpuBatch | None, call: Call) -> None:
     """One launch."""
     samples, fparams = _tables(out, call, floats={int(F_A): call.probability})
-    tiles = tile_table(out.sizes, TILE)
-    run.launch(_coin_flip_kernel, (len(tiles),), out.data, samples, fparams, tiles, BLOCK=TILE)
+    tiles = tile_starts(-(-out.sizes // TILE))
+    run.launch(_coin_flip_kernel, (grid_of(tiles),), out.data, samples, fparams, tiles, BLOCK=TILE)
 
 
 def _host_samples(batch: GpuBatch) -> list[np.ndarray]:

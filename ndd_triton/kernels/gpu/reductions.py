@@ -17,7 +17,8 @@ import triton.language as tl
 
 from ndd_triton.kernels import register
 from ndd_triton.kernels.gpu._common import MAX_RANK
-from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
+from ndd_triton.kernels.gpu._tiles import _helper_find_tile, grid_of, tile_starts
 from ndd_triton.ops import reductions as red
 from ndd_triton.ops.schema import Call
 
@@ -85,8 +86,9 @@ def _reduce_kernel(src, dst, mean, ident, samples, rows, ddof, OP: tl.constexpr,
                    INT_ACC: tl.constexpr, NO_AXES: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
     """Reduce one (sample, output element) row. NO_AXES: variance / std_dev over no axes,
     which DALI 2.4 returns as 0."""
-    sample = tl.load(rows + 2 * tl.program_id(0))
-    o = tl.load(rows + 2 * tl.program_id(0) + 1)
+    sample, o = _helper_find_tile(rows)
+    sample = sample.to(tl.int64)
+    o = o.to(tl.int64)
     row = samples + sample * NCOL
     n = tl.load(row + RED_N)
     base = tl.load(row + IN_OFF) + _helper_strided_offset(o, row, KEPT_EXT, KEPT_STR)
@@ -174,14 +176,14 @@ def reduce_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, *rest: GpuBatch | Call
         mean_data = inp.data
     samples = np.concatenate([np.stack([inp.offsets, out.offsets, mean_off, mean_step, red_n],
                                        axis=1), _split_table(shapes, axes)], axis=1)  # fmt: skip
-    rows = tile_table(out.sizes, 1)
+    rows = tile_starts(out.sizes)
     np_in = inp.dtype.numpy_dtype
     int_acc = op not in (red.MIN, red.MAX) and out.dtype.is_integer
     info = np.finfo(np_in) if np_in.kind == "f" else np.iinfo(np_in)
     ident = np.array([info.max if op == red.MIN else info.min], dtype=np_in)
     ddof = int(call.values.get("ddof") or 0)
-    run.launch(_reduce_kernel, (len(rows),), inp.data, out.data, mean_data, ident, samples, rows,
-               ddof, OP=op, INT_ACC=int_acc, NO_AXES=op >= red.VARIANCE and not axes,
+    run.launch(_reduce_kernel, (grid_of(rows),), inp.data, out.data, mean_data, ident, samples,
+               rows, ddof, OP=op, INT_ACC=int_acc, NO_AXES=op >= red.VARIANCE and not axes,
                BLOCK=_block_for(red_n))  # fmt: skip
 
 

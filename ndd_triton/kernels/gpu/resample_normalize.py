@@ -18,7 +18,8 @@ import triton
 import triton.language as tl
 
 from ndd_triton.kernels._resample import axis_tables
-from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
+from ndd_triton.kernels.gpu._tiles import _helper_find_tile, grid_of, tile_starts
 
 IN_OFF: tl.constexpr = tl.constexpr(0)
 OUT_OFF: tl.constexpr = tl.constexpr(1)
@@ -37,8 +38,9 @@ def _resample_normalize_kernel(src, dst, samples, tiles, index_h, weight_h, inde
                                affine, TAPS_H: tl.constexpr, TAPS_W: tl.constexpr,
                                CHW: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
     """One tile of one sample's resized HWC (3-channel) elements, normalised and stored."""
-    sample = tl.load(tiles + 2 * tl.program_id(0))
-    first = tl.load(tiles + 2 * tl.program_id(0) + 1)
+    sample, tile = _helper_find_tile(tiles)
+    sample = sample.to(tl.int64)
+    first = tile.to(tl.int64) * BLOCK
     row = samples + sample * NCOL
     w_in = tl.load(row + W_IN).to(tl.int32)
     h_out = tl.load(row + H_OUT).to(tl.int32)
@@ -101,7 +103,7 @@ def launch_resample_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, resampl
                        axis=1).astype(np.int64)  # fmt: skip
     affine = np.concatenate([np.asarray(gain, np.float32)[:, :3],
                              np.asarray(bias, np.float32)[:, :3]], axis=1)  # fmt: skip
-    tiles = tile_table(n_out[:, 0] * n_out[:, 1] * 3, TILE)
-    run.launch(_resample_normalize_kernel, (len(tiles),), inp.data, out.data, samples, tiles,
+    tiles = tile_starts(-(-(n_out[:, 0] * n_out[:, 1] * 3) // TILE))
+    run.launch(_resample_normalize_kernel, (grid_of(tiles),), inp.data, out.data, samples, tiles,
                index_h, weight_h, index_w, weight_w, np.ascontiguousarray(affine),
                TAPS_H=taps_h, TAPS_W=taps_w, CHW=chw, BLOCK=TILE)  # fmt: skip

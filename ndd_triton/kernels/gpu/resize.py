@@ -17,7 +17,8 @@ import triton.language as tl
 
 from ndd_triton.kernels import register
 from ndd_triton.kernels._resample import axis_tables
-from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
+from ndd_triton.kernels.gpu._tiles import _helper_find_tile, grid_of, tile_starts
 from ndd_triton.ops import resize
 from ndd_triton.ops.schema import Call
 
@@ -41,8 +42,9 @@ def _resample_axis_kernel(src, dst, samples, tiles, index, weight, TAPS: tl.cons
     Index math in IDX-bit integers: int32 when every sample's input and output of the pass
     fit (the divisions dominate this kernel's cost on the GPU; int64 ones are much slower)."""
     ity = tl.int32 if IDX == 32 else tl.int64
-    sample = tl.load(tiles + 2 * tl.program_id(0))
-    first = tl.load(tiles + 2 * tl.program_id(0) + 1)
+    sample, tile = _helper_find_tile(tiles)
+    sample = sample.to(tl.int64)
+    first = tile.to(tl.int64) * BLOCK
     row = samples + sample * NCOL
     outer = tl.load(row + OUTER).to(ity)
     l_in = tl.load(row + L_IN).to(ity)
@@ -67,8 +69,9 @@ def _resample_axis_kernel(src, dst, samples, tiles, index, weight, TAPS: tl.cons
     if ROUND:  # integer output: saturate, then round half away from zero
         acc = tl.minimum(tl.maximum(acc, LO), HI)
         acc = tl.where(acc < 0, tl.ceil(acc - 0.5), tl.floor(acc + 0.5))
-    tl.store(dst + tl.load(row + OUT_OFF) + idx.to(tl.int64), acc.to(dst.dtype.element_ty),
-             mask=mask)
+    tl.store(
+        dst + tl.load(row + OUT_OFF) + idx.to(tl.int64), acc.to(dst.dtype.element_ty), mask=mask
+    )
 
 
 def resample_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
@@ -101,8 +104,8 @@ def resample_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
         info = np.iinfo(out.dtype.numpy_dtype) if is_int else None
         small = max(int(np.prod(shapes, axis=1).max(initial=0)),
                     int(sizes.max(initial=0))) < 2**30  # fmt: skip
-        tiles = tile_table(sizes, TILE)
-        run.launch(_resample_axis_kernel, (len(tiles),), src, dst, samples, tiles, index,
+        tiles = tile_starts(-(-sizes // TILE))
+        run.launch(_resample_axis_kernel, (grid_of(tiles),), src, dst, samples, tiles, index,
                    weight, TAPS=taps, ROUND=is_int,
                    LO=float(info.min) if info is not None else 0.0,
                    HI=float(info.max) if info is not None else 0.0,

@@ -3,16 +3,16 @@
 Images and volumes share the kernel (NDIM constexpr: 4 or 8 taps); images have D = 1.
 
 Each program covers a block of BY output rows of one plane (frame x depth slice) of one sample
-and walks them BX pixels at a time (tile table rows `(sample, plane, first row, first column)`,
-`_tables.block_tiles`); each lane is one output pixel and reads / writes its CH channels
-(constexpr when the batch has one channel count <= 4) next to each other. Per-sample values
-(sizes, the map, the fill) are loaded once per program; addresses inside a plane are int32
-(int64 only for huge planes, I64). The per-sample inverse map (3x4; images: z column and row
-zero) and fill value travel in a float32 table next to the int64 sample table; the source point
-of output pixel `(x, y)` is `M @ [x + .5, y + .5, 1] - .5` in pixel indices, sampled NN
-(`floor(p + .5)`; 2-D: DALI's accumulated row coordinates, see `_affine_kernel`) or
-bilinearly, with `fill_value` for taps outside the source (FILL) or clamped tap indices.
-fp32 math; integer outputs round half away, saturate.
+and walks them BX pixels at a time (a program finds its sample and its tile, plane major,
+then row block, then column block, from a per-sample table: `_tiles`); each lane is one output
+pixel and reads / writes its CH channels (constexpr when the batch has one channel count <= 4)
+next to each other. Per-sample values (sizes, the map, the fill) are loaded once per program;
+addresses inside a plane are int32 (int64 only for huge planes, I64). The per-sample inverse
+map (3x4; images: z column and row zero) and fill value travel in a float32 table next to the
+int64 sample table; the source point of output pixel `(x, y)` is `M @ [x + .5, y + .5, 1] - .5`
+in pixel indices, sampled NN (`floor(p + .5)`; 2-D: DALI's accumulated row coordinates, see
+`_affine_kernel`) or bilinearly, with `fill_value` for taps outside the source (FILL) or clamped
+tap indices. fp32 math; integer outputs round half away, saturate.
 """
 
 from __future__ import annotations
@@ -22,7 +22,13 @@ import triton
 import triton.language as tl
 
 from ndd_triton.kernels import register
-from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, block_tiles
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
+from ndd_triton.kernels.gpu._tiles import (
+    _helper_find_tile,
+    block_tile_counts,
+    grid_of,
+    tile_starts,
+)
 from ndd_triton.ops import warp_affine
 from ndd_triton.ops.schema import Call
 
@@ -107,11 +113,7 @@ def _affine_kernel(src, dst, samples, ptable, tiles, NDIM: tl.constexpr, INTERP:
     so near-ties round as in DALI."""
     # program -> sample, plane = frame * out_d + z, rows y0 + [0, BY), columns x0 + [0, SPAN);
     # lane (r, i) of a step at column xb -> output pixel (xb + i, y0 + r), all its channels
-    tile = tiles + 4 * tl.program_id(0)
-    sample = tl.load(tile)
-    plane = tl.load(tile + 1)
-    y0 = tl.load(tile + 2)
-    x0 = tl.load(tile + 3)
+    sample, t = _helper_find_tile(tiles)
     row = samples + sample * NCOL
     prow = ptable + sample * NPAR
     d = tl.load(row + D)
@@ -120,6 +122,18 @@ def _affine_kernel(src, dst, samples, ptable, tiles, NDIM: tl.constexpr, INTERP:
     out_d = tl.load(row + OUT_D)
     out_h = tl.load(row + OUT_H)
     out_w = tl.load(row + OUT_W)
+    # tile t of the sample: plane major, then row block, then column block (int32 divmods)
+    row_blocks = ((out_h.to(tl.int32) - 1) // BY + 1).to(tl.int32)
+    if SPAN == 0:  # whole rows: one column block
+        plane = t // row_blocks
+        y0 = (t - plane * row_blocks) * BY
+        x0 = t * 0
+    else:
+        col_blocks = (out_w.to(tl.int32) - 1) // SPAN + 1
+        plane_row = t // col_blocks
+        x0 = (t - plane_row * col_blocks) * SPAN
+        plane = plane_row // row_blocks
+        y0 = (plane_row - plane * row_blocks) * BY
     if CH > 0:  # noqa: SIM108 (constexpr: one channel count in the batch, checked by the host)
         nch = CH
     else:
@@ -280,14 +294,21 @@ def affine_sample_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> 
     whole_rows = ndim == 2 and interp == 0  # DALI's NN coordinates accumulate along the row
     span = 0 if whole_rows else SPAN
     by, bx = (ROW_BLOCK_Y, ROW_BLOCK_X) if whole_rows else (BLOCK_Y, BLOCK_X)
-    tiles = block_tiles(frames * out_dhw[:, 0] * (channels > 0), out_dhw[:, 1], out_dhw[:, 2],
-                        by, span or max(int(out_dhw[:, 2].max(initial=0)), 1))  # fmt: skip
+    tiles = tile_starts(
+        block_tile_counts(
+            frames * out_dhw[:, 0] * (channels > 0),
+            out_dhw[:, 1],
+            out_dhw[:, 2],
+            by,
+            span or max(int(out_dhw[:, 2].max(initial=0)), 1),
+        )
+    )
     planes_in = np.prod(in_dhwc, axis=1)
     planes_out = out_dhw[:, 1] * out_dhw[:, 2] * channels
     big = max(int(planes_in.max(initial=0)), int(planes_out.max(initial=0))) >= I32_LIMIT
     is_int = not out.dtype.is_float
     info = np.iinfo(out.dtype.numpy_dtype) if is_int else None
-    run.launch(_affine_kernel, (len(tiles),), inp.data, out.data, samples, params, tiles,
+    run.launch(_affine_kernel, (grid_of(tiles),), inp.data, out.data, samples, params, tiles,
                NDIM=ndim, INTERP=interp, FILL=fill is not None, ROUND=is_int,
                LO=float(info.min) if info is not None else 0.0,
                HI=float(info.max) if info is not None else 0.0,

@@ -1,7 +1,7 @@
 """water (and sphere) on the GPU: one launch per ragged batch of a coordinate-map kernel.
 
 Each program covers a block of BY output rows of one sample and walks them BX pixels at a time
-(tile table rows `(sample, 0, first row, first column)`, `_tables.block_tiles`); each lane is
+(it finds its sample and its row and column block from a per-sample table: `_tiles`); each lane is
 one output pixel and reads / writes its CH channels (constexpr when the batch has one channel
 count <= 4) next to each other; addresses inside a sample are int32 (int64 only for huge
 samples, I64). MODE selects the map (0 water's sine displacement, 1 sphere's radial map; see
@@ -18,7 +18,14 @@ import triton
 import triton.language as tl
 
 from ndd_triton.kernels import register
-from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, block_tiles
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
+from ndd_triton.kernels.gpu._tiles import (
+    _helper_find_tile,
+    _helper_row_block,
+    block_tile_counts,
+    grid_of,
+    tile_starts,
+)
 from ndd_triton.ops import water
 from ndd_triton.ops.schema import Call
 
@@ -62,13 +69,11 @@ def _remap_kernel(src, dst, samples, tiles, fill, ampl_x, ampl_y, freq_x, freq_y
     """Rows of one sample: out[y, x, ch] = in sampled at map(x, y)."""
     # program -> sample, rows y0 + [0, BY), columns x0 + [0, SPAN); lane (r, i) of a step at
     # column xb -> output pixel (xb + i, y0 + r), all its channels
-    tile = tiles + 4 * tl.program_id(0)
-    sample = tl.load(tile)
-    y0 = tl.load(tile + 2)
-    x0 = tl.load(tile + 3)
+    sample, t = _helper_find_tile(tiles)
     row = samples + sample * NCOL
     h = tl.load(row + H)
     w = tl.load(row + W)
+    y0, x0 = _helper_row_block(t, w.to(tl.int32), BY, SPAN)
     if CH > 0:  # noqa: SIM108 (constexpr: one channel count in the batch, checked by the host)
         nch = CH
     else:
@@ -168,11 +173,11 @@ def remap_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call, mode: int) 
                              axis=1).astype(np.int64)  # fmt: skip
     channels = hwc[:, 2]
     uniform = len(channels) > 0 and bool((channels == channels[0]).all()) and 1 <= channels[0] <= 4
-    tiles = block_tiles(channels > 0, hwc[:, 0], hwc[:, 1], BLOCK_Y, SPAN)
+    tiles = tile_starts(block_tile_counts(channels > 0, hwc[:, 0], hwc[:, 1], BLOCK_Y, SPAN))
     big = int(np.prod(hwc, axis=1).max(initial=0)) >= I32_LIMIT
     waves = [float(call.values.get(k) or 0.0) for k in
              ("ampl_x", "ampl_y", "freq_x", "freq_y", "phase_x", "phase_y")]  # fmt: skip
-    run.launch(_remap_kernel, (len(tiles),), inp.data, out.data, samples, tiles,
+    run.launch(_remap_kernel, (grid_of(tiles),), inp.data, out.data, samples, tiles,
                float(call.fill_value), *waves, MODE=mode, LINEAR=int(call.interp_type) == 1,
                NN_SHIFT=0.0 if mode == 0 else 0.5, LIN_SHIFT=-0.5 if mode == 0 else 0.0,
                ROUND=not out.dtype.is_float, CH=int(channels[0]) if uniform else 0, I64=big,
