@@ -76,53 +76,45 @@ def _freeze(v: Any) -> Any:
     raise _Unkeyable
 
 
-def _batch_key(b: Any) -> tuple[Any, ...]:
-    data = b.data
-    return (data.dtype, b.shapes.shape, b.shapes.tobytes(), b.offsets.tobytes(), b.layout, b.dtype)
+def _buffers_key(ins: list[Any], outs: list[Any], full: bool) -> list[Any] | None:
+    """Per buffer: its dtype and packing (`full`: also shapes, layout and element type), or
+    None when two buffers share memory (their relation is not part of the key)."""
+    parts: list[Any] = []
+    ptrs = set()
+    for b in (*ins, *outs):
+        if b is None:
+            parts.append(None)
+            continue
+        ptrs.add(b.data.untyped_storage().data_ptr())
+        parts.append((b.data.dtype, b.offsets.tobytes(), b.shapes.shape, b.shapes.tobytes(),
+                      b.layout, b.dtype) if full else (b.data.dtype, b.offsets.tobytes()))
+    return parts if len(ptrs) == len(parts) - parts.count(None) else None
 
 
 def memo_key(kernel: KernelEntry, call: Call, ins: list[Any], outs: list[Any],
              stream: Any) -> tuple[Any, ...] | None:  # fmt: skip
-    """The signature of a GPU call, or None when it cannot be memoised."""
+    """The signature of a GPU call, or None when it cannot be memoised.
+
+    A call with a `signature` (its values are a plan's remembered infer result for its input
+    shapes, metadata included) is keyed by that serial and its buffers' packing; any other
+    by its buffers' metadata and every argument value."""
     replay = kernel.replay
     if not replay or (replay is not True and not replay(call)):
         return None
-    ptrs = set()
-    key: list[Any] = [id(kernel), id(stream), call.batch_size]
+    buffers = _buffers_key(ins, outs, full=call.signature is None)
+    if buffers is None:
+        return None
+    key: list[Any] = [id(kernel), id(stream), call.batch_size, *buffers]
     if call.signature is not None:
-        # the values are a plan's remembered infer result for these input shapes (metadata
-        # included): the serial stands for them; only the buffers' packing is left to key
-        for b in ins:
-            if b is not None:
-                ptrs.add(b.data.untyped_storage().data_ptr())
-                key.append((b.data.dtype, b.offsets.tobytes()))
-            else:
-                key.append(None)
-        for b in outs:
-            ptrs.add(b.data.untyped_storage().data_ptr())
-            key.append((b.data.dtype, b.offsets.tobytes()))
-        if len(ptrs) != sum(b is not None for b in ins) + len(outs):
-            return None
         key.append(call.signature)
         return tuple(key)
     try:
-        for b, meta in zip(ins, call.inputs, strict=False):
-            if b is None:
-                key.append(None)
-                continue
+        for meta in call.inputs:
             if meta is not None and (meta.values is not None or meta.hints):
                 key.append((_freeze(meta.values), _freeze(meta.hints)))
-            ptrs.add(b.data.untyped_storage().data_ptr())
-            key.append(_batch_key(b))
-        for b in outs:
-            ptrs.add(b.data.untyped_storage().data_ptr())
-            key.append(_batch_key(b))
-        for name, value in call.values.items():
-            key.append((name, _freeze(value)))
+        key.extend((name, _freeze(value)) for name, value in call.values.items())
     except _Unkeyable:
         return None
-    if len(ptrs) != sum(b is not None for b in ins) + len(outs):
-        return None  # buffers sharing memory: their relation is not part of the key
     key.append(frozenset(call.per_sample))
     key.append(frozenset(call.given))
     return tuple(key)
@@ -147,9 +139,8 @@ def run_kernel(kernel: KernelEntry, run: Any, dst: Any, ins: list[Any], call: Ca
                 _entries.move_to_end(key)
         entry.replay(run, in_data, out_data)
         return
-    if RECORD_AT_FIRST_SIGHT:
-        pass
-    elif key not in _seen:  # first sight: run it; record only when the signature comes back
+    if not RECORD_AT_FIRST_SIGHT and key not in _seen:
+        # first sight: run it; record only when the signature comes back
         stats["misses"] += 1
         if len(_seen) >= _SEEN_LIMIT:
             _seen.clear()

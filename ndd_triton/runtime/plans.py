@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from ndd_triton.core import device as _device
 from ndd_triton.core.batch import Batch
@@ -30,8 +30,9 @@ class Plan:
     The signature is the op, the argument values (and their types), `batch_size`, `device` and
     each input's dtype, layout, device, batch size, rank and whether it views the caller's
     memory (external data is read at the call): everything argument conversion,
-    validation, device resolution and kernel lookup depend on. Shapes are not part of it, so
-    `infer` still runs on every call (random ops draw their parameters there).
+    validation, device resolution and kernel lookup depend on. Shapes are not part of it:
+    `infer` runs for new input shapes, and on every call of ops that draw random numbers or
+    read host values of their inputs there; other plans remember its result per shapes.
     """
 
     __slots__ = ("dev", "external", "given", "host_inputs", "in_dev", "infer_memo", "is_batch",
@@ -53,16 +54,22 @@ class Plan:
         # the call still holds that very object).
         self.uniform = {name: call.values[name] for name in call.per_sample
                         if _uniform_value(call.values[name])}  # fmt: skip
-        # `infer`'s results by input shapes (see `remember_infer`); empty when infer draws
-        # random numbers or reads host values of its inputs: it must then run every call
-        self.infer_memo: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        # `infer`'s results by input shapes (`remember_infer`); None when infer draws random
+        # numbers or reads host values of its inputs: it must then run on every call
+        schema = call.schema
+        deterministic = not schema.random and not any(a.kind == "rng" for a in schema.args)
+        self.infer_memo: dict[tuple[Any, ...], InferResult] | None = \
+            {} if deterministic and not host_inputs else None  # fmt: skip
 
 
-def infer_memo_allowed(plan: Plan) -> bool:
-    """Whether `infer` of this plan's calls is a function of the input shapes alone."""
-    schema = plan.schema
-    return not schema.random and not plan.host_inputs and \
-        not any(a.kind == "rng" for a in schema.args)  # fmt: skip
+class InferResult(NamedTuple):
+    """`infer`'s outcome for one input-shape signature of a plan."""
+
+    values: dict[str, Any]  # the call's values after infer (derived ones included)
+    per_sample: frozenset[str]
+    specs: list[Any]
+    signature: int  # unique per result: equal signatures mean equal values
+    generation: int  # `ndd.set_limits` generation it was checked under
 
 
 def shapes_key(metas: Sequence[Any]) -> tuple[Any, ...]:
@@ -70,19 +77,19 @@ def shapes_key(metas: Sequence[Any]) -> tuple[Any, ...]:
     return tuple((m.shapes.shape, m.shapes.tobytes()) if m is not None else None for m in metas)
 
 
-def remember_infer(plan: Plan, key: tuple[Any, ...], call: Call, specs: list[Any]) -> None:
+def remember_infer(memo: dict[tuple[Any, ...], InferResult], key: tuple[Any, ...], call: Call,
+                   specs: list[Any]) -> None:  # fmt: skip
     """Keep `infer`'s derived values and output specs for calls with these input shapes (the
     call gets the memo's serial as its signature). Later calls share the arrays: values and
     shapes are read-only after infer by convention (kernels never write them; not enforced
     with NumPy's flag, which torch.from_numpy warns about)."""
     call.signature = next(_serials)
-    memo = plan.infer_memo
     if len(memo) >= INFER_MEMO_SHAPES:
         # (another thread may change it meanwhile: then nothing is dropped now)
         with contextlib.suppress(KeyError, RuntimeError, StopIteration):
             del memo[next(iter(memo))]  # the oldest
-    memo[key] = (key, dict(call.values), frozenset(call.per_sample), specs, call.signature,
-                 _limits.GENERATION)  # fmt: skip
+    memo[key] = InferResult(dict(call.values), frozenset(call.per_sample), specs,
+                            call.signature, _limits.GENERATION)  # fmt: skip
 
 
 # Input shapes remembered per plan: a few recurring batch shapes (e.g. the sizes of a dataset's

@@ -46,7 +46,6 @@ from ndd_triton.runtime.plans import (
     PLAN_LIMIT,
     PLANS,
     Plan,
-    infer_memo_allowed,
     plan_key,
     remember_infer,
     shapes_key,
@@ -261,6 +260,7 @@ def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
     key = plan_key(schema, inputs, arg_values, batch_size, device)
     plan = PLANS.get(key) if key is not None else None
     created: Plan | None = None
+    shapes: tuple[Any, ...] = ()
     if plan is not None and plan.schema is schema:
         # Fast path: only the shapes are new; conversion, checks and lookup are reused.
         n, dev, is_batch, kernel = plan.n, plan.dev, plan.is_batch, plan.kernel
@@ -272,13 +272,17 @@ def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
             meta = metas[k]
             assert meta is not None
             meta.values, meta.hints = host_values(inputs[k], n)
-        memo = plan.infer_memo.get(shapes_key(metas)) if plan.infer_memo else None
-        if memo is not None and memo[5] == limits_generation():
-            # same input shapes (and limits) as the plan's last call: infer's result (already
-            # checked against the limits) is reused
-            call = Call(schema, n, dev.device_type, metas, dict(memo[1]), set(memo[2]),
-                        plan.given, memo[4])  # type: ignore[arg-type]  # fmt: skip
-            return Prepared(call, kernel, batches, metas, memo[3], dev, is_batch, external, plan)
+        memo = plan.infer_memo
+        if memo is not None:
+            shapes = shapes_key(metas)
+            known = memo.get(shapes)
+            if known is not None and known.generation == _limits.GENERATION:
+                # input shapes (and limits) seen before: infer's result, already checked
+                # against the limits, is reused
+                call = Call(schema, n, dev.device_type, metas, dict(known.values),
+                            set(known.per_sample), plan.given, known.signature)  # type: ignore[arg-type]  # fmt: skip
+                return Prepared(call, kernel, batches, metas, known.specs, dev, is_batch,
+                                external, plan)  # fmt: skip
         call = Call(
             schema, n, dev.device_type, metas, dict(plan.values), set(plan.per_sample), plan.given
         )  # type: ignore[arg-type]  # read-only after conversion
@@ -305,14 +309,10 @@ def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
     specs = [specs] if isinstance(specs, OutputSpec) else list(specs)
     check_outputs(call, specs)
     target = plan if plan is not None and plan.schema is schema else created
-    if target is not None and infer_memo_allowed(target):
-        remember_infer(target, shapes_key(metas), call, specs)
+    if target is not None and target.infer_memo is not None:
+        remember_infer(target.infer_memo, shapes if target is plan else shapes_key(metas), call,
+                       specs)  # fmt: skip
     return Prepared(call, kernel, batches, metas, specs, dev, is_batch, external, plan)
-
-
-def limits_generation() -> int:
-    """The current `ndd.set_limits` generation."""
-    return _limits.GENERATION
 
 
 _compiled.PLAIN_CALL.append(_call_plain)

@@ -190,8 +190,6 @@ def test_bad_arguments(photos):
 def test_kill_and_resume_in_a_subprocess_at_a_random_step(photos, tmp_path, device):
     """The Loader, and the same job as torchdata nodes (Reader -> Map -> Prefetcher -> ToTorch
     -> torchdata Loader): killed at a random step, resumed from the saved state."""
-    if device.endswith(":nodes"):
-        pytest.importorskip("torchdata")
     env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(ndd.__file__))}
     script = os.path.join(HERE, "loader_job.py")
     full, cut = str(tmp_path / "full.jsonl"), str(tmp_path / "cut.jsonl")

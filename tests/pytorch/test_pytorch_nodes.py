@@ -10,11 +10,10 @@ import sys
 
 import pytest
 import torch
+import torchdata.nodes as tn  # a test dependency (pyproject: test extra)
 
 import ndd_triton as ndd
-
-tn = pytest.importorskip("torchdata.nodes")
-from ndd_triton.pytorch import nodes  # noqa: E402
+from ndd_triton.pytorch import nodes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)

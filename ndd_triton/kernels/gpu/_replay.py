@@ -26,9 +26,11 @@ import torch
 
 from ndd_triton.kernels.gpu._tables import GpuRun
 
-# A recorded launch: kernel, grid, arguments (None where rebuilt), constexprs, and the
-# `(position, source kind, what)` of each argument rebuilt at replay
-Step = tuple[Any, tuple[int, ...], tuple[Any, ...], dict[str, Any], tuple[Any, ...]]
+# A recorded launch: kernel, grid, arguments (None where rebuilt), constexprs, the
+# `(position, source kind, what)` of each argument rebuilt at replay, and the NumPy error
+# state it ran under when not the process's usual one
+Step = tuple[Any, tuple[int, ...], tuple[Any, ...], dict[str, Any], tuple[Any, ...], Any]
+_DEFAULT_ERR = np.geterr()
 # Argument sources in a recorded launch (position -> how to rebuild it)
 _IN, _OUT, _SCRATCH, _VIEW_IN, _VIEW_OUT = range(5)
 
@@ -52,16 +54,8 @@ class Replay:
     def replay(self, run: GpuRun, inputs: list[torch.Tensor | None],
                outputs: list[torch.Tensor]) -> None:  # fmt: skip
         """Launch the recorded steps on these buffers (same metadata as the recorded call)."""
-        if run.device.type == "cpu":  # the interpreter: IEEE results are intended, as in
-            with np.errstate(all="ignore"):  # the kernels' own launches
-                self._launch(run, inputs, outputs)
-        else:
-            self._launch(run, inputs, outputs)
-
-    def _launch(self, run: GpuRun, inputs: list[torch.Tensor | None],
-                outputs: list[torch.Tensor]) -> None:  # fmt: skip
         scratch = [run.empty(numel, dtype) for numel, dtype in self.scratch]
-        for kernel, grid, args, meta, subs in self.steps:
+        for kernel, grid, args, meta, subs, err in self.steps:
             if subs:
                 filled = list(args)
                 for pos, kind, what in subs:
@@ -75,7 +69,11 @@ class Replay:
                         base = inputs[what[0]] if kind == _VIEW_IN else outputs[what[0]]
                         filled[pos] = _rebuild_view(base, what)
                 args = tuple(filled)
-            run.launch_device(kernel, grid, args, meta)
+            if err is None:
+                run.launch_device(kernel, grid, args, meta)
+            else:  # the NumPy error state the kernel launched under (Triton's interpreter
+                with np.errstate(**err):  # evaluates with NumPy: intended IEEE results)
+                    run.launch_device(kernel, grid, args, meta)
 
 
 def _describe_view(t: torch.Tensor, base: torch.Tensor, index: int) -> tuple[Any, ...] | None:
@@ -89,9 +87,7 @@ def _describe_view(t: torch.Tensor, base: torch.Tensor, index: int) -> tuple[Any
 
 def _rebuild_view(base: torch.Tensor, what: tuple[Any, ...]) -> torch.Tensor:
     _, dtype, size, stride, rel = what
-    itemsize = torch.empty((), dtype=dtype).element_size() if dtype != base.dtype else \
-        base.element_size()  # fmt: skip
-    offset = (base.storage_offset() * base.element_size() + rel) // itemsize
+    offset = (base.storage_offset() * base.element_size() + rel) // dtype.itemsize
     view = torch.empty(0, dtype=dtype, device=base.device)
     return view.set_(base.untyped_storage(), offset, size, stride)
 
@@ -137,9 +133,11 @@ class Recorder(GpuRun):
                     if where[0] is not None:
                         subs.append((pos, *where))
             else:
-                stored = tuple(None if any(s[0] == pos for s in subs) else a
-                               for pos, a in enumerate(args))  # fmt: skip
-                self._steps.append((kernel, tuple(grid), stored, dict(meta), tuple(subs)))
+                rebuilt = {s[0] for s in subs}
+                stored = tuple(None if pos in rebuilt else a for pos, a in enumerate(args))
+                err = np.geterr()
+                self._steps.append((kernel, tuple(grid), stored, dict(meta), tuple(subs),
+                                    None if err == _DEFAULT_ERR else err))  # fmt: skip
         super().launch_device(kernel, grid, args, meta)
 
     def _place(self, t: torch.Tensor) -> tuple[Any, Any] | None:
