@@ -192,7 +192,7 @@ def _loop(worker: Worker) -> None:
     mark_worker_thread()
     # whole-batch CPU kernels run here beside the busy pool: one OpenMP thread, as the pool's
     # (with torch's default intra-op threads mel/decibel batch kernels ran ~3x slower)
-    _thread_pool._torch_single_threaded()
+    _thread_pool.torch_single_threaded()
     queue = worker._queue
     held: deque[Any] = deque()
     chain: Chain | None = None

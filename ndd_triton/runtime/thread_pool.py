@@ -90,7 +90,7 @@ def default_pool() -> ThreadPool:
     return pool
 
 
-def _torch_single_threaded() -> None:
+def torch_single_threaded() -> None:
     """Worker-thread initializer: torch ops called on this thread use one OpenMP/MKL thread.
 
     The pool is the parallelism: a per-sample kernel whose torch ops fan out to torch's own
@@ -196,7 +196,7 @@ class ThreadPool:
                 if self._executor is None:
                     self._executor = ThreadPoolExecutor(
                         self.num_threads, thread_name_prefix="ndd-cpu",
-                        initializer=_torch_single_threaded)  # fmt: skip
+                        initializer=torch_single_threaded)  # fmt: skip
                 executor = self._executor
         return executor
 

@@ -105,21 +105,3 @@ def _helper_mulhi64(a, b):
     hh = a_hi * b_hi
     mid = (ll >> 32) + (lh & LOW32) + (hl & LOW32)
     return hh + (lh >> 32) + (hl >> 32) + (mid >> 32)
-
-
-@triton.jit
-def _helper_random_tile(tiles, samples, fparams, BLOCK: tl.constexpr, NCOL: tl.constexpr,
-                        NFCOL: tl.constexpr, SIZE: tl.constexpr):  # fmt: skip
-    """One program of a random kernel: its int row (columns SIZE, BASE, KEY_LO, KEY_HI at
-    SIZE..SIZE+3), float row, element indices, mask, Philox key and draw base."""
-    sample = tl.load(tiles + 2 * tl.program_id(0))
-    first = tl.load(tiles + 2 * tl.program_id(0) + 1)
-    row = samples + sample * NCOL
-    frow = fparams + sample * NFCOL
-    idx = first + tl.arange(0, BLOCK).to(tl.int64)
-    mask = idx < tl.load(row + SIZE)
-    k0 = tl.load(row + SIZE + 2).to(tl.uint32)
-    k1 = tl.load(row + SIZE + 3).to(tl.uint32)
-    base = tl.load(row + SIZE + 1).to(tl.uint64, bitcast=True)
-    return row, frow, idx, mask, k0, k1, base
-

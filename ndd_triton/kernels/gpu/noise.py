@@ -35,7 +35,7 @@ from ndd_triton.ops.schema import Call
 IN_OFF: tl.constexpr = tl.constexpr(0)
 OUT_OFF: tl.constexpr = tl.constexpr(1)
 SIZE: tl.constexpr = tl.constexpr(2)
-BASE: tl.constexpr = tl.constexpr(3)  # uint64 bits; SIZE, BASE, KEY_LO, KEY_HI: _helper_random_tile
+BASE: tl.constexpr = tl.constexpr(3)  # uint64 bits; SIZE, BASE, KEY_LO, KEY_HI: _helper_sample_tile
 KEY_LO: tl.constexpr = tl.constexpr(4)
 KEY_HI: tl.constexpr = tl.constexpr(5)
 CHAN: tl.constexpr = tl.constexpr(6)  # salt_and_pepper: channel extent (1: per value)

@@ -38,7 +38,7 @@ from ndd_triton.ops.schema import Call, SampleArgs
 
 OUT_OFF: tl.constexpr = tl.constexpr(0)
 SIZE: tl.constexpr = tl.constexpr(1)
-BASE: tl.constexpr = tl.constexpr(2)  # uint64 bits; SIZE, BASE, KEY_LO, KEY_HI: _helper_random_tile
+BASE: tl.constexpr = tl.constexpr(2)  # uint64 bits; SIZE, BASE, KEY_LO, KEY_HI: _helper_sample_tile
 KEY_LO: tl.constexpr = tl.constexpr(3)
 KEY_HI: tl.constexpr = tl.constexpr(4)
 LO_BITS: tl.constexpr = tl.constexpr(5)  # uniform int: lo as uint64 bits
