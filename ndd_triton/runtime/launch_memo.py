@@ -151,7 +151,6 @@ def run_kernel(kernel: KernelEntry, run: Any, dst: Any, ins: list[Any], call: Ca
 
     recorder = Recorder(run, in_data, out_data)
     kernel.fn(recorder, dst, *ins, call)
-    run.launches += recorder.launches
     replay = recorder.finish()
     if replay is not None:
         stats["recorded"] += 1

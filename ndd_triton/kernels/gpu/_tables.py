@@ -255,11 +255,10 @@ def _staging(device: torch.device) -> _PinnedRing:
 class GpuRun:
     """Launch context of one invocation: device, launch counting, host-table upload."""
 
-    __slots__ = ("device", "launches", "pool", "record")
+    __slots__ = ("device", "pool", "record")
 
     def __init__(self, device: torch.device, record: Any = None, pool: Any = None) -> None:
         self.device = device
-        self.launches = 0
         self.record = record
         self.pool = pool  # the context's CPU thread pool, for host-side work (codec fallbacks)
 
@@ -312,7 +311,6 @@ class GpuRun:
         if LAUNCH_LOG is not None:
             _log_launch(kernel, list(args), meta)
         kernel[grid](*args, **LAUNCH_OPTIONS, **meta)
-        self.launches += 1
         if self.record is not None:
             self.record.gpu_launches += 1
 
