@@ -45,6 +45,7 @@ from ndd_triton.core.dtype import (
     uint64,
 )
 from ndd_triton.core.dtype import bool_ as bool
+from ndd_triton.core.malloc_tuning import tune_malloc as _tune_malloc
 from ndd_triton.core.tensor import Tensor
 from ndd_triton.ops import calls as _calls
 from ndd_triton.ops.limits import limits, set_limits
@@ -66,6 +67,8 @@ from ndd_triton.runtime.stream import (
     stream,
 )
 from ndd_triton.runtime.thread_pool import ThreadPool, get_num_threads, set_num_threads
+
+_tune_malloc()  # freed batch memory stays mapped: no page faults per batch (glibc)
 
 # The composition root: the runtime executes what the operator layer defines.
 _calls.connect(op=_call_op, per_frame=_call_per_frame)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -20,6 +21,39 @@ def to_numpy(t: torch.Tensor, what: str = "") -> np.ndarray:
     if t.dtype == torch.bfloat16:
         raise TypeError(f"{what}: bfloat16 data is not supported by CPU kernels")
     return t.numpy()
+
+
+class Packed(NamedTuple):
+    """A host batch as one flat NumPy array: sample i is `flat[offsets[i]:offsets[i + 1]]`,
+    of shape `shapes[i]` (what packed CPU kernels read and write)."""
+
+    flat: np.ndarray
+    offsets: np.ndarray  # int64 [N + 1]
+    shapes: np.ndarray  # int64 [N, ndim]
+
+
+def packed_view(storage: BatchStorage) -> Packed | None:
+    """The `Packed` view of a host batch laid out in one buffer (an op's output, a uniform
+    batch), without copying; None when its samples are scattered or not on the host."""
+    if storage.device.device_type != "cpu":
+        return None
+    rows = storage._shape_rows
+    if rows is not None:
+        flat = storage.host_buffer()
+        sizes = storage.sample_sizes()
+        if flat is None or sizes is None:
+            return None
+        offsets = np.empty(len(rows) + 1, np.int64)
+        offsets[:-1] = storage.offsets  # type: ignore[assignment]
+        offsets[-1] = offsets[-2] + sizes[-1] if len(rows) else 0
+        return Packed(flat, offsets, np.array(rows, np.int64).reshape(len(rows), -1))
+    dense = storage._dense_np
+    if dense is None:
+        return None
+    n, size = dense.shape[0], math.prod(dense.shape[1:])
+    shapes = np.empty((n, dense.ndim - 1), np.int64)
+    shapes[:] = dense.shape[1:]
+    return Packed(dense.reshape(-1), np.arange(n + 1, dtype=np.int64) * size, shapes)
 
 
 def sample_getter(storage: BatchStorage, what: str) -> Callable[[int], np.ndarray]:

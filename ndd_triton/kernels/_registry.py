@@ -38,6 +38,19 @@ class KernelEntry:
     only on the call's argument values and its buffers' metadata, never on their contents, and
     it writes outputs only through `run.launch`; a call whose signature repeats then replays
     the recorded launches (`runtime/launch_memo.py`) instead of building its tables again.
+
+    `per_sample` (batched CPU kernels): the kernel's per-sample form, used for calls where
+    `per_sample_when(call)` holds (e.g. normalize without `batch=True`: its statistics are the
+    sample's own). A per-sample call joins the pool's sample pipeline with the ops around it
+    instead of running alone on one thread between them.
+
+    `packed` (CPU kernels): a form that computes a contiguous span of samples at once on flat
+    arrays, `packed(out, *ins, call, lo, hi)` with `core.host_views.Packed` arguments, used
+    when every input and output is laid out in one host buffer. A per-sample kernel makes a
+    few NumPy/torch calls per sample, and each releases the GIL: with two pool threads each
+    release is a hand-off between them (tens of microseconds on a busy machine), which costs
+    more than a small op's arithmetic; a packed kernel makes the same few calls per span (one
+    span per pool thread), on the whole span's data.
     """
 
     fn: Callable[..., Any]
@@ -47,20 +60,39 @@ class KernelEntry:
     inline: bool = True
     bind: Callable[[Any], Callable[[Any, int], None] | None] | None = None
     replay: bool | Callable[[Any], bool] = False
+    per_sample: KernelEntry | None = None
+    per_sample_when: Callable[[Any], bool] | None = None
+    packed: Callable[..., Any] | None = None
+
+    def for_call(self, call: Any) -> KernelEntry:
+        """The form of this kernel that runs `call` (itself, or its per-sample form)."""
+        when = self.per_sample_when
+        if when is not None and when(call):
+            assert self.per_sample is not None
+            return self.per_sample
+        return self
 
 
 def register(schema: Any, backend: str, *, batched: bool = False, dense: bool = False,
              inline: bool = True,
              bind: Callable[[Any], Callable[[Any, int], None] | None] | None = None,
              replay: bool | Callable[[Any], bool] = False,
+             per_sample: Callable[..., Any] | None = None,
+             per_sample_when: Callable[[Any], bool] | None = None,
+             packed: Callable[..., Any] | None = None,
              ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # fmt: skip
     """Register `fn` as the `backend` kernel of `schema` (an OpSchema)."""
     if backend not in ("cpu", "gpu"):
         raise ValueError(f"unknown backend {backend!r}")
+    if (per_sample is None) != (per_sample_when is None) or (per_sample and not batched):
+        raise ValueError("per_sample and per_sample_when go together, on batched kernels")
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        _KERNELS[(schema.name, backend)] = KernelEntry(fn, backend, batched, dense, inline, bind,
-                                                      replay)
+        sample_form = KernelEntry(per_sample, backend, inline=inline, packed=packed) \
+            if per_sample else None  # fmt: skip
+        _KERNELS[(schema.name, backend)] = KernelEntry(
+            fn, backend, batched, dense, inline, bind, replay, sample_form, per_sample_when,
+            packed if per_sample is None else None)
         return fn
 
     return decorate

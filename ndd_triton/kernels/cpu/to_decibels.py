@@ -1,16 +1,48 @@
-"""to_decibels on the CPU: float32 torch ops in place."""
+"""to_decibels on the CPU: float32 torch ops in place, per span of samples or per sample."""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
 
+from ndd_triton.core.host_views import Packed
 from ndd_triton.kernels import register
 from ndd_triton.ops import to_decibels
-from ndd_triton.ops.schema import SampleArgs
+from ndd_triton.ops.schema import Call, SampleArgs
 
 
-@register(to_decibels.schema, "cpu")
+def _floor(mult: float, cutoff_db: float) -> float:
+    return 10.0 ** (cutoff_db / mult) if mult else 1.0  # multiplier 0: zeros
+
+
+def to_decibels_packed(out: Packed, inp: Packed, call: Call, lo: int, hi: int) -> None:
+    """Samples lo..hi-1 in five calls: their maxima (one `reduceat`), then the arithmetic of
+    `to_decibels_cpu` over the span with each sample's `1 / reference` repeated per element
+    (the same float32 operations, so the same bits)."""
+    start, end = int(inp.offsets[lo]), int(inp.offsets[hi])
+    if start == end:
+        return
+    x = inp.flat[start:end]
+    sizes = np.diff(inp.offsets[lo : hi + 1])
+    reference = float(call.reference)
+    if reference:
+        inv = np.full(hi - lo, 1.0 / reference)
+    else:
+        # all-zero samples: every value -> floor; a segment of `reduceat` ends where the next
+        # non-empty sample starts
+        nonempty = sizes > 0
+        maxima = np.maximum.reduceat(x, inp.offsets[lo:hi][nonempty] - start).astype(np.float64)
+        inv = np.zeros(hi - lo)
+        with np.errstate(divide="ignore"):
+            inv[nonempty] = np.where(maxima > 0, 1.0 / maxima, 0.0)
+    mult = float(call.multiplier)
+    scale = torch.from_numpy(np.repeat(inv.astype(np.float32), sizes))
+    dst = torch.from_numpy(out.flat[int(out.offsets[lo]) : int(out.offsets[hi])])
+    torch.mul(torch.from_numpy(x), scale, out=dst)
+    dst.clamp_(min=_floor(mult, float(call.cutoff_db))).log10_().mul_(mult)
+
+
+@register(to_decibels.schema, "cpu", packed=to_decibels_packed)
 def to_decibels_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
     """multiplier * log10(max(floor, x / reference)), reference 0 = the sample's maximum.
 
@@ -21,8 +53,7 @@ def to_decibels_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
     x = torch.from_numpy(np.ascontiguousarray(inp))
     reference = float(arg.reference) or float(x.max())
     mult = float(arg.multiplier)
-    floor = 10.0 ** (float(arg.cutoff_db) / mult) if mult else 1.0  # multiplier 0: zeros
     inv = 1.0 / reference if reference > 0 else 0.0  # all-zero sample: every value -> floor
     dst = torch.from_numpy(out)
     torch.mul(x, inv, out=dst)
-    dst.clamp_(min=floor).log10_().mul_(mult)
+    dst.clamp_(min=_floor(mult, float(arg.cutoff_db))).log10_().mul_(mult)
