@@ -3,7 +3,13 @@
 
 Run: `python perf/bench_audio.py [--clips 64] [--batch 16] [--epochs 5] [--threads 2]
 [--dali-python /work/dali_venv/bin/python] [--ta-python /work/audio_venv/bin/python]
-[--per-op]`.
+[--per-op] [--rounds R] [--baseline-src DIR]`.
+
+`--rounds R` (R > 1) runs ndd_triton in its own interpreter too, and every library once per
+round, interleaved, R rounds: on a shared machine whose speed drifts by 1.5x within minutes
+(measured here), only ratios taken in the same round compare; the table then adds each
+library's per-round ratio (median, min-max). `--baseline-src DIR` adds another ndd_triton
+checkout (e.g. the main branch) to every round.
 
 Data: `--clips` synthetic 16 kHz utterances of 1-4 s (tones, chirps and noise between silences,
 seed 0), decoded already (float32 arrays in memory: decoding is libsndfile in every library).
@@ -34,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 
 import numpy as np
 
@@ -174,6 +181,30 @@ def run_ndd(clips: list[np.ndarray], batch: int, epochs: int) -> float:
     return statistics.median(rates)
 
 
+NDD_CODE = DALI_CODE.replace("import nvidia.dali.experimental.dynamic as ndd",
+                             "import ndd_triton as ndd")
+
+
+def run_ndd_src(src: str, cfg: dict) -> dict | None:
+    """The recipe of `run_ndd` in a fresh interpreter, importing ndd_triton from `src`."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (src, os.environ.get("PYTHONPATH")) if p)}  # fmt: skip
+    return run_other(sys.executable, NDD_CODE, cfg, env)
+
+
+def interleaved(rounds: int, libs: dict[str, Any]) -> dict[str, list[float]]:
+    """samples/s of every library, once per round, in the same order each round."""
+    rates: dict[str, list[float]] = {name: [] for name in libs}
+    for r in range(rounds):
+        for name, run in libs.items():
+            out = run()
+            rates[name].append(out["rate"] if out else float("nan"))
+        print(f"# round {r + 1}/{rounds}: " + ", ".join(f"{k} {v[-1]:.0f}"
+                                                      for k, v in rates.items()),
+              file=sys.stderr, flush=True)  # fmt: skip
+    return rates
+
+
 def run_other(python: str, code: str, cfg: dict, env: dict | None = None) -> dict | None:
     if not os.path.exists(python):
         return None
@@ -198,6 +229,23 @@ def print_per_op(results: list[tuple[str, dict | None]], batch: int) -> None:
         print(f"| {op} | " + " | ".join(cells) + " |")
 
 
+def print_rounds(rates: dict[str, list[float]], args: argparse.Namespace, seconds: float) -> None:
+    """Table of interleaved rounds: median samples/s and per-round ratios to ndd_triton."""
+    ours = rates["ndd_triton"]
+    print(f"log-mel recipe, {args.clips} clips ({seconds:.0f} s of 16 kHz audio), batch "
+          f"{args.batch}, {args.threads} threads, {os.cpu_count()} CPUs, {args.rounds} "
+          f"interleaved rounds (one interpreter per library and round), load "
+          f"{os.getloadavg()[0]:.1f}")  # fmt: skip
+    print("| library | samples/s (median) | ndd_triton / this, per round: median (min-max) | "
+          "rounds ndd_triton is ahead |\n|---|---:|---:|---:|")
+    for name, values in rates.items():
+        ratios = [a / b for a, b in zip(ours, values, strict=True)]
+        ahead = sum(r > 1.0 for r in ratios)
+        print(f"| {name} | {statistics.median(values):.1f} | {statistics.median(ratios):.2f}x "
+              f"({min(ratios):.2f}-{max(ratios):.2f}) | "
+              f"{'-' if name == 'ndd_triton' else f'{ahead} of {len(ratios)}'} |")
+
+
 def main() -> None:
     """Print one side-by-side table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -208,6 +256,8 @@ def main() -> None:
     parser.add_argument("--dali-python", default="/work/dali_venv/bin/python")
     parser.add_argument("--ta-python", default="/work/audio_venv/bin/python")
     parser.add_argument("--per-op", action="store_true", help="also time each op alone")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--baseline-src", default=None, metavar="DIR")
     args = parser.parse_args()
     clips = make_clips(args.clips)
     seconds = sum(len(c) for c in clips) / 16000
@@ -215,6 +265,19 @@ def main() -> None:
         data = os.path.join(tmp, "clips.npz")
         np.savez(data, *clips)
         cfg = {"data": data, "batch": args.batch, "epochs": args.epochs, "threads": args.threads}
+        if args.rounds > 1 or args.baseline_src:
+            import ndd_triton
+
+            here = os.path.dirname(os.path.dirname(os.path.abspath(ndd_triton.__file__)))
+            libs: dict[str, Any] = {"ndd_triton": lambda: run_ndd_src(here, cfg)}
+            if args.baseline_src:
+                src = os.path.abspath(args.baseline_src)
+                libs[f"ndd_triton at {args.baseline_src}"] = lambda: run_ndd_src(src, cfg)
+            if os.path.exists(args.dali_python):
+                libs["DALI 2.4 dynamic"] = lambda: run_other(args.dali_python, DALI_CODE, cfg)
+            rates = interleaved(max(args.rounds, 1), libs)
+            print_rounds(rates, args, seconds)
+            return
         rows = [("ndd_triton", run_ndd(clips, args.batch, args.epochs))]
         dali = run_other(args.dali_python, DALI_CODE, cfg)
         if dali:
