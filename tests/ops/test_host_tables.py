@@ -202,3 +202,65 @@ def test_pinned_ring_reuses_a_region_only_after_its_copy(monkeypatch) -> None:
     ring.reserve(16, cpu)  # completed regions are dropped from the pending list
     assert all(e is None or not e.done or e.waited for _, _, e in ring.pending)
     assert FakeEvent.made[1] not in [e for _, _, e in ring.pending]
+
+
+def _bounded_plans(rng: np.random.Generator, n: int, antialias: bool) -> list[AxisPlan]:
+    """Random triangle-filter plans with at most ~14 taps (interpreter time), edge cases
+    included: empty outputs, 1-pixel inputs, mirrored axes, up- and downscales."""
+    plans = []
+    for i in range(n):
+        n_in = int(rng.integers(1, 90)) if i % 5 else 1
+        n_out = int(rng.integers(0, 40)) if i % 7 else 0
+        scale = float(rng.choice([0.3, 0.5, 1.0, 1.7, 2.0, 3.3, 6.0]))
+        lo = float(rng.uniform(-0.3, 0.5) * n_in)
+        step = scale * (1.0 if rng.random() < 0.8 else -1.0)
+        plans.append(AxisPlan(n_in, n_out, lo, step, int(rng.choice([LINEAR, TRIANGULAR])),
+                              antialias, True))  # fmt: skip
+    return plans
+
+
+@pytest.mark.parametrize("antialias", [True, False])
+def test_device_triangle_tables_are_the_host_tables(antialias: bool) -> None:
+    """The tables `_resample_tables` builds on the (emulated) GPU equal `_axis_tables`' bit for
+    bit; its extra columns (an upper bound of the tap count) hold index 0 and weight 0."""
+    import torch
+
+    from ndd_triton.kernels.gpu._resample_tables import device_axis_tables
+    from ndd_triton.kernels.gpu._tables import GpuRun
+
+    rng = np.random.default_rng(3 + antialias)
+    for n in (1, 2, 9):
+        plans = _bounded_plans(rng, n, antialias)
+        args = (np.array([p.n_in for p in plans], np.int64),
+                np.array([p.n_out for p in plans], np.int64),
+                np.array([p.origin for p in plans], np.float64),
+                np.array([p.step for p in plans], np.float64),
+                np.array([p.interp for p in plans], np.int64))  # fmt: skip
+        index, weight, first, taps = _axis_tables(*args, antialias, True)
+        got = device_axis_tables(GpuRun(torch.device("cpu")), *args, antialias)
+        assert got is not None
+        d_index, d_weight, d_first, d_taps = got
+        d_index, d_weight = d_index.cpu().numpy(), d_weight.cpu().numpy()
+        assert d_taps >= taps
+        np.testing.assert_array_equal(d_first, first)
+        np.testing.assert_array_equal(d_index[:, :taps], index)
+        np.testing.assert_array_equal(d_weight[:, :taps].view(np.int32), weight.view(np.int32))
+        assert not d_index[:, taps:].any()
+        assert not d_weight[:, taps:].any()
+
+
+def test_device_tables_leave_other_filters_to_the_host() -> None:
+    import torch
+
+    from ndd_triton.kernels.gpu._resample_tables import device_axis_tables
+    from ndd_triton.kernels.gpu._tables import GpuRun
+
+    run = GpuRun(torch.device("cpu"))
+    one = (np.array([50]), np.array([10]), np.array([0.0]), np.array([5.0]))
+    assert device_axis_tables(run, *one, np.array([CUBIC]), True) is None
+    assert device_axis_tables(run, *one, np.array([NN]), True) is None
+    mixed = (np.array([50, 50]), np.array([10, 10]), np.zeros(2), np.full(2, 5.0))
+    assert device_axis_tables(run, *mixed, np.array([LINEAR, GAUSSIAN]), True) is None
+    huge = (np.array([9000]), np.array([10]), np.array([0.0]), np.array([900.0]))
+    assert device_axis_tables(run, *huge, np.array([LINEAR]), True) is None  # > 128 taps
+    assert device_axis_tables(run, *huge, np.array([LINEAR]), False) is not None

@@ -157,12 +157,16 @@ def test_resize_save_attrs():
         assert [np.asarray(a).tolist() for a in attrs.cpu()] == [[9, 8], [5, 12]]
 
 
-def test_resize_two_launches_per_ragged_batch():
+@pytest.mark.parametrize(("interp", "launches"), [(types.INTERP_CUBIC, 2),
+                                                  (types.INTERP_LINEAR, 3)])
+def test_resize_launches_per_ragged_batch(interp, launches):
     batch = ndd.as_batch(_images([(9, 8, 3), (5, 12, 3), (3, 3, 3)]), layout="HWC").gpu()
     with ndd.profile() as prof:
-        ndd.resize(batch, size=[4, 6]).evaluate()
+        ndd.resize(batch, size=[4, 6], interp_type=interp).evaluate()
     (record,) = prof.records
-    assert record.gpu_launches == 2  # one per separable pass, for the whole batch
+    # one per separable pass, for the whole batch; the triangle filters' tap tables of both
+    # axes are built on the device, one launch before them
+    assert record.gpu_launches == launches
 
 
 def test_resize_errors():

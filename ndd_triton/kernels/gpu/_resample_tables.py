@@ -1,0 +1,156 @@
+"""Resize tap tables built on the device for the triangle filters (LINEAR, TRIANGULAR).
+
+`kernels._resample.axis_tables` builds every output pixel's taps and weights on the host with
+NumPy over all rows of a batch: ~60% of a GPU `random_resized_crop`'s host time, ~55 µs per
+sample, because every random crop is a new plan. Here the host passes one row of plan values
+per sample (`[N]` arrays, no per-row work) and one program per sample writes its rows of the
+same `[R, K]` index and weight tables, with the same float64 operations in the same order
+(centre, `ceil`/`floor` of the support, `1 - |x|`, NumPy's pairwise summation of each row's
+weights over its sample's tap count, the division, the float32 cast): bit-identical tables
+(tests/ops/test_host_tables.py), so CPU and GPU still read the same taps. (The float32 cast
+hides most float64 rounding differences: a plain sum of the weights gave the same bits on
+every plan tried; the order is kept anyway, so that no plan can differ.) `resample_gpu` builds
+the tables of all axes of a call in one launch (its plans as one batch of axes x samples).
+The fused resize + crop_mirror_normalize kernel of compile mode (`resample_normalize`) keeps
+the host tables: one launch per batch is its contract.
+
+The table is K = max over samples of `floor(2 r) + 2` taps wide (an upper bound of a sample's
+tap count, r the widened radius; the host table is exactly as wide as the most taps): the extra
+columns hold index 0 and weight 0, as the host table's padding of samples with fewer taps does.
+Samples whose bound exceeds 128 taps (a >64x antialiased downscale), other filters and NN keep
+the host tables.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+from ndd_triton.kernels._resample import LINEAR, TRIANGULAR
+from ndd_triton.kernels.gpu._tables import GpuRun
+
+MAX_TAPS = 128  # NumPy's pairwise summation changes form above 128 values per row
+_BLOCK = 64
+
+
+@triton.jit
+def _weight(start, c, widen, k):
+    """The triangle filter's weight of tap `k` (float64, as `_resample._filter`)."""
+    x = ((start + k).to(tl.float64) - c) / widen
+    return tl.maximum(0.0, 1.0 - tl.abs(x))
+
+
+@triton.jit
+def _running(acc, w, add, FIRST: tl.constexpr):
+    """One of the 8 running sums: the tap's weight starts it, later ones add while `add`."""
+    if FIRST:  # noqa: SIM108  (a static branch: Triton resolves it when compiling)
+        out = w
+    else:
+        out = tl.where(add, acc + w, acc)
+    return out
+
+
+@triton.jit
+def _triangle_tables_kernel(fparams, iparams, index, weight, K: tl.constexpr,
+                            BLOCK: tl.constexpr):  # fmt: skip
+    """Rows of sample `program_id`: taps `[first + j, 0:K]` of its `n_out` outputs."""
+    s = tl.program_id(0)
+    origin = tl.load(fparams + s * 4)
+    step = tl.load(fparams + s * 4 + 1)
+    widen = tl.load(fparams + s * 4 + 2)
+    radius = tl.load(fparams + s * 4 + 3)
+    n_in = tl.load(iparams + s * 4)
+    n_out = tl.load(iparams + s * 4 + 1)
+    first = tl.load(iparams + s * 4 + 2)
+    lanes = tl.arange(0, BLOCK)
+    # the sample's tap count: 1 + its widest support (as `_axis_tables` takes it)
+    widest = tl.full([BLOCK], -1, tl.int64)
+    for r0 in range(0, n_out, BLOCK):
+        j = r0 + lanes
+        c = origin + (j.to(tl.float64) + 0.5) * step - 0.5
+        start = tl.ceil(c - radius)
+        span = (tl.floor(c + radius) - start).to(tl.int64)
+        widest = tl.maximum(widest, tl.where(j < n_out, span, -1))
+    taps = tl.max(widest, axis=0) + 1
+    whole = taps - taps % 8  # pairwise summation: 8 running sums over the first `whole`
+    for r0 in range(0, n_out, BLOCK):
+        j = r0 + lanes
+        live = j < n_out
+        c = origin + (j.to(tl.float64) + 0.5) * step - 0.5
+        start = tl.ceil(c - radius).to(tl.int64)
+        seq = tl.zeros([BLOCK], tl.float64)  # fewer than 8 taps: one by one from 0
+        a0 = tl.zeros([BLOCK], tl.float64)
+        a1 = tl.zeros([BLOCK], tl.float64)
+        a2 = tl.zeros([BLOCK], tl.float64)
+        a3 = tl.zeros([BLOCK], tl.float64)
+        a4 = tl.zeros([BLOCK], tl.float64)
+        a5 = tl.zeros([BLOCK], tl.float64)
+        a6 = tl.zeros([BLOCK], tl.float64)
+        a7 = tl.zeros([BLOCK], tl.float64)
+        for k in tl.static_range(K):
+            w = _weight(start, c, widen, k)
+            seq = tl.where(k < taps, seq + w, seq)
+            if k % 8 == 0:
+                a0 = _running(a0, w, k < whole, k < 8)
+            elif k % 8 == 1:
+                a1 = _running(a1, w, k < whole, k < 8)
+            elif k % 8 == 2:
+                a2 = _running(a2, w, k < whole, k < 8)
+            elif k % 8 == 3:
+                a3 = _running(a3, w, k < whole, k < 8)
+            elif k % 8 == 4:
+                a4 = _running(a4, w, k < whole, k < 8)
+            elif k % 8 == 5:
+                a5 = _running(a5, w, k < whole, k < 8)
+            elif k % 8 == 6:
+                a6 = _running(a6, w, k < whole, k < 8)
+            else:
+                a7 = _running(a7, w, k < whole, k < 8)
+        blocked = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
+        for m in tl.static_range(7):  # the last taps % 8 weights, one by one
+            w = _weight(start, c, widen, whole + m)
+            blocked = tl.where(whole + m < taps, blocked + w, blocked)
+        total = tl.where(taps < 8, seq, blocked)
+        total = tl.where(total == 0.0, 1.0, total)
+        row = (first + j.to(tl.int64)) * K
+        for k in tl.static_range(K):
+            w = (_weight(start, c, widen, k) / total).to(tl.float32)
+            idx = tl.minimum(tl.maximum(start + k, 0), n_in - 1).to(tl.int32)
+            inside = k < taps
+            tl.store(index + row + k, tl.where(inside, idx, 0), mask=live)
+            tl.store(weight + row + k, tl.where(inside, w, 0.0), mask=live)
+
+
+def device_axis_tables(run: GpuRun, n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray,
+                       step: np.ndarray, interp: np.ndarray, antialias: bool
+                       ) -> tuple[torch.Tensor, torch.Tensor, np.ndarray, int] | None:  # fmt: skip
+    """`axis_tables`' `(index, weight, first, K)` with the tables built on the device (K may
+    exceed the most taps: zero columns), or None where the host must build them (another
+    filter, a NN sample, more than MAX_TAPS taps)."""
+    n_in = np.asarray(n_in, np.int64).reshape(-1)
+    n_out = np.asarray(n_out, np.int64).reshape(-1)
+    interp = np.asarray(interp, np.int64).reshape(-1)
+    if not len(n_out) or not ((interp == LINEAR) | (interp == TRIANGULAR)).all():
+        return None
+    step = np.asarray(step, np.float64).reshape(-1)
+    scale = np.abs(step)
+    widen = np.where(antialias & (scale > 1.0), scale, 1.0)
+    radius = 1.0 * widen  # the triangle's support (`_resample._RADIUS`)
+    taps = int((np.floor(2.0 * radius) + 2).max())
+    if taps > MAX_TAPS:
+        return None
+    first = np.zeros(len(n_out), np.int64)
+    np.cumsum(n_out[:-1], out=first[1:])
+    rows = int(n_out.sum())
+    fparams = np.empty((len(n_out), 4), np.float64)
+    fparams[:, 0] = np.asarray(origin, np.float64).reshape(-1)
+    fparams[:, 1], fparams[:, 2], fparams[:, 3] = step, widen, radius
+    iparams = np.zeros((len(n_out), 4), np.int64)
+    iparams[:, 0], iparams[:, 1], iparams[:, 2] = n_in, n_out, first
+    index = run.empty(rows * taps, torch.int32)
+    weight = run.empty(rows * taps, torch.float32)
+    run.launch(_triangle_tables_kernel, (len(n_out),), fparams, iparams, index, weight,
+               K=taps, BLOCK=_BLOCK)  # fmt: skip
+    return index.view(rows, taps), weight.view(rows, taps), first, taps
