@@ -32,24 +32,20 @@ from ndd_triton.kernels._resample import LINEAR, TRIANGULAR
 from ndd_triton.kernels.gpu._tables import GpuRun
 
 MAX_TAPS = 128  # NumPy's pairwise summation changes form above 128 values per row
-_BLOCK = 64
+_BLOCK = 128
 
 
 @triton.jit
-def _weight(start, c, widen, k):
+def _helper_triangle_weight(start, c, widen, k):
     """The triangle filter's weight of tap `k` (float64, as `_resample._filter`)."""
     x = ((start + k).to(tl.float64) - c) / widen
     return tl.maximum(0.0, 1.0 - tl.abs(x))
 
 
 @triton.jit
-def _running(acc, w, add, FIRST: tl.constexpr):
-    """One of the 8 running sums: the tap's weight starts it, later ones add while `add`."""
-    if FIRST:  # noqa: SIM108  (a static branch: Triton resolves it when compiling)
-        out = w
-    else:
-        out = tl.where(add, acc + w, acc)
-    return out
+def _helper_running_sum(acc, w, add):
+    """One of the 8 running sums: the tap's weight is added while `add`."""
+    return tl.where(add, acc + w, acc)
 
 
 @triton.jit
@@ -80,43 +76,49 @@ def _triangle_tables_kernel(fparams, iparams, index, weight, K: tl.constexpr,
         live = j < n_out
         c = origin + (j.to(tl.float64) + 0.5) * step - 0.5
         start = tl.ceil(c - radius).to(tl.int64)
-        seq = tl.zeros([BLOCK], tl.float64)  # fewer than 8 taps: one by one from 0
-        a0 = tl.zeros([BLOCK], tl.float64)
-        a1 = tl.zeros([BLOCK], tl.float64)
-        a2 = tl.zeros([BLOCK], tl.float64)
-        a3 = tl.zeros([BLOCK], tl.float64)
-        a4 = tl.zeros([BLOCK], tl.float64)
-        a5 = tl.zeros([BLOCK], tl.float64)
-        a6 = tl.zeros([BLOCK], tl.float64)
-        a7 = tl.zeros([BLOCK], tl.float64)
-        for k in tl.static_range(K):
-            w = _weight(start, c, widen, k)
-            seq = tl.where(k < taps, seq + w, seq)
-            if k % 8 == 0:
-                a0 = _running(a0, w, k < whole, k < 8)
-            elif k % 8 == 1:
-                a1 = _running(a1, w, k < whole, k < 8)
-            elif k % 8 == 2:
-                a2 = _running(a2, w, k < whole, k < 8)
-            elif k % 8 == 3:
-                a3 = _running(a3, w, k < whole, k < 8)
-            elif k % 8 == 4:
-                a4 = _running(a4, w, k < whole, k < 8)
-            elif k % 8 == 5:
-                a5 = _running(a5, w, k < whole, k < 8)
-            elif k % 8 == 6:
-                a6 = _running(a6, w, k < whole, k < 8)
-            else:
-                a7 = _running(a7, w, k < whole, k < 8)
+        # fewer than 8 taps: summed one by one from 0; else 8 running sums started by the
+        # first 8 weights, then 8 at a time up to `whole` (NumPy's pairwise summation)
+        seq = tl.zeros([BLOCK], tl.float64)
+        a0 = _helper_triangle_weight(start, c, widen, 0)
+        a1 = _helper_triangle_weight(start, c, widen, 1)
+        a2 = _helper_triangle_weight(start, c, widen, 2)
+        a3 = _helper_triangle_weight(start, c, widen, 3)
+        a4 = _helper_triangle_weight(start, c, widen, 4)
+        a5 = _helper_triangle_weight(start, c, widen, 5)
+        a6 = _helper_triangle_weight(start, c, widen, 6)
+        a7 = _helper_triangle_weight(start, c, widen, 7)
+        seq = tl.where(taps > 0, seq + a0, seq)
+        seq = tl.where(taps > 1, seq + a1, seq)
+        seq = tl.where(taps > 2, seq + a2, seq)
+        seq = tl.where(taps > 3, seq + a3, seq)
+        seq = tl.where(taps > 4, seq + a4, seq)
+        seq = tl.where(taps > 5, seq + a5, seq)
+        seq = tl.where(taps > 6, seq + a6, seq)
+        for b in range(8, K, 8):  # a loop, not unrolled: K reaches 128 (registers)
+            a0 = _helper_running_sum(a0, _helper_triangle_weight(start, c, widen, b), b < whole)
+            a1 = _helper_running_sum(a1, _helper_triangle_weight(start, c, widen, b + 1),
+                                     b + 1 < whole)  # fmt: skip
+            a2 = _helper_running_sum(a2, _helper_triangle_weight(start, c, widen, b + 2),
+                                     b + 2 < whole)  # fmt: skip
+            a3 = _helper_running_sum(a3, _helper_triangle_weight(start, c, widen, b + 3),
+                                     b + 3 < whole)  # fmt: skip
+            a4 = _helper_running_sum(a4, _helper_triangle_weight(start, c, widen, b + 4),
+                                     b + 4 < whole)  # fmt: skip
+            a5 = _helper_running_sum(a5, _helper_triangle_weight(start, c, widen, b + 5),
+                                     b + 5 < whole)  # fmt: skip
+            a6 = _helper_running_sum(a6, _helper_triangle_weight(start, c, widen, b + 6),
+                                     b + 6 < whole)  # fmt: skip
+            a7 = _helper_running_sum(a7, _helper_triangle_weight(start, c, widen, b + 7),
+                                     b + 7 < whole)  # fmt: skip
         blocked = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
         for m in tl.static_range(7):  # the last taps % 8 weights, one by one
-            w = _weight(start, c, widen, whole + m)
+            w = _helper_triangle_weight(start, c, widen, whole + m)
             blocked = tl.where(whole + m < taps, blocked + w, blocked)
         total = tl.where(taps < 8, seq, blocked)
         total = tl.where(total == 0.0, 1.0, total)
         row = (first + j.to(tl.int64)) * K
-        for k in tl.static_range(K):
-            w = (_weight(start, c, widen, k) / total).to(tl.float32)
+        for k in range(K):
+            w = (_helper_triangle_weight(start, c, widen, k) / total).to(tl.float32)
             idx = tl.minimum(tl.maximum(start + k, 0), n_in - 1).to(tl.int32)
             inside = k < taps
             tl.store(index + row + k, tl.where(inside, idx, 0), mask=live)
