@@ -15,7 +15,7 @@ import ndd_triton as ndd
 from ndd_triton.core.host_views import Packed, packed_view
 from ndd_triton.kernels import _registry
 from ndd_triton.ops import normalize, to_decibels
-from ndd_triton.runtime import dispatch
+from ndd_triton.runtime import packed_run
 from ndd_triton.runtime.plans import PLANS
 
 RNG = np.random.default_rng(11)
@@ -58,7 +58,7 @@ def spans(monkeypatch):
 def split(request, monkeypatch):
     """Run each call as one span, or split over 3 pool threads whatever its size."""
     if request.param == "split":
-        monkeypatch.setattr(dispatch, "_PACKED_SPLIT_BYTES", 0)
+        monkeypatch.setattr(packed_run, "_PACKED_SPLIT_BYTES", 0)
         before = ndd.get_num_threads()
         ndd.set_num_threads(3)
         yield 3
@@ -158,11 +158,11 @@ def test_span_bounds_cover_the_batch_in_order():
     offsets = np.array([0, 100, 100, 5000, 5001, 5001, 9000, 20000], np.int64)
     pack = Packed(np.zeros(20000, np.float32), offsets, np.zeros((7, 1), np.int64))
     for parts in (1, 2, 3, 7, 12):
-        bounds = dispatch._span_bounds([pack, pack], 7, parts)
+        bounds = packed_run._span_bounds([pack, pack], 7, parts)
         assert (bounds[0], bounds[-1]) == (0, 7)
         assert all(a < b for a, b in itertools.pairwise(bounds)), bounds
         assert len(bounds) - 1 <= max(parts, 1)
-    assert dispatch._span_bounds([pack], 7, 2) == [0, 6, 7]  # the last sample: 55% of the bytes
+    assert packed_run._span_bounds([pack], 7, 2) == [0, 6, 7]  # the last sample: 55% of the bytes
 
 
 def test_per_sample_form_needs_its_condition():
