@@ -128,9 +128,9 @@ def _triangle_tables_kernel(fparams, iparams, index, weight, K: tl.constexpr,
 def device_axis_tables(run: GpuRun, n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray,
                        step: np.ndarray, interp: np.ndarray, antialias: bool
                        ) -> tuple[torch.Tensor, torch.Tensor, np.ndarray, int] | None:  # fmt: skip
-    """`axis_tables`' `(index, weight, first, K)` with the tables built on the device (K may
-    exceed the most taps: zero columns), or None where the host must build them (another
-    filter, a NN sample, more than MAX_TAPS taps)."""
+    """`axis_tables`' `(index, weight, first, K)` with the tables built on the device as flat
+    `[rows * K]` tensors (K may exceed the most taps: zero columns), or None where the host
+    must build them (another filter, a NN sample, more than MAX_TAPS taps)."""
     n_in = np.asarray(n_in, np.int64).reshape(-1)
     n_out = np.asarray(n_out, np.int64).reshape(-1)
     interp = np.asarray(interp, np.int64).reshape(-1)
@@ -155,4 +155,5 @@ def device_axis_tables(run: GpuRun, n_in: np.ndarray, n_out: np.ndarray, origin:
     weight = run.empty(rows * taps, torch.float32)
     run.launch(_triangle_tables_kernel, (len(n_out),), fparams, iparams, index, weight,
                K=taps, BLOCK=_BLOCK)  # fmt: skip
-    return index.view(rows, taps), weight.view(rows, taps), first, taps
+    # flat (row-major [rows, K]): the launch memo places scratch buffers, not views of them
+    return index, weight, first, taps
