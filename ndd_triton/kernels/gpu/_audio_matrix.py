@@ -13,7 +13,8 @@ import numpy as np
 import triton
 import triton.language as tl
 
-from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, row_tiles
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
+from ndd_triton.kernels.gpu._tiles import _helper_find_tile, grid_of, row_tile_counts, tile_starts
 from ndd_triton.ops._audio import band_limits
 from ndd_triton.ops.schema import Call
 
@@ -29,14 +30,14 @@ NCOL: tl.constexpr = tl.constexpr(6)
 @triton.jit
 def _axis_matrix_kernel(src, dst, samples, weights, bands, tiles, BLOCK: tl.constexpr):
     """dst[o, k, t] = sum_j weights[band row] * src[o, j, t] over the band of row k."""
-    tile = tl.program_id(0)
-    sample = tl.load(tiles + tile * 3)
-    out_row = tl.load(tiles + tile * 3 + 1)  # o * K + k
-    first = tl.load(tiles + tile * 3 + 2)
-    row = samples + sample * NCOL
+    sample, tile = _helper_find_tile(tiles)
+    row = samples + sample.to(tl.int64) * NCOL
     extent = tl.load(row + EXTENT).to(tl.int32)
     k_rows = tl.load(row + ROWS_OUT).to(tl.int32)
     inner = tl.load(row + INNER)
+    col_tiles = ((inner + BLOCK - 1) // BLOCK).to(tl.int32)  # a program: one row, BLOCK columns
+    out_row = tile // col_tiles  # o * K + k
+    first = (tile - out_row * col_tiles).to(tl.int64) * BLOCK
     o = out_row // k_rows
     k = out_row - o * k_rows
     band = bands + (tl.load(row + MAT_ROW) + k) * 3
@@ -72,7 +73,7 @@ def launch_axis_matrix(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> 
     samples = np.stack([inp.offsets, out.offsets, split[:, 1], k_rows, split[:, 2], mat_row],
                        axis=1).astype(np.int64)  # fmt: skip
     block = int(min(max(1 << (int(split[:, 2].max(initial=1)) - 1).bit_length(), 16), 256))
-    tiles = row_tiles(split[:, 0] * k_rows, split[:, 2], 1, block).astype(np.int64)
+    tiles = tile_starts(row_tile_counts(split[:, 0] * k_rows, split[:, 2], 1, block))
     weight_table = np.concatenate(weights) if w_pos else np.zeros(1, np.float32)
-    run.launch(_axis_matrix_kernel, (len(tiles),), inp.data, out.data, samples, weight_table,
+    run.launch(_axis_matrix_kernel, (grid_of(tiles),), inp.data, out.data, samples, weight_table,
                np.asarray(bands, dtype=np.int64).reshape(-1, 3), tiles, BLOCK=block)  # fmt: skip

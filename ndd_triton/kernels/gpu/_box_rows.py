@@ -11,7 +11,7 @@ import numpy as np
 import triton
 import triton.language as tl
 
-from ndd_triton.kernels.gpu._tables import tile_table
+from ndd_triton.kernels.gpu._tiles import _helper_find_tile, tile_starts
 
 ROW_BLOCK = 128  # rows per program (tests shrink it to get several tiles per sample)
 
@@ -25,23 +25,22 @@ R_NCOL = 3
 def row_plan(in_offsets: np.ndarray, out_offsets: np.ndarray, rows: np.ndarray,
              *columns: np.ndarray, block: int | None = None
              ) -> tuple[np.ndarray, np.ndarray, int]:  # fmt: skip
-    """`(samples, tiles, block)`: int64 sample table `[N, R_NCOL + len(columns)]`, `(sample,
-    first row)` tiles covering every sample's rows in chunks of `block` rows (empty samples: no
-    tile), and that block (ROW_BLOCK unless given), the kernels' BLOCK."""
+    """`(samples, tiles, block)`: int64 sample table `[N, R_NCOL + len(columns)]`, the
+    `tile_starts` table of every sample's rows in chunks of `block` rows (empty samples: no
+    program; the launch's grid is `grid_of(tiles)`), and that block (ROW_BLOCK unless given),
+    the kernels' BLOCK."""
     rows = np.asarray(rows, np.int64)
     cols = [np.asarray(in_offsets, np.int64), np.asarray(out_offsets, np.int64), rows]
     cols += [np.asarray(c).astype(np.int64).reshape(len(rows)) for c in columns]
     samples = np.stack(cols, axis=1) if len(rows) else np.zeros((0, len(cols)), np.int64)
     block = block or ROW_BLOCK
-    return np.ascontiguousarray(samples), tile_table(rows, block), block
+    return np.ascontiguousarray(samples), tile_starts(-(-rows // block)), block
 
 
 @triton.jit
 def _helper_row_tile(samples, tiles, NCOL: tl.constexpr, BLOCK: tl.constexpr):
     """This program's sample-table row pointer, its rows (int64) and their mask."""
-    t = tl.program_id(0)
-    s = tl.load(tiles + 2 * t)
-    first = tl.load(tiles + 2 * t + 1)
-    row = samples + s * NCOL
-    rows = first + tl.arange(0, BLOCK).to(tl.int64)
+    s, tile = _helper_find_tile(tiles)
+    row = samples + s.to(tl.int64) * NCOL
+    rows = tile.to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
     return s, row, rows, rows < tl.load(row + R_ROWS)

@@ -96,39 +96,6 @@ class GpuBatch:
         return np.stack(cols, axis=1) if cols else np.zeros((len(self.shapes), 0), np.int64)
 
 
-def tile_table(sizes: np.ndarray, tile: int) -> np.ndarray:
-    """`[T, 2]` int64 rows `(sample, first_element)` covering every sample in `tile` chunks
-    (read-only: small tables are cached by content, as batches of one shape recur)."""
-    sizes = np.asarray(sizes, dtype=np.int64)
-    key = (tile, sizes.tobytes()) if len(sizes) <= _TILE_MEMO_SAMPLES else None
-    if key is not None:
-        table = _tile_memo.get(key)
-        if table is not None:
-            return table
-    table = _tile_table(sizes, tile)
-    if key is not None and len(table) <= _TILE_MEMO_ROWS:
-        if len(_tile_memo) >= _TILE_MEMO_COUNT:
-            _tile_memo.clear()
-        table.setflags(write=False)
-        _tile_memo[key] = table
-    return table
-
-
-_TILE_MEMO_SAMPLES, _TILE_MEMO_ROWS, _TILE_MEMO_COUNT = 1024, 4096, 128
-_tile_memo: dict[tuple[int, bytes], np.ndarray] = {}
-
-
-def _tile_table(sizes: np.ndarray, tile: int) -> np.ndarray:
-    counts = (sizes + tile - 1) // tile
-    samples = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-    if not len(samples):
-        return np.zeros((0, 2), np.int64)
-    # tile index within its sample: running index minus the sample's first tile (no loop)
-    first = np.cumsum(counts) - counts
-    starts = (np.arange(len(samples), dtype=np.int64) - np.repeat(first, counts)) * tile
-    return np.stack([samples, starts], axis=1)
-
-
 # Elements a row-tiled program copies (ROWS x BLOCK), and its longest block; tests shrink them
 # to get many tiles per sample from small images.
 ROW_TILE_ELEMENTS = 4096
@@ -136,40 +103,16 @@ ROW_TILE_MAX_BLOCK = 4096
 
 
 def row_block(rows: np.ndarray, row_len: np.ndarray) -> tuple[int, int]:
-    """`(ROWS, BLOCK)` powers of two for `row_tiles`: BLOCK covers the longest row (up to
-    ROW_TILE_MAX_BLOCK) in blocks that leave at most ~15% of the lanes idle (a 672-element
-    row takes 3 x 256, not 1 x 1024), ROWS fills about ROW_TILE_ELEMENTS (no more rows than a
-    sample has)."""
+    """`(ROWS, BLOCK)` powers of two for row-tiled kernels (`_tiles.row_tile_counts`): BLOCK
+    covers the longest row (up to ROW_TILE_MAX_BLOCK) in blocks that leave at most ~15% of the
+    lanes idle (a 672-element row takes 3 x 256, not 1 x 1024), ROWS fills about
+    ROW_TILE_ELEMENTS (no more rows than a sample has)."""
     longest = max(int(np.max(row_len, initial=1)), 1)
     block = min(1 << (longest - 1).bit_length(), ROW_TILE_MAX_BLOCK)
     while block > 64 and -(-longest // block) * block > 1.15 * longest:
         block //= 2
     most_rows = 1 << (max(int(np.max(rows, initial=1)), 1) - 1).bit_length()
     return max(min(ROW_TILE_ELEMENTS // block, most_rows), 1), block
-
-
-def row_tiles(rows: np.ndarray, row_len: np.ndarray, rows_per_tile: int, block: int
-              ) -> np.ndarray:  # fmt: skip
-    """`[T, 3]` rows `(sample, first_row, first_column)` (int32; int64 past 2**31): sample
-    i's `rows[i]` rows of `row_len[i]` elements in blocks of `rows_per_tile` x `block`.
-
-    A program then handles a 2-D block of one sample, so its per-row work (unravelling, source
-    address) is done once per row and its columns are contiguous. Empty samples get no tiles.
-    """
-    rows = np.asarray(rows, dtype=np.int64)
-    row_len = np.asarray(row_len, dtype=np.int64)
-    col_tiles = (row_len + block - 1) // block
-    counts = ((rows + rows_per_tile - 1) // rows_per_tile) * col_tiles
-    samples = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-    if not len(samples):
-        return np.zeros((0, 3), np.int32)
-    # tile index within its sample, row-block major (no loop over samples)
-    first = np.cumsum(counts) - counts
-    local = np.arange(len(samples), dtype=np.int64) - np.repeat(first, counts)
-    per_row = col_tiles[samples]
-    table = np.stack([samples, local // per_row * rows_per_tile, local % per_row * block], axis=1)
-    small = table.max(initial=0) < 2**31  # int32 halves the upload; huge samples keep int64
-    return table.astype(np.int32) if small else table
 
 
 class _PinnedRing:

@@ -18,6 +18,7 @@ from ndd_triton.kernels.gpu._box_rows import (
     row_plan,
 )
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
+from ndd_triton.kernels.gpu._tiles import grid_of
 from ndd_triton.ops import bb_flip
 from ndd_triton.ops.schema import Call
 
@@ -60,5 +61,5 @@ def bb_flip_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
     """Sample table (offsets, box count, flags) and one launch for the batch."""
     samples, tiles, block = row_plan(inp.offsets, out.offsets, inp.sizes // 4, arg.horizontal != 0,
                               arg.vertical != 0)  # fmt: skip
-    run.launch(_bb_flip_kernel, (len(tiles),), inp.data, out.data, samples, tiles,
+    run.launch(_bb_flip_kernel, (grid_of(tiles),), inp.data, out.data, samples, tiles,
                LTRB=bool(arg.ltrb), BLOCK=block)  # fmt: skip

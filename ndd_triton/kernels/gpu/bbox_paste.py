@@ -19,6 +19,7 @@ from ndd_triton.kernels.gpu._box_rows import (
     row_plan,
 )
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
+from ndd_triton.kernels.gpu._tiles import grid_of
 from ndd_triton.ops import bbox_paste
 from ndd_triton.ops.schema import Call
 
@@ -52,5 +53,5 @@ def bbox_paste_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None
     params = np.ascontiguousarray(np.concatenate([(one / ratio)[:, None], margin], axis=1),
                                   np.float32)  # fmt: skip
     samples, tiles, block = row_plan(inp.offsets, out.offsets, inp.sizes // 4)
-    run.launch(_bbox_paste_kernel, (len(tiles),), inp.data, out.data, samples, params, tiles,
+    run.launch(_bbox_paste_kernel, (grid_of(tiles),), inp.data, out.data, samples, params, tiles,
                LTRB=bool(arg.ltrb), BLOCK=block)  # fmt: skip

@@ -17,7 +17,7 @@ import triton
 import triton.language as tl
 
 from ndd_triton.kernels import register
-from ndd_triton.kernels.gpu._tables import GpuRun, tile_table
+from ndd_triton.kernels.gpu._tables import GpuRun
 from ndd_triton.ops import box_encoder
 from ndd_triton.ops.schema import Call
 
@@ -79,17 +79,17 @@ def _helper_log_or_minus_inf(ratio, hit):
 
 
 @triton.jit
-def _box_encoder_kernel(boxes, labels, encoded, out_labels, anchors, samples, tiles, consts,
-                        num_anchors, criteria, OFFSET: tl.constexpr, BLOCK_K: tl.constexpr,
-                        BLOCK_A: tl.constexpr):  # fmt: skip
+def _box_encoder_kernel(boxes, labels, encoded, out_labels, anchors, samples, tiles_per_sample,
+                        consts, num_anchors, criteria, OFFSET: tl.constexpr,
+                        BLOCK_K: tl.constexpr, BLOCK_A: tl.constexpr):  # fmt: skip
     """BLOCK_A anchors of one sample: match, then write the encoded rows and labels.
 
     consts: scale, means[4], stds[4] (float32).
     """
-    t = tl.program_id(0)
-    s = tl.load(tiles + 2 * t)
-    a_idx = (tl.load(tiles + 2 * t + 1) + tl.arange(0, BLOCK_A)).to(tl.int32)
-    row = samples + s * NCOL
+    t = tl.program_id(0)  # every sample has the same anchors: `tiles_per_sample` programs each
+    s = t // tiles_per_sample
+    a_idx = ((t - s * tiles_per_sample) * BLOCK_A + tl.arange(0, BLOCK_A)).to(tl.int32)
+    row = samples + s.to(tl.int64) * NCOL
     box_ptr = boxes + tl.load(row + B_OFF)
     count = tl.load(row + COUNT).to(tl.int32)
     a_mask = a_idx < num_anchors
@@ -147,16 +147,17 @@ def _box_encoder_kernel(boxes, labels, encoded, out_labels, anchors, samples, ti
 
 @register(box_encoder.schema, "gpu", replay=True)
 def box_encoder_gpu(run: GpuRun, out: tuple, boxes: object, labels: object, arg: Call) -> None:
-    """Sample table, (sample, first anchor) tiles, one launch."""
+    """Sample table, one launch of `cdiv(M, ANCHOR_BLOCK)` programs per sample."""
     encoded, out_labels = out
     anchors = np.ascontiguousarray(arg.anchor_boxes, np.float32)
     m = len(anchors)
     counts = boxes.sizes // 4
     samples = np.stack([boxes.offsets, labels.offsets, encoded.offsets, out_labels.offsets,
                         counts], axis=1).astype(np.int64)  # fmt: skip
-    tiles = tile_table(np.full(len(counts), m, np.int64), ANCHOR_BLOCK)
+    per_sample = -(-m // ANCHOR_BLOCK)
     consts = np.concatenate([[arg.scale], arg.encode_means, arg.encode_stds]).astype(np.float32)
-    run.launch(_box_encoder_kernel, (len(tiles),), boxes.data, labels.data, encoded.data,
-               out_labels.data, anchors, np.ascontiguousarray(samples), tiles, consts, m,
+    run.launch(_box_encoder_kernel, (len(counts) * per_sample,), boxes.data, labels.data,
+               encoded.data, out_labels.data, anchors, np.ascontiguousarray(samples), per_sample,
+               consts, m,
                float(arg.criteria), OFFSET=bool(arg.offset), BLOCK_K=BOX_BLOCK,
                BLOCK_A=ANCHOR_BLOCK)  # fmt: skip

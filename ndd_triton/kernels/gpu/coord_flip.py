@@ -19,6 +19,7 @@ from ndd_triton.kernels.gpu._box_rows import (
     row_plan,
 )
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
+from ndd_triton.kernels.gpu._tiles import grid_of
 from ndd_triton.ops import coord_flip
 from ndd_triton.ops.schema import Call
 
@@ -49,5 +50,5 @@ def coord_flip_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None
     centers[:, :d] = arg.column_center
     rows = inp.shapes[:, 0] if inp.shapes.size else np.zeros(n, np.int64)
     samples, tiles, block = row_plan(inp.offsets, out.offsets, rows, *flags.T)
-    run.launch(_coord_flip_kernel, (len(tiles),), inp.data, out.data, samples, centers, tiles,
+    run.launch(_coord_flip_kernel, (grid_of(tiles),), inp.data, out.data, samples, centers, tiles,
                D=d, BLOCK=block)  # fmt: skip

@@ -22,6 +22,7 @@ from ndd_triton.kernels.gpu._box_rows import (
 )
 from ndd_triton.kernels.gpu._saturate import _helper_round_saturate, int_limits
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
+from ndd_triton.kernels.gpu._tiles import grid_of
 from ndd_triton.ops import coord_transform
 from ndd_triton.ops.schema import Call
 
@@ -63,6 +64,6 @@ def coord_transform_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) ->
     np_dtype = np.dtype(out.dtype.numpy_dtype)
     limits = int_limits(np_dtype) if np_dtype.kind in "iu" else \
         {"LO": 0.0, "HI": 0.0, "HI_INT": 0, "NAN_INT": 0}  # fmt: skip
-    run.launch(_coord_transform_kernel, (len(tiles),), inp.data, out.data, samples,
+    run.launch(_coord_transform_kernel, (grid_of(tiles),), inp.data, out.data, samples,
                np.ascontiguousarray(params), tiles, N_IN=n, N_OUT=m,
                OUT_INT=np_dtype.kind in "iu", BLOCK=block, **limits)  # fmt: skip

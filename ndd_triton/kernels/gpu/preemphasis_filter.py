@@ -1,4 +1,4 @@
-"""preemphasis_filter on the GPU: one launch over `(sample, first element)` tiles.
+"""preemphasis_filter on the GPU: one launch over every sample's BLOCK-element tiles.
 
 Each lane reads x[t] and x[t-1] (the border value at t = 0), computes in fp32 and converts to
 the output type with DALI's rounding and saturation.
@@ -12,8 +12,9 @@ import triton.language as tl
 
 from ndd_triton.core.dtype import float32
 from ndd_triton.kernels import register
-from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.kernels.gpu._tensor_copy import _helper_dali_convert, convert_meta
+from ndd_triton.kernels.gpu._tiles import _helper_find_tile, grid_of, tile_starts
 from ndd_triton.ops import preemphasis_filter
 from ndd_triton.ops.schema import Call
 
@@ -30,10 +31,9 @@ def _preemphasis_kernel(src, dst, samples, coeffs, tiles, BORDER: tl.constexpr,
                         HI: tl.constexpr, NANV: tl.constexpr, LO_F: tl.constexpr,
                         HI_F: tl.constexpr):  # fmt: skip
     """dst[t] = x[t] - c x[t-1]; before t = 0: 0 (BORDER 0), x[0] (1) or x[1] (2)."""
-    tile = tl.program_id(0)
-    sample = tl.load(tiles + tile * 2)
-    first = tl.load(tiles + tile * 2 + 1)
-    row = samples + sample * NCOL
+    sample, tile = _helper_find_tile(tiles)
+    first = tile.to(tl.int64) * BLOCK
+    row = samples + sample.to(tl.int64) * NCOL
     base = tl.load(row + IN_OFF)
     size = tl.load(row + SIZE)
     c = tl.load(coeffs + sample)
@@ -59,7 +59,7 @@ def preemphasis_filter_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call)
     sizes = out.sizes
     samples = np.stack([inp.offsets, out.offsets, sizes], axis=1).astype(np.int64)
     coeffs = np.asarray(arg.preemph_coeff, dtype=np.float32).reshape(-1)
-    tiles = tile_table(sizes, BLOCK)
+    tiles = tile_starts(-(-sizes // BLOCK))
     meta = convert_meta(float32, out.dtype)
-    run.launch(_preemphasis_kernel, (len(tiles),), inp.data, out.data, samples, coeffs, tiles,
+    run.launch(_preemphasis_kernel, (grid_of(tiles),), inp.data, out.data, samples, coeffs, tiles,
                BORDER=int(arg.border_code), BLOCK=BLOCK, **meta)  # fmt: skip

@@ -11,7 +11,8 @@ import triton
 import triton.language as tl
 
 from ndd_triton.kernels import register
-from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, tile_table
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
+from ndd_triton.kernels.gpu._tiles import _helper_find_tile, grid_of, tile_starts
 from ndd_triton.ops import random_bbox_crop
 from ndd_triton.ops.schema import Call
 
@@ -21,10 +22,9 @@ GATHER_BLOCK = 128
 @triton.jit
 def _gather_labels_kernel(src, dst, samples, index, tiles, BLOCK: tl.constexpr):
     """dst[out_off + j] = src[in_off + index[idx_off + j]] for BLOCK kept boxes of a sample."""
-    t = tl.program_id(0)
-    s = tl.load(tiles + 2 * t)
-    j = tl.load(tiles + 2 * t + 1) + tl.arange(0, BLOCK)
-    row = samples + s * 4
+    s, tile = _helper_find_tile(tiles)
+    j = tile.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    row = samples + s.to(tl.int64) * 4
     mask = j < tl.load(row + 3)
     k = tl.load(index + tl.load(row + 2) + j, mask=mask, other=0)
     tl.store(dst + tl.load(row + 1) + j, tl.load(src + tl.load(row) + k, mask=mask), mask=mask)
@@ -64,7 +64,7 @@ def random_bbox_crop_gpu(run: GpuRun, out: tuple, *rest: object) -> None:
     if labels is not None:
         counts = np.array([len(k) for k in keeps], np.int64)
         samples = np.stack([labels.offsets, outs[3].offsets, index_offsets, counts], axis=1)
-        tiles = tile_table(counts, GATHER_BLOCK)
-        run.launch(_gather_labels_kernel, (len(tiles),), labels.data, outs[3].data,
+        tiles = tile_starts(-(-counts // GATHER_BLOCK))
+        run.launch(_gather_labels_kernel, (grid_of(tiles),), labels.data, outs[3].data,
                    np.ascontiguousarray(samples, np.int64), device[-1], tiles,
                    BLOCK=GATHER_BLOCK)  # fmt: skip
