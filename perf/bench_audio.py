@@ -2,14 +2,14 @@
 (or librosa where torchaudio is not installed), same signals, same run.
 
 Run: `python perf/bench_audio.py [--clips 64] [--batch 16] [--epochs 5] [--threads 2]
-[--dali-python /work/dali_venv/bin/python] [--ta-python /work/audio_venv/bin/python]
+[--dali-python /work/dali_venv/bin/python] [--ta-python /work/tv_venv/bin/python]
 [--per-op] [--rounds R] [--baseline-src DIR]`.
 
 `--rounds R` (R > 1) runs ndd_triton in its own interpreter too, and every library once per
-round, interleaved, R rounds: on a shared machine whose speed drifts by 1.5x within minutes
-(measured here), only ratios taken in the same round compare; the table then adds each
-library's per-round ratio (median, min-max). `--baseline-src DIR` adds another ndd_triton
-checkout (e.g. the main branch) to every round.
+round, interleaved, R rounds (torchaudio or librosa too, from `--ta-python`): on a shared
+machine whose speed drifts by 1.5x within minutes (measured here), only ratios taken in the
+same round compare; the table then adds each library's per-round ratio (median, min-max).
+`--baseline-src DIR` adds another ndd_triton checkout (e.g. the main branch) to every round.
 
 Data: `--clips` synthetic 16 kHz utterances of 1-4 s (tones, chirps and noise between silences,
 seed 0), decoded already (float32 arrays in memory: decoding is libsndfile in every library).
@@ -254,7 +254,7 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--dali-python", default="/work/dali_venv/bin/python")
-    parser.add_argument("--ta-python", default="/work/audio_venv/bin/python")
+    parser.add_argument("--ta-python", default="/work/tv_venv/bin/python")
     parser.add_argument("--per-op", action="store_true", help="also time each op alone")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--baseline-src", default=None, metavar="DIR")
@@ -275,6 +275,8 @@ def main() -> None:
                 libs[f"ndd_triton at {args.baseline_src}"] = lambda: run_ndd_src(src, cfg)
             if os.path.exists(args.dali_python):
                 libs["DALI 2.4 dynamic"] = lambda: run_other(args.dali_python, DALI_CODE, cfg)
+            if os.path.exists(args.ta_python):
+                libs["torchaudio (or librosa)"] = lambda: run_other(args.ta_python, TA_CODE, cfg)
             rates = interleaved(max(args.rounds, 1), libs)
             print_rounds(rates, args, seconds)
             return
