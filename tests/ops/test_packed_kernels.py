@@ -168,3 +168,71 @@ def test_span_bounds_cover_the_batch_in_order():
 def test_per_sample_form_needs_its_condition():
     with pytest.raises(ValueError, match="per_sample and per_sample_when go together"):
         _registry.register(normalize.schema, "cpu", batched=True, per_sample=lambda *a: None)
+
+
+def _anchor_grid(step=0.25):
+    """A few hundred ltrb anchors: a grid of squares of two sizes, some overlapping."""
+    out = []
+    for size in (0.25, 0.5):
+        for y in np.arange(0, 1 - size + 1e-6, step / 2):
+            for x in np.arange(0, 1 - size + 1e-6, step / 2):
+                out.append([x, y, x + size, y + size])
+    return np.array(out, np.float32)
+
+
+def _boxes(rng, anchors):
+    """Ragged boxes with ties: duplicates, boxes equal to anchors, zero-area boxes, empty
+    samples."""
+    samples = []
+    for k in (3, 0, 1, 6, 2, 0, 4):
+        b = np.sort(rng.uniform(0, 1, (k, 2, 2)), axis=1).reshape(k, 4)  # [x0, y0, x1, y1]
+        b = b.astype(np.float32)
+        if k >= 3:
+            b[1] = b[0]  # duplicate: equal IoUs with every anchor
+            b[2] = anchors[rng.integers(len(anchors))]  # IoU 1 with one anchor
+        if k >= 4:
+            b[3, 2:] = b[3, :2]  # zero area
+        samples.append(b)
+    return samples
+
+
+@pytest.mark.parametrize("args", [{}, {"criteria": 0.1}, {"criteria": 0.0},
+                                  {"offset": True, "scale": 2.0, "means": [0.1, 0.0, -0.1, 0.2],
+                                   "stds": [0.1, 0.1, 0.2, 0.2]}])  # fmt: skip
+def test_box_encoder_packed_equals_per_sample(args, monkeypatch):
+    from ndd_triton.kernels.cpu import box_encoder as kernel
+
+    spans = []
+    packed = kernel.box_encoder_packed
+
+    def spy(dst, boxes, labels, call, lo, hi):
+        spans.append((lo, hi))
+        packed(dst, boxes, labels, call, lo, hi)
+
+    entry = _registry.lookup(ndd.box_encoder._schema, "cpu")
+    monkeypatch.setitem(_registry._KERNELS, ("box_encoder", "cpu"),
+                        dataclasses.replace(entry, packed=spy))
+    PLANS.clear()
+    rng = np.random.default_rng(7)
+    anchors = _anchor_grid()
+    for _ in range(3):
+        boxes = _boxes(rng, anchors)
+        labels = [rng.integers(1, 80, len(b)).astype(np.int32) for b in boxes]
+        kw = {"anchors": anchors.reshape(-1).tolist(), **args}
+        want = ndd.box_encoder(ndd.as_batch(boxes), ndd.as_batch(labels), **kw)
+        assert not spans
+        got = ndd.box_encoder(_packed(boxes), _packed(labels), **kw)
+        assert spans == [(0, len(boxes))]
+        spans.clear()
+        for g, w in zip(got, want, strict=True):
+            _same_bits(samples_of(g), samples_of(w), f"box_encoder {args}")
+    PLANS.clear()
+
+
+def test_box_encoder_packed_names_the_bad_sample():
+    anchors = _anchor_grid().reshape(-1).tolist()
+    boxes = [np.array([[0.1, 0.1, 0.5, 0.5]], np.float32),
+             np.array([[0.2, 0.2, 0.3, 0.3], [0.6, 0.1, 0.4, 0.5]], np.float32)]  # inverted
+    labels = [np.array([1], np.int32), np.array([2, 3], np.int32)]
+    with pytest.raises(ValueError, match="sample 1 box 1: inverted box"):
+        ndd.box_encoder(_packed(boxes), _packed(labels), anchors=anchors)[0].evaluate()

@@ -18,10 +18,11 @@ import threading
 
 import numpy as np
 
+from ndd_triton.core.host_views import Packed
 from ndd_triton.kernels import register
 from ndd_triton.ops import box_encoder
 from ndd_triton.ops._bbox import check_box_values
-from ndd_triton.ops.schema import SampleArgs
+from ndd_triton.ops.schema import Call, SampleArgs
 
 _HALF = np.float32(0.5)
 _ZERO = np.float32(0)
@@ -58,7 +59,7 @@ class _Anchors:
 _cache = threading.local()
 
 
-def _anchors(arg: SampleArgs) -> _Anchors:
+def _anchors(arg: SampleArgs | Call) -> _Anchors:
     """The anchor data of this call (computed by the first sample a thread runs)."""
     source = arg.anchor_boxes
     prepared: _Anchors | None = getattr(_cache, "anchors", None)
@@ -107,7 +108,71 @@ def match(box: list[np.ndarray], anc: _Anchors, criteria: float) -> np.ndarray:
     return np.where(claims >= 0, claims, matched)
 
 
-@register(box_encoder.schema, "cpu")
+def box_encoder_packed(dst: tuple[Packed, Packed], boxes: Packed, labels: Packed, call: Call,
+                       lo: int, hi: int) -> None:  # fmt: skip
+    """Samples lo..hi-1 at once: one `[K, M]` IoU table for all their boxes, the per-sample
+    reductions over boxes as `reduceat` over each sample's rows, one scatter of the matches.
+
+    The same float32 operations as `box_encoder_cpu` (ties: the later box by the largest local
+    index reaching the maximum, the later anchor by `last_argmax`; later boxes' claims win by
+    `np.maximum.at` of local indices): the same bits, tests/ops/test_packed_kernels.py.
+    """
+    encoded, out_labels = dst
+    n = hi - lo
+    anc = _anchors(call)
+    m = len(anc.area)
+    enc = encoded.flat[int(encoded.offsets[lo]) : int(encoded.offsets[hi])].reshape(n, m, 4)
+    lab = out_labels.flat[int(out_labels.offsets[lo]) : int(out_labels.offsets[hi])].reshape(n, m)
+    counts = np.diff(boxes.offsets[lo : hi + 1]) // 4
+    flat = boxes.flat[int(boxes.offsets[lo]) : int(boxes.offsets[hi])].reshape(-1, 4)
+    with np.errstate(invalid="ignore"):
+        bad = np.isnan(flat).any() or (flat[:, 2:] < flat[:, :2]).any()
+    if bad:  # the per-sample check names the first bad sample and box
+        for i in range(lo, hi):
+            check_box_values("box_encoder", boxes.flat[boxes.offsets[i] : boxes.offsets[i + 1]]
+                             .reshape(-1, 4), i, ends=True, what="input 0 (bboxes)")  # fmt: skip
+    offset = bool(call.offset)
+    enc[...] = 0 if offset else anc.centre
+    lab[...] = 0
+    total = len(flat)
+    if not total:
+        return
+    first_row = np.cumsum(counts) - counts
+    full = np.flatnonzero(counts > 0)  # the span's samples with boxes
+    starts = first_row[full]
+    row_sample = np.repeat(np.arange(len(full)), counts[full])  # index into `full`
+    local = np.arange(total) - starts[row_sample]
+    cols = list(np.ascontiguousarray(flat.T))
+    iou = iou_columns(cols, anc.cols, anc.area)  # [total, M]
+    best = np.maximum.reduceat(iou, starts, axis=0)  # [F, M]
+    ties = np.where(iou == best[row_sample], local[:, None].astype(np.int32), np.int32(-1))
+    best_box = np.maximum.reduceat(ties, starts, axis=0)  # the last box reaching the maximum
+    matched = np.where(best > np.float32(call.criteria), best_box, -1)
+    claims = np.full((len(full), m), -1, np.intp)
+    np.maximum.at(claims, (row_sample, last_argmax(iou, axis=1)), local)
+    idx = np.where(claims >= 0, claims, matched)
+    hit_s, hit_a = np.nonzero(idx >= 0)
+    which = starts[hit_s] + idx[hit_s, hit_a]  # rows of the span's boxes
+    sample = full[hit_s]
+    lab[sample, hit_a] = labels.flat[int(labels.offsets[lo]) : int(labels.offsets[hi])][which]
+    if not offset:
+        enc[sample, hit_a] = np.stack(_centre(*cols), axis=-1)[which]
+        return
+    scale = np.float32(call.scale)
+    box_c = np.stack(_centre(*[c * scale for c in cols]), axis=-1)[which]
+    anc_c = anc.centre[hit_a]
+    rows = np.empty_like(box_c)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.subtract(box_c[:, :2], anc_c[:, :2], out=rows[:, :2])
+        rows[:, :2] /= anc_c[:, 2:]
+        np.divide(box_c[:, 2:], anc_c[:, 2:], out=rows[:, 2:])
+        np.log(rows[:, 2:], out=rows[:, 2:])
+    rows -= call.encode_means
+    rows /= call.encode_stds
+    enc[sample, hit_a] = rows
+
+
+@register(box_encoder.schema, "cpu", packed=box_encoder_packed)
 def box_encoder_cpu(dst: tuple[np.ndarray, np.ndarray], boxes: np.ndarray, labels: np.ndarray,
                     arg: SampleArgs) -> None:  # fmt: skip
     """Match, then write the boxes (or offsets) and labels of every anchor of one sample; the
