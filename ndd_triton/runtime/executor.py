@@ -187,8 +187,9 @@ def _reset_after_fork() -> None:
 
 def _loop(worker: Worker) -> None:
     """Run the queue in order. Consecutive per-sample CPU invocations are pipelined (`Chain`):
-    while a chain runs, the next invocations join it if they can, and anything else waits
-    (`held`) until the chain has finished, so completion order is still call order."""
+    while a chain runs, the next invocations join it if they can; whole-batch CPU work whose
+    inputs were all computed before its call (`Invocation.beside`) runs on this thread beside
+    the chain, and anything else waits (`held`) until the chain has finished."""
     mark_worker_thread()
     # whole-batch CPU kernels run here beside the busy pool: one OpenMP thread, as the pool's
     # (with torch's default intra-op threads mel/decibel batch kernels ran ~3x slower)
@@ -213,6 +214,14 @@ def _loop(worker: Worker) -> None:
             if chain is not None or held:  # keep call order behind the chain / held work
                 if chain is not None and not held and isinstance(item, Invocation) and \
                         chain.add(item):  # fmt: skip
+                    continue
+                if chain is not None and not held and isinstance(item, Invocation) and \
+                        item.beside:  # fmt: skip
+                    # reads only what was computed before it was called: nothing in the chain,
+                    # so it runs here now instead of after the chain, while this thread would
+                    # only wait (the detection recipe's box_encoder beside the image pipeline)
+                    item.run()
+                    worker.finished += 1
                     continue
                 held.append(item)
                 if chain is not None and chain.wake_when_finished():  # no message will come

@@ -49,8 +49,9 @@ def user_callsite() -> tuple[str, int] | None:
 class Invocation:
     """One op call between prepare and run; produces one storage per output."""
 
-    __slots__ = ("__weakref__", "_done", "_error", "_lock", "_results", "_state", "callsite",
-                 "ctx", "mode", "name", "record", "run_fn", "stage_fn", "sync_stream")  # fmt: skip
+    __slots__ = ("__weakref__", "_done", "_error", "_lock", "_results", "_state", "beside",
+                 "callsite", "ctx", "mode", "name", "record", "run_fn", "stage_fn",
+                 "sync_stream")  # fmt: skip
 
     def __init__(self, name: str, run_fn: Callable[[Invocation], list[Any]], ctx: Any,
                  callsite: tuple[str, int] | None,
@@ -70,6 +71,9 @@ class Invocation:
         self._done: threading.Lock | None = None
         self.record: _profiling.Record | None = None
         self.sync_stream: Any = None
+        # eager: may run on the worker thread while a pipeline runs on the pool (its inputs
+        # were computed before the call and it runs on one thread: `executor._loop`)
+        self.beside = False
 
     @staticmethod
     def failed_at_call(name: str, error: BaseException, ctx: Any,

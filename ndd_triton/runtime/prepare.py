@@ -250,6 +250,9 @@ def _prepare_and_execute(schema: OpSchema, inputs: Sequence[Any], arg_values: Se
         independent = all(b is None or b._storage is not None or
                           (type(b._producer) is OutputRef and b._producer.inv.done)
                           for b in batches)  # fmt: skip
+        # whole-batch work on one thread (packed spans below the split size, batched kernels)
+        form = kernel.for_call(call)
+        inv.beside = independent and (form.packed is not None or form.batched)
     execute(inv, force_sync=prep.external, inline=inline, independent=independent)
     return results
 

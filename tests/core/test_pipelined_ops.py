@@ -152,6 +152,36 @@ def test_other_work_waits_for_the_pipeline_and_keeps_call_order():
         np.testing.assert_array_equal(_arrays(b)[3], _arrays(x)[3] + np.float32(1) + np.float32(2))
 
 
+def test_whole_batch_work_on_computed_inputs_runs_beside_the_pipeline():
+    """A packed op (to_decibels) whose input was computed before its call runs on the worker
+    thread while the pipeline before it still runs (it cannot need the pipeline's results);
+    work that reads the pipeline still waits for it."""
+    x = _batch()
+    spectra = ndd.copy(ndd.batch([np.abs(s) + 1 for s in _arrays(x)]))
+    spectra.evaluate()  # computed before the calls below: packed, on one buffer
+    HOLD.clear()
+    try:
+        with ndd.EvalMode.eager, ndd.EvalContext(num_threads=2):
+            a, b, _c, _d = _chain(x, hold=(0, 0, 0, 0, 0, 1))  # sample 5 of `a` waits
+            _wait_for((2.0, 0))  # the pipeline runs
+            db = ndd.to_decibels(spectra)
+            after = ndd.to_decibels(ndd.copy(b))  # reads the pipeline: waits for it
+            deadline = time.monotonic() + 20
+            while not db._producer.inv.done and time.monotonic() < deadline:
+                time.sleep(0.002)
+            assert db._producer.inv.done, "held behind the pipeline"
+            assert (1.0, 5) not in LOG  # the pipeline has not finished
+            assert not after._producer.inv.done
+            HOLD.set()
+            expected = [10 * np.log10(s / s.max()) for s in _arrays(spectra)]
+            for got, want in zip(_arrays(db), expected, strict=True):
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+            np.testing.assert_array_equal(_arrays(a)[5], _arrays(x)[5] + np.float32(1))
+            assert after.batch_size == N
+    finally:
+        HOLD.set()
+
+
 def test_staged_job_runs_stages_added_late_and_skips_failed_samples():
     done: list[int] = []
     finished = threading.Event()
