@@ -170,7 +170,8 @@ def test_flip_into_crop_mirror_normalize(body, backend: str) -> None:
             assert ("random_resized_crop",) in groups, groups
             if backend == "gpu":
                 assert groups[("flip", "crop_mirror_normalize")] == 1, groups
-                assert groups[("random_resized_crop",)] == 2, groups
+                # two resample passes and the launch building their tap tables (LINEAR)
+                assert groups[("random_resized_crop",)] == 3, groups
 
 
 @pytest.mark.parametrize("backend", ["cpu", "gpu"])

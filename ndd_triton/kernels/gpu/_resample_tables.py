@@ -32,7 +32,7 @@ from ndd_triton.kernels._resample import LINEAR, TRIANGULAR
 from ndd_triton.kernels.gpu._tables import GpuRun
 
 MAX_TAPS = 128  # NumPy's pairwise summation changes form above 128 values per row
-_BLOCK = 128
+_BLOCK = 64
 
 
 @triton.jit
@@ -118,11 +118,11 @@ def _triangle_tables_kernel(fparams, iparams, index, weight, K: tl.constexpr,
         total = tl.where(total == 0.0, 1.0, total)
         row = (first + j.to(tl.int64)) * K
         for k in range(K):
-            w = (_helper_triangle_weight(start, c, widen, k) / total).to(tl.float32)
+            w32 = (_helper_triangle_weight(start, c, widen, k) / total).to(tl.float32)
             idx = tl.minimum(tl.maximum(start + k, 0), n_in - 1).to(tl.int32)
             inside = k < taps
             tl.store(index + row + k, tl.where(inside, idx, 0), mask=live)
-            tl.store(weight + row + k, tl.where(inside, w, 0.0), mask=live)
+            tl.store(weight + row + k, tl.where(inside, w32, 0.0), mask=live)
 
 
 def device_axis_tables(run: GpuRun, n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray,
