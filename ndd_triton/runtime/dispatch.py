@@ -166,6 +166,8 @@ def _run_cpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: li
 
 # Small uniform batches run as one dense NumPy call; larger ones go per sample over the pool.
 _DENSE_MAX_BYTES = 1 << 18
+
+
 def _sample_order(ins: Sequence[BatchStorage | None], outs: Sequence[BatchStorage],
                   num_threads: int) -> list[int] | None:  # fmt: skip
     """Largest samples first (`largest_first`), by the bytes each sample of the ragged
