@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import ndd_triton as ndd
 from ndd_triton.kernels._resample import (
     CUBIC,
     GAUSSIAN,
@@ -221,10 +222,8 @@ def _bounded_plans(rng: np.random.Generator, n: int, antialias: bool) -> list[Ax
 
 @pytest.mark.parametrize("antialias", [True, False])
 def test_device_triangle_tables_are_the_host_tables(antialias: bool) -> None:
-    """The tables `_resample_tables` builds on the (emulated) GPU equal `_axis_tables`' bit for
-    bit; its extra columns (an upper bound of the tap count) hold index 0 and weight 0."""
-    import torch
-
+    """The tables `_resample_tables` builds on the GPU (emulated, or CUDA) equal `_axis_tables`'
+    bit for bit; its extra columns (an upper bound of the tap count) hold index 0 and weight 0."""
     from ndd_triton.kernels.gpu._resample_tables import device_axis_tables
     from ndd_triton.kernels.gpu._tables import GpuRun
 
@@ -237,7 +236,7 @@ def test_device_triangle_tables_are_the_host_tables(antialias: bool) -> None:
                 np.array([p.step for p in plans], np.float64),
                 np.array([p.interp for p in plans], np.int64))  # fmt: skip
         index, weight, first, taps = _axis_tables(*args, antialias, True)
-        got = device_axis_tables(GpuRun(torch.device("cpu")), *args, antialias)
+        got = device_axis_tables(GpuRun(ndd.Device("gpu").torch_device), *args, antialias)
         assert got is not None
         d_index, d_weight, d_first, d_taps = got
         d_index = d_index.cpu().numpy().reshape(-1, d_taps)
@@ -251,12 +250,10 @@ def test_device_triangle_tables_are_the_host_tables(antialias: bool) -> None:
 
 
 def test_device_tables_leave_other_filters_to_the_host() -> None:
-    import torch
-
     from ndd_triton.kernels.gpu._resample_tables import device_axis_tables
     from ndd_triton.kernels.gpu._tables import GpuRun
 
-    run = GpuRun(torch.device("cpu"))
+    run = GpuRun(ndd.Device("gpu").torch_device)
     one = (np.array([50]), np.array([10]), np.array([0.0]), np.array([5.0]))
     assert device_axis_tables(run, *one, np.array([CUBIC]), True) is None
     assert device_axis_tables(run, *one, np.array([NN]), True) is None
