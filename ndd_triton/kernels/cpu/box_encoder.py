@@ -1,9 +1,8 @@
-"""box_encoder on the CPU: one sample per call, on coordinate columns, so that the op runs on
-the pool and joins the eager pipeline of the per-sample ops before it (a batched kernel ran on
-the executor thread after the pipeline, with the pool idle: ~8 ms per batch of 32 in the
-detection recipe, perf/README.md).
+"""box_encoder on the CPU: a packed kernel (a span of samples on the batch's flat buffers, one
+IoU table for all their boxes: docs/concepts.md, "Small per-sample work and the GIL"), and a
+per-sample form of the same code for inputs that are not in one buffer.
 
-The work of a sample is a `[K, M]` IoU table (K boxes, M anchors) built with inner loops over
+The work is a `[K, M]` IoU table (K boxes, M anchors) built with inner loops over
 the anchors (as `[K, M, 2]` arrays NumPy runs a length-2 inner loop, ~50x slower per element),
 reductions over the boxes, and the encoding of the matched anchors only. What depends on the
 anchors alone (columns, areas, centres) is computed once per call.
@@ -92,45 +91,47 @@ def iou_columns(box: list[np.ndarray], anc: list[np.ndarray], area_a: np.ndarray
     return h
 
 
-def match(box: list[np.ndarray], anc: _Anchors, criteria: float) -> np.ndarray:
-    """`[M]` box index per anchor, -1 where unmatched: the best box (the last of equal IoUs)
-    when its IoU is > `criteria`, overridden by each box's best anchor (later boxes win)."""
-    k = len(box[0])
-    iou = iou_columns(box, anc.cols, anc.area)  # [K, M]
-    best = iou.max(axis=0)
-    if k == 1:
-        best_box = np.zeros(len(best), np.intp)
-    else:  # the last box that reaches the maximum
-        best_box = k - 1 - np.argmax((iou == best)[::-1], axis=0)
-    matched = np.where(best > np.float32(criteria), best_box, -1)
-    claims = np.full(len(best), -1, np.intp)
-    np.maximum.at(claims, last_argmax(iou, axis=1), np.arange(k))
-    return np.where(claims >= 0, claims, matched)
-
-
 def box_encoder_packed(dst: tuple[Packed, Packed], boxes: Packed, labels: Packed, call: Call,
                        lo: int, hi: int) -> None:  # fmt: skip
-    """Samples lo..hi-1 at once: one `[K, M]` IoU table for all their boxes, the per-sample
-    reductions over boxes as `reduceat` over each sample's rows, one scatter of the matches.
-
-    The same float32 operations as `box_encoder_cpu` (ties: the later box by the largest local
-    index reaching the maximum, the later anchor by `last_argmax`; later boxes' claims win by
-    `np.maximum.at` of local indices): the same bits, tests/ops/test_packed_kernels.py.
-    """
+    """Samples lo..hi-1 of packed batches (`_encode` on their slices of the flat buffers)."""
     encoded, out_labels = dst
-    n = hi - lo
-    anc = _anchors(call)
-    m = len(anc.area)
-    enc = encoded.flat[int(encoded.offsets[lo]) : int(encoded.offsets[hi])].reshape(n, m, 4)
-    lab = out_labels.flat[int(out_labels.offsets[lo]) : int(out_labels.offsets[hi])].reshape(n, m)
-    counts = np.diff(boxes.offsets[lo : hi + 1]) // 4
-    flat = boxes.flat[int(boxes.offsets[lo]) : int(boxes.offsets[hi])].reshape(-1, 4)
+    n, m = hi - lo, len(call.anchor_boxes)
+    _encode(encoded.flat[int(encoded.offsets[lo]) : int(encoded.offsets[hi])].reshape(n, m, 4),
+            out_labels.flat[int(out_labels.offsets[lo]) : int(out_labels.offsets[hi])]
+            .reshape(n, m),
+            boxes.flat[int(boxes.offsets[lo]) : int(boxes.offsets[hi])].reshape(-1, 4),
+            np.diff(boxes.offsets[lo : hi + 1]) // 4,
+            labels.flat[int(labels.offsets[lo]) : int(labels.offsets[hi])], call, lo)  # fmt: skip
+
+
+@register(box_encoder.schema, "cpu", packed=box_encoder_packed)
+def box_encoder_cpu(dst: tuple[np.ndarray, np.ndarray], boxes: np.ndarray, labels: np.ndarray,
+                    arg: SampleArgs) -> None:  # fmt: skip
+    """One sample (inputs not laid out in one buffer: `ndd.as_batch` of separate arrays)."""
+    encoded, out_labels = dst
+    box = boxes.reshape(-1, 4)
+    _encode(encoded[None], out_labels[None], box, np.array([len(box)]), labels.reshape(-1), arg,
+            arg.index)  # fmt: skip
+
+
+def _encode(enc: np.ndarray, lab: np.ndarray, flat: np.ndarray, counts: np.ndarray,
+            labels: np.ndarray, call: Call | SampleArgs, first: int) -> None:  # fmt: skip
+    """Encode samples `first`, `first + 1`, ... (`counts[i]` of the `[T, 4]` boxes `flat` and
+    `labels` each) into `enc` `[n, M, 4]` and `lab` `[n, M]`: one `[T, M]` IoU table for all
+    their boxes, the per-sample reductions over boxes as `reduceat` over each sample's rows,
+    one scatter of the matches. DALI's rules: an anchor takes its best box (the later of equal
+    IoUs: the largest local index reaching the maximum) when the IoU is > `criteria`; each box
+    then claims its best anchor (the later of equal IoUs, `last_argmax`), later boxes' claims
+    winning (`np.maximum.at` of local indices)."""
     with np.errstate(invalid="ignore"):
         bad = np.isnan(flat).any() or (flat[:, 2:] < flat[:, :2]).any()
     if bad:  # the per-sample check names the first bad sample and box
-        for i in range(lo, hi):
-            check_box_values("box_encoder", boxes.flat[boxes.offsets[i] : boxes.offsets[i + 1]]
-                             .reshape(-1, 4), i, ends=True, what="input 0 (bboxes)")  # fmt: skip
+        ends = np.cumsum(counts)
+        for i, (a, b) in enumerate(zip(ends - counts, ends, strict=True)):
+            check_box_values("box_encoder", flat[a:b], first + i, ends=True,
+                             what="input 0 (bboxes)")  # fmt: skip
+    anc = _anchors(call)
+    m = len(anc.area)
     offset = bool(call.offset)
     enc[...] = 0 if offset else anc.centre
     lab[...] = 0
@@ -138,7 +139,7 @@ def box_encoder_packed(dst: tuple[Packed, Packed], boxes: Packed, labels: Packed
     if not total:
         return
     first_row = np.cumsum(counts) - counts
-    full = np.flatnonzero(counts > 0)  # the span's samples with boxes
+    full = np.flatnonzero(counts > 0)  # the samples with boxes
     starts = first_row[full]
     row_sample = np.repeat(np.arange(len(full)), counts[full])  # index into `full`
     local = np.arange(total) - starts[row_sample]
@@ -152,9 +153,9 @@ def box_encoder_packed(dst: tuple[Packed, Packed], boxes: Packed, labels: Packed
     np.maximum.at(claims, (row_sample, last_argmax(iou, axis=1)), local)
     idx = np.where(claims >= 0, claims, matched)
     hit_s, hit_a = np.nonzero(idx >= 0)
-    which = starts[hit_s] + idx[hit_s, hit_a]  # rows of the span's boxes
+    which = starts[hit_s] + idx[hit_s, hit_a]  # rows of `flat`
     sample = full[hit_s]
-    lab[sample, hit_a] = labels.flat[int(labels.offsets[lo]) : int(labels.offsets[hi])][which]
+    lab[sample, hit_a] = labels[which]
     if not offset:
         enc[sample, hit_a] = np.stack(_centre(*cols), axis=-1)[which]
         return
@@ -170,42 +171,3 @@ def box_encoder_packed(dst: tuple[Packed, Packed], boxes: Packed, labels: Packed
     rows -= call.encode_means
     rows /= call.encode_stds
     enc[sample, hit_a] = rows
-
-
-@register(box_encoder.schema, "cpu", packed=box_encoder_packed)
-def box_encoder_cpu(dst: tuple[np.ndarray, np.ndarray], boxes: np.ndarray, labels: np.ndarray,
-                    arg: SampleArgs) -> None:  # fmt: skip
-    """Match, then write the boxes (or offsets) and labels of every anchor of one sample; the
-    matched rows go through the float32 steps of the whole-table version (tested against it)."""
-    encoded, out_labels = dst
-    box = boxes.reshape(-1, 4)
-    check_box_values("box_encoder", box, arg.index, ends=True, what="input 0 (bboxes)")
-    anc = _anchors(arg)
-    offset = bool(arg.offset)
-    if offset:
-        encoded[...] = 0
-    else:
-        encoded[...] = anc.centre
-    out_labels[...] = 0
-    if not len(box):
-        return
-    cols = list(np.ascontiguousarray(box.T))
-    idx = match(cols, anc, arg.criteria)
-    hit = np.flatnonzero(idx >= 0)
-    which = idx[hit]
-    out_labels[hit] = labels.reshape(-1)[which]
-    if not offset:
-        encoded[hit] = np.stack(_centre(*cols), axis=-1)[which]
-        return
-    scale = np.float32(arg.scale)
-    box_c = np.stack(_centre(*[c * scale for c in cols]), axis=-1)[which]  # [H, 4]
-    anc_c = anc.centre[hit]
-    rows = np.empty_like(box_c)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        np.subtract(box_c[:, :2], anc_c[:, :2], out=rows[:, :2])
-        rows[:, :2] /= anc_c[:, 2:]
-        np.divide(box_c[:, 2:], anc_c[:, 2:], out=rows[:, 2:])
-        np.log(rows[:, 2:], out=rows[:, 2:])
-    rows -= arg.encode_means
-    rows /= arg.encode_stds
-    encoded[hit] = rows
