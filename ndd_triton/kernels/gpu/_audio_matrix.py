@@ -68,8 +68,12 @@ def launch_axis_matrix(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> 
             bands.append((lo[k], hi[k], w_pos))
             w_pos += int(hi[k] - lo[k])
         row_pos += matrix.shape[0]
-    k_rows = np.array([arg.matrices[int(e)].shape[0] for e in split[:, 1]], dtype=np.int64)
-    mat_row = np.array([first_row[int(e)] for e in split[:, 1]], dtype=np.int64)
+    # per sample, by its extent (NumPy over [N]; the distinct extents are few)
+    extents = np.fromiter(first_row, np.int64, len(first_row))
+    order = np.argsort(extents)
+    which = order[np.searchsorted(extents, split[:, 1], sorter=order)]
+    k_rows = np.array([arg.matrices[int(e)].shape[0] for e in extents], np.int64)[which]
+    mat_row = np.fromiter(first_row.values(), np.int64, len(first_row))[which]
     samples = np.stack([inp.offsets, out.offsets, split[:, 1], k_rows, split[:, 2], mat_row],
                        axis=1).astype(np.int64)  # fmt: skip
     block = int(min(max(1 << (int(split[:, 2].max(initial=1)) - 1).bit_length(), 16), 256))
