@@ -9,6 +9,8 @@ Prints two tables (it exits with a message where CUDA is absent; the emulated gp
      installed, else host decode + one upload) -> `random_resized_crop(224)` ->
      `flip(horizontal=coin_flip)` -> `crop_mirror_normalize` -> `.torch()`;
    * ndd, CPU decode: the same with `decoders.image(device="cpu")` then `.gpu()`;
+   * both again with `next_epoch(compile=True)` (compile mode: batches issued ahead, the
+     rrc -> flip -> cmn chain fused into one launch, docs/compile.md);
    * torchvision: `torchvision.io.decode_jpeg(list, device="cuda")` (nvJPEG batched) and
      `transforms.v2` RandomResizedCrop + RandomHorizontalFlip per image, then stack + Normalize.
 2. Kernels on a batch of `--kbatch` decoded 480x640 uint8 images already on the GPU, median ms
@@ -84,9 +86,9 @@ def rn50_rows(root: str, paths: list[str], opts: argparse.Namespace) -> dict[str
     rng = ndd.random.RNG(seed=42)
     rows: dict[str, Any] = {}
 
-    def ndd_epoch(reader: Any, decode_device: str) -> int:
+    def ndd_epoch(reader: Any, decode_device: str, compile: bool = False) -> int:
         n = 0
-        for jpegs, labels in reader.next_epoch(batch_size=opts.batch):
+        for jpegs, labels in reader.next_epoch(batch_size=opts.batch, compile=compile):
             images = ndd.decoders.image(jpegs, device=decode_device)
             if decode_device == "cpu":
                 images = images.gpu()
@@ -100,10 +102,11 @@ def rn50_rows(root: str, paths: list[str], opts: argparse.Namespace) -> dict[str
             n += jpegs.batch_size
         return n
 
-    for device in ("gpu", "cpu"):
+    for device, compile in (("gpu", False), ("gpu", True), ("cpu", False), ("cpu", True)):
         reader = ndd.readers.File(file_root=root, random_shuffle=True, seed=1)
-        attempt(rows, f"ndd rn50, {device} decode", lambda reader=reader, device=device:
-                timed_epochs(lambda: ndd_epoch(reader, device), opts.epochs))
+        name = f"ndd rn50, {device} decode" + (", compile=True" if compile else "")
+        attempt(rows, name, lambda reader=reader, device=device, compile=compile:
+                timed_epochs(lambda: ndd_epoch(reader, device, compile), opts.epochs))
 
     encoded = [np.fromfile(p, dtype=np.uint8) for p in paths]
     batches = [ndd.as_batch(encoded[i:i + opts.batch]) for i in range(0, len(encoded), opts.batch)]

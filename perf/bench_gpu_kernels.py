@@ -153,6 +153,8 @@ def cases(batch: Any, stacked: Any, tv: Any) -> list[Case]:
          lambda: torch.nn.functional.interpolate(nchw.float(), size=(224, 224), mode="bilinear",
                                                  antialias=True).round_().clamp_(0, 255).byte(),
          None),
+        ("random_resized_crop 224 (tables on device)", lambda: ndd.random_resized_crop(
+            batch, size=[224, 224]).evaluate(), None, None),
         ("crop_mirror_normalize 224 f32 CHW", lambda: ndd.crop_mirror_normalize(
             small, crop=[224, 224], mean=MEAN, std=STD).evaluate(),
          lambda: ((small_t[:, 16:240, 16:240].permute(0, 3, 1, 2).float() - mean) / std

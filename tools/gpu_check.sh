@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The real-CUDA check, for a machine with an NVIDIA GPU (CI has none): the test suite with
 # compiled Triton kernels (NDD_TRITON_TEST_DEVICE=cuda), the demo on device="gpu",
-# perf/bench_gpu.py (RN50 data path, decode) and perf/bench_gpu_kernels.py (device time per
-# kernel vs torch and the roofline, host time of a tiny call). Logs go to ${OUT:-gpu_check_out}/. Wheels missing there (nvImageCodec,
+# perf/bench_gpu.py (RN50 data path, decode), perf/bench_gpu_kernels.py (device time per
+# kernel vs torch and the roofline, host time of a tiny call) and perf/bench_gpu_host.py --real
+# (host µs per call and per sample, launch memo on and missed). Logs go to ${OUT:-gpu_check_out}/. Wheels missing there (nvImageCodec,
 # nvJPEG, simplejpeg) may be put in .whl/ beside the repo root; they are installed first.
 # Usage: bash tools/gpu_check.sh [pytest seconds] [bench seconds] [bench --only] [kernels seconds]
+#        [host seconds]  (a stage given 0 seconds is skipped)
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu_check_out}
@@ -43,3 +45,8 @@ echo "bench rc=$?"; grep -B2 -A16 "^## " "$OUT/bench.log"; grep -E "^(### torch.
 echo "== perf/bench_gpu_kernels.py"
 timeout "${4:-150}" $PY perf/bench_gpu_kernels.py > "$OUT/kernels.log" 2>&1
 echo "kernels rc=$?"; cat "$OUT/kernels.log"
+echo "== perf/bench_gpu_host.py --real (memo on, then missed)"
+for memo in on miss; do
+    timeout "${5:-60}" $PY perf/bench_gpu_host.py --real --memo $memo --reps 10 > "$OUT/host_$memo.log" 2>&1
+    echo "host memo=$memo rc=$?"; cat "$OUT/host_$memo.log"
+done
