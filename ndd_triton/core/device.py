@@ -53,9 +53,13 @@ def require_gpu(what: str = "device='gpu'") -> None:
 
 
 def current_cuda_device() -> int:
-    """The current CUDA ordinal (emulated: the innermost `with Device("gpu", i)`, else 0)."""
+    """The current CUDA ordinal (emulated: the innermost `with Device("gpu", i)`, else 0).
+
+    Before CUDA is initialised in this process the current device is 0 (selecting another
+    initialises it): asking must not initialise CUDA, so that CPU-only work never creates a
+    CUDA context, nor fails in a forked child of a process that used CUDA."""
     if gpu_backend() == "cuda":
-        return torch.cuda.current_device()
+        return torch.cuda.current_device() if torch.cuda.is_initialized() else 0
     stack = getattr(_tls, "stack", None)
     for dev in reversed(stack or []):
         if dev.device_type == "gpu":
@@ -142,15 +146,21 @@ class Device:
         stack = _stack()
         stack.append(self)
         if self.device_type == "gpu" and gpu_backend() == "cuda":
-            prev = torch.cuda.current_device()
-            torch.cuda.set_device(self.device_id)
+            # device 0 before CUDA's initialisation is already current: nothing to select
+            # (selecting would initialise CUDA for work that may stay on the CPU)
+            prev = None
+            if torch.cuda.is_initialized() or self.device_id != 0:
+                prev = torch.cuda.current_device()
+                torch.cuda.set_device(self.device_id)
             _cuda_prev().append(prev)
         return self
 
     def __exit__(self, *exc: object) -> None:
         _stack().pop()
         if self.device_type == "gpu" and gpu_backend() == "cuda":
-            torch.cuda.set_device(_cuda_prev().pop())
+            prev = _cuda_prev().pop()
+            if prev is not None:
+                torch.cuda.set_device(prev)
 
     @staticmethod
     def current() -> Device:
@@ -194,7 +204,7 @@ def _stack() -> list[Device]:
     return stack
 
 
-def _cuda_prev() -> list[int]:
+def _cuda_prev() -> list[int | None]:
     prev = getattr(_tls, "cuda_prev", None)
     if prev is None:
         prev = _tls.cuda_prev = []

@@ -221,3 +221,46 @@ def test_gpu_ops_from_several_contexts_at_once():
     assert not errors
     for i in range(4):
         np.testing.assert_array_equal(results[i], data[i][::-1, ::-1])
+
+
+_NO_CUDA_INIT = """
+import sys
+import numpy as np
+import torch
+
+def refused(*args, **kwargs):
+    raise RuntimeError("CUDA initialised")
+
+if "--fake" in sys.argv:  # a CUDA machine as this process sees it, where touching CUDA fails
+    torch.cuda.is_available = lambda: True
+    torch.cuda.device_count = lambda: 1
+    torch.cuda.is_initialized = lambda: False
+    torch.cuda.current_device = refused
+    torch.cuda.set_device = refused
+import ndd_triton as ndd
+
+x = ndd.as_batch([np.arange(12, dtype=np.uint8).reshape(3, 4, 1)], layout="HWC")
+assert np.asarray(ndd.flip(x).select(0))[0, 0, 0] == 3  # the thread's default context
+ctx = ndd.EvalContext(num_threads=2)
+with ctx:
+    assert np.asarray(ndd.flip(x, vertical=1, horizontal=0).select(0))[0, 0, 0] == 8
+assert ctx.device_id == 0
+with ndd.Device("gpu", 0):
+    pass
+assert not torch.cuda.is_initialized()
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("fake", [False, True], ids=["as-is", "fake-cuda"])
+def test_cpu_work_and_contexts_do_not_initialise_cuda(fake):
+    # a CUDA context costs ~0.5 GB of GPU memory per process and cannot be made in a forked
+    # child of a process that used CUDA (DataLoader workers): CPU-only work must not make one
+    env = {k: v for k, v in os.environ.items() if k not in ("NDD_TRITON_EMULATE_GPU",
+                                                            "TRITON_INTERPRET")}  # fmt: skip
+    if not fake and ndd_device.gpu_backend() != "cuda":
+        env["NDD_TRITON_EMULATE_GPU"] = "1"
+        env["TRITON_INTERPRET"] = "1"
+    done = subprocess.run([sys.executable, "-c", _NO_CUDA_INIT] + (["--fake"] if fake else []),
+                          capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -42,7 +42,9 @@ def test_freed_batch_memory_is_reused_without_page_faults():
     assert names == str(["MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_TRIM_THRESHOLD_"])
     off_names, untuned = _probe(NDD_TRITON_MALLOC_TUNING="0")
     assert off_names == "[]"
-    assert untuned > 1500, f"glibc's defaults: {untuned} faults per 8 MiB batch (2048 pages)"
-    assert tuned < 100, f"{tuned} page faults per batch with the settings"
+    # 2048 pages per batch here; 992 on a machine with other kernel settings (an H100 host)
+    assert untuned > 500, f"glibc's defaults: {untuned} faults per 8 MiB batch (2048 pages)"
+    assert tuned < 100 and tuned * 10 < untuned, f"{tuned} page faults per batch with the " \
+        f"settings, {untuned} without"  # fmt: skip
     user_names, _ = _probe(MALLOC_TRIM_THRESHOLD_="1000000")
     assert "MALLOC_TRIM_THRESHOLD_" not in user_names, "the user's glibc setting wins"

@@ -271,7 +271,7 @@ def test_cast_and_affine_kernels_with_scattered_inputs():
 
 
 def test_stream_kernels_when_samples_are_stored_in_reverse_order():
-    run = GpuRun(torch.device("cpu"))
+    run = GpuRun(DEV)
     a = _rng_images(U8_SHAPES, np.uint8)
     inp = _scattered(a)
     out = _scattered([np.zeros_like(x) for x in a])  # the same packing: read at the stream index
