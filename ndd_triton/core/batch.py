@@ -200,9 +200,13 @@ class Batch(ArithmeticMixin):
 
     def to_device(self, device: Any, force_copy: bool = False) -> Batch:
         """Self if already on `device` (unless force_copy), else a copy there."""
-        self._known()
         dev = _device.device(device)
         assert dev is not None
+        if dev != self._device:
+            traced = builders.traced_transfer(self, dev)
+            if traced is not None:  # compile mode: traced and issued ahead, not read now
+                return traced
+        self._known()
         if dev == self._device and not force_copy:
             return self
         self._consumer_sync()

@@ -23,3 +23,6 @@ tensor: Callable[..., Any] = _unset
 """`tensor(data, dtype=, ...) -> Tensor` (a copy)."""
 as_tensor: Callable[..., Any] = _unset
 """`as_tensor(data, dtype=, device=, ...) -> Tensor` (zero-copy where possible)."""
+traced_transfer: Callable[..., Any] = lambda batch, device: None
+"""`traced_transfer(batch, device) -> Batch | None`: inside a compiled epoch, `Batch.to_device`
+as a traced op call (`runtime/compiled.py`); None elsewhere."""

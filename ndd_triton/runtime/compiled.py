@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import Any
 
+from ndd_triton.core import builders
 from ndd_triton.random._rng import RNG, RNGState, get_default_rng
 from ndd_triton.runtime import profiling as _profiling
 from ndd_triton.runtime.eval_context import EvalContext
@@ -49,6 +50,22 @@ def current() -> Session | None:
     """The innermost open session of this thread (None when there is none)."""
     stack = getattr(_tls, "stack", None)
     return stack[-1] if stack else None
+
+
+def traced_transfer(batch: Any, device: Any) -> Any:
+    """`Batch.to_device` from the host to the gpu inside a compiled epoch: the `copy` op, so
+    that the transfer is traced and issued ahead like the calls around it (`.gpu()` between
+    a CPU decode and GPU ops). None elsewhere: the batch is copied directly."""
+    session = current() if ACTIVE[0] else None
+    if session is None or session.eager or session.iteration < 0 or \
+            device.device_type != "gpu" or batch.device.device_type != "cpu":  # fmt: skip
+        return None
+    from ndd_triton.ops.copy import schema
+
+    return session.call(schema, [batch], [], None, str(device))
+
+
+builders.traced_transfer = traced_transfer
 
 
 class _Issued:

@@ -128,6 +128,25 @@ def test_compiled_chain_is_bit_identical_to_eager(chain: list[str], backend: str
     assert session.replayed == calls * (ITERATIONS - 1)  # every later call came from the program
 
 
+def test_a_host_to_gpu_transfer_in_the_loop_is_traced_and_issued_ahead() -> None:
+    """`.gpu()` between CPU work and GPU ops (a CPU decode feeding GPU augmentations) is part
+    of the program: no fallback, every call replayed, eager mode's bytes."""
+    def body(x: ndd.Batch) -> ndd.Batch:
+        x = ndd.brightness(x, brightness=_uniform(0.5, 1.5)).gpu()  # a cpu op, then the copy
+        return ndd.flip(x, horizontal=ndd.random.coin_flip(batch_size=BS))
+
+    data = _images(5)
+    eager, _ = _run([], data, "cpu", False, body=body)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileFallbackWarning)
+        compiled, epoch = _run([], data, "cpu", True, body=body)
+    _same(eager, compiled, "compiled vs eager")
+    session = epoch.session  # type: ignore[attr-defined]
+    assert [rec.name for rec in session.program] == ["random.uniform", "brightness", "copy",
+                                                     "random.coin_flip", "flip"]  # fmt: skip
+    assert session.replayed == len(session.program) * (ITERATIONS - 1)
+
+
 @pytest.mark.parametrize("chain", CHAINS[5:], ids="-".join)
 def test_more_compiled_chains_cpu(chain: list[str]) -> None:
     data = _images(len(chain) * 11)

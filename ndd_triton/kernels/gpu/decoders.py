@@ -19,6 +19,7 @@ Both paths decode the same window that inference fixed, so shapes always match t
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any
 
@@ -111,21 +112,19 @@ def _warn_fallback(op: str, error: Exception) -> None:
 def _complete(data: np.ndarray) -> bool:
     """False for a JPEG with no end-of-image marker after its scan or a PNG with no IEND chunk:
     nvJPEG decodes truncated files without complaint, so they take the host path, whose
-    decoder names the file and the problem (the CPU backend's error). Reads the header and the
-    tail of the file only (copies of the whole file cost ~10 us each), the whole file when the
-    marker is not in those."""
-    head = data[:_HEAD].tobytes()
-    if head[:2] == b"\xff\xd8":
-        scan = head.find(b"\xff\xda")  # 0xFFD9 cannot occur inside entropy-coded data
-        if scan < 0 and data.size > _HEAD:
-            scan = data.tobytes().find(b"\xff\xda")
-        return scan >= 0 and _last(data, b"\xff\xd9") > scan
-    if head[:8] == b"\x89PNG\r\n\x1a\n":
+    decoder names the file and the problem (the CPU backend's error). Searches the file in
+    place (no copy; the start of scan is near the start) and copies only its last `_TAIL`
+    bytes, the whole file when the marker is not in those."""
+    if data.size >= 2 and data[0] == 0xFF and data[1] == 0xD8:
+        found = _SOS.search(memoryview(data))  # 0xFFD9 cannot occur inside entropy-coded data
+        return found is not None and _last(data, b"\xff\xd9") > found.start()
+    if data.size >= 8 and data[:8].tobytes() == b"\x89PNG\r\n\x1a\n":
         return _last(data, b"IEND") > 8
     return True
 
 
-_HEAD, _TAIL = 1 << 16, 1 << 12
+_SOS = re.compile(b"\xff\xda")
+_TAIL = 1 << 12
 
 
 def _last(data: np.ndarray, marker: bytes) -> int:
@@ -137,11 +136,14 @@ def _last(data: np.ndarray, marker: bytes) -> int:
     return data.tobytes().rfind(marker)
 
 
-def _to_torch(image: Any, device: torch.device) -> torch.Tensor:
-    """An nvImageCodec Image as a torch tensor on `device` (zero-copy when already there)."""
+def _to_torch(image: Any, stream: int | None) -> torch.Tensor:
+    """An nvImageCodec Image as a torch tensor (zero-copy, on the device it is on). The DLPack
+    capsule is asked for with the op's stream (`stream`; None for host images), as
+    `torch.from_dlpack` would after looking that stream up again for every image."""
     if hasattr(image, "__dlpack__"):
-        return torch.from_dlpack(image).to(device)
-    return torch.as_tensor(image, device=device)
+        capsule = image.__dlpack__(stream=stream) if stream is not None else image.__dlpack__()
+        return torch.from_dlpack(capsule)
+    return torch.as_tensor(image)
 
 
 def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
@@ -149,7 +151,7 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
     module, decoder = codec
     output_type = int(call.output_type)
     # the encoded samples themselves (no copies: CodeStream reads any buffer)
-    data = [np.ascontiguousarray(e).reshape(-1) for e in call.encoded]
+    data = call.encoded  # 1-D contiguous (the op's inference made them so)
     if not all(_complete(d) for d in data):
         return False
     try:
@@ -172,7 +174,10 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
                 images[i] = image
         if any(im is None for im in images):  # not decodable there: the host decoder says why
             return False
-        decoded = [_to_torch(im, device) for im in images]
+        handle = stream if device.type == "cuda" else None
+        decoded = [_to_torch(im, handle) for im in images]
+        if any(t.device != device for t in decoded):  # not where the output is: no zero-copy
+            decoded = [t.to(device) for t in decoded]
     except Exception as e:  # an API or codec problem: decode on the host instead, say so once
         _warn_fallback(call.schema.name, e)
         return False
@@ -182,6 +187,7 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
     windows = call.values.get("window")
     infos = call.values.get("info")
     results = []
+    shapes = out.shapes.tolist()
     for i, pixels in enumerate(decoded):
         if windows is not None:
             y0, x0, h, w = (int(v) for v in windows[i])
@@ -189,7 +195,7 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
         if output_type in (1, 3) or (output_type == 2 and pixels.shape[-1] != 1):
             rounded = infos is not None and infos[i].format in ROUNDED_GRAY_FORMATS
             pixels = _convert_on_device(pixels, output_type, rounded)
-        if tuple(pixels.shape) != tuple(int(v) for v in out.shapes[i]):
+        if list(pixels.shape) != shapes[i]:
             return False
         results.append(pixels)
     sizes = out.sizes
