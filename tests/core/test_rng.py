@@ -54,8 +54,11 @@ def test_numpy_philox_matches_reference_on_random_blocks_and_keys():
     for _ in range(4):
         key = int(rs.integers(0, 1 << 63)) * 2 + int(rs.integers(0, 2))
         counters = rs.integers(0, 1 << 63, size=50, dtype=np.uint64) * np.uint64(2)
-        got = philox4x32(counters, key)
-        for ctr, words in zip(counters.tolist(), got.tolist(), strict=True):
+        # the NumPy path (50 blocks) and the Python-integer one (up to `_SMALL` blocks)
+        got = np.concatenate([philox4x32(counters, key), philox4x32(counters[:3], key)])
+        assert len(counters[:3]) <= _philox._SMALL < len(counters)
+        for ctr, words in zip(counters.tolist() + counters[:3].tolist(), got.tolist(),
+                              strict=True):  # fmt: skip
             expected = philox4x32_10((ctr & 0xFFFFFFFF, ctr >> 32, 0, 0),
                                      (key & 0xFFFFFFFF, key >> 32))  # fmt: skip
             assert tuple(words) == expected

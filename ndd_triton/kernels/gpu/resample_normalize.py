@@ -1,4 +1,4 @@
-"""A 2-D resample with crop_mirror_normalize's store in one launch (compile mode's fusion of
+"""A 2-D resample with crop_mirror_normalize's store in one pass (compile mode's fusion of
 `random_resized_crop`/`resize` -> [`flip`] -> `crop_mirror_normalize`, the RN50 chain).
 
 Each output element evaluates both separable passes of `kernels/gpu/resize.py` itself, in the
@@ -7,8 +7,9 @@ its float32 intermediate), then the H pass's weighted sum of those, then the res
 to the uint8 output (saturate, round half away from zero). crop_mirror_normalize's
 `v * gain[c] + bias[c]` follows and the value is stored at its HWC or CHW position, mirrored
 per sample. No intermediate batch is written: one read of the source taps, one write.
-The same host tables (`kernels._resample.axis_tables`) give the taps, so the bytes are those of
-the three ops run one by one.
+The same tap tables as resize's give the taps (built on the device by one launch before the
+pass for the triangle filters, `_resample_tables`; else on the host, `kernels._resample`), so
+the bytes are those of the three ops run one by one.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import triton
 import triton.language as tl
 
 from ndd_triton.kernels._resample import axis_tables
+from ndd_triton.kernels.gpu._resample_tables import device_axis_tables
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.kernels.gpu._tiles import _helper_find_tile, grid_of, tile_starts
 
@@ -87,16 +89,28 @@ def launch_resample_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, resampl
                               gain: np.ndarray, bias: np.ndarray, mirror: np.ndarray,
                               chw: bool) -> None:  # fmt: skip
     """Resample HWC uint8 RGB samples as the resize call `resample` does (its `resample_*`
-    plan, 2 axes) and store `v * gain + bias` (`[N, 3]`) mirrored per sample, in one launch."""
+    plan, 2 axes) and store `v * gain + bias` (`[N, 3]`) mirrored per sample, in one pass (after
+    one launch building the tap tables of the triangle filters, as resize's own)."""
     c = resample  # a Call (plain data; typed loosely to keep the kernel layer free of ops)
     n_out = np.asarray(c.resample_out, np.int64)  # type: ignore[attr-defined]
-    tables = []
-    for k in (0, 1):  # H, then W (innermost: the W pass runs first in resample_gpu)
-        tables.append(axis_tables(
-            np.asarray(c.resample_in)[:, k], n_out[:, k],  # type: ignore[attr-defined]
-            np.asarray(c.resample_origin)[:, k], np.asarray(c.resample_step)[:, k],  # type: ignore[attr-defined]
-            np.asarray(c.resample_interp)[:, k], bool(c.antialias), k == 1))  # type: ignore[attr-defined]  # fmt: skip
-    (index_h, weight_h, first_h, taps_h), (index_w, weight_w, first_w, taps_w) = tables
+    # the triangle filters' tap tables of both axes in one launch before the pass (the host
+    # tables cost ~40-75 us per sample, most of a compiled RN50 batch's host time)
+    every = [np.asarray(getattr(c, name)).T.reshape(-1) for name in
+             ("resample_in", "resample_out", "resample_origin", "resample_step",
+              "resample_interp")]  # fmt: skip
+    shared = device_axis_tables(run, *every, bool(c.antialias))  # type: ignore[attr-defined]
+    if shared is not None:
+        index_h, weight_h, first, taps_h = shared
+        index_w, weight_w, taps_w = index_h, weight_h, taps_h
+        first_h, first_w = first[:len(n_out)], first[len(n_out):]
+    else:
+        tables = []
+        for k in (0, 1):  # H, then W (innermost: the W pass runs first in resample_gpu)
+            tables.append(axis_tables(
+                np.asarray(c.resample_in)[:, k], n_out[:, k],  # type: ignore[attr-defined]
+                np.asarray(c.resample_origin)[:, k], np.asarray(c.resample_step)[:, k],  # type: ignore[attr-defined]
+                np.asarray(c.resample_interp)[:, k], bool(c.antialias), k == 1))  # type: ignore[attr-defined]  # fmt: skip
+        (index_h, weight_h, first_h, taps_h), (index_w, weight_w, first_w, taps_w) = tables
     n = len(n_out)
     samples = np.stack([inp.offsets, out.offsets, inp.shapes[:, 1], n_out[:, 0], n_out[:, 1],
                         first_h, first_w, np.asarray(mirror).reshape(n) != 0],
