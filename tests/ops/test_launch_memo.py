@@ -146,3 +146,57 @@ def test_golden_case_replayed(case: golden.Case, monkeypatch: pytest.MonkeyPatch
     for _ in range(2):
         case.check(run_case(case, "gpu"))
     assert launch_memo.stats["hits"] >= 1, (case.id, launch_memo.stats)
+
+
+class _FakeCompiled:
+    """Stands for the compiled kernel a real GPU's launch returns: relaunching it runs the
+    interpreted kernel with the replay's bound arguments (every parameter by position)."""
+
+    def __init__(self, kernel: object) -> None:
+        self.kernel = kernel
+        self.relaunches = 0
+
+    def __getitem__(self, grid: tuple[int, ...]) -> Callable[..., None]:
+        assert len(grid) == 3
+
+        def runner(*bound: object) -> None:
+            self.relaunches += 1
+            self.kernel[grid](*bound)  # type: ignore[index]
+
+        return runner
+
+
+@pytest.mark.parametrize("name", ["flip", "crop_mirror_normalize", "resize", "gaussian_blur",
+                                  "rotate", "add_self_other"])  # fmt: skip
+def test_replays_relaunch_the_compiled_kernel_with_every_parameter_in_order(
+        name: str, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """On a real GPU a replay relaunches the kernel Triton compiled for the recorded launch
+    (`GpuRun.launch_compiled`): its arguments, constexprs and defaults bound by position."""
+    from ndd_triton.kernels.gpu import _replay
+    from ndd_triton.kernels.gpu._tables import GpuRun
+
+    fn = CALLS[name]
+    data = [_images(seed) for seed in range(3)]
+    monkeypatch.setattr(launch_memo, "ENABLED", False)
+    expected = [_run(fn, d) for d in data]
+    monkeypatch.setattr(launch_memo, "ENABLED", True)
+    fakes: list[_FakeCompiled] = []
+    plain = GpuRun.launch_device
+
+    def launch_device(self, kernel, grid, args, meta):  # type: ignore[no-untyped-def]
+        plain(self, kernel, grid, args, meta)
+        fakes.append(_FakeCompiled(kernel))
+        return fakes[-1]
+
+    monkeypatch.setattr(GpuRun, "launch_device", launch_device)
+    launch_memo.clear()
+    for rnd in range(2):
+        for k, d in enumerate(data):
+            _same(_run(fn, d), expected[k], f"{name}, round {rnd}, batch {k}")
+    assert launch_memo.stats["hits"] >= 3, launch_memo.stats
+    assert sum(f.relaunches for f in fakes) >= launch_memo.stats["hits"]
+    # a rebuilt pointer aligned otherwise than when recorded: the plain launch path
+    monkeypatch.setattr(_replay._Direct, "fits", lambda self, args: False)
+    before = sum(f.relaunches for f in fakes)
+    _same(_run(fn, data[0]), expected[0], f"{name}, misaligned")
+    assert sum(f.relaunches for f in fakes) == before

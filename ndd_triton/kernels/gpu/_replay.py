@@ -11,7 +11,9 @@ signature, and the runtime (`runtime/launch_memo.py`) replays a recorded call in
   view of one), an uploaded table (kept: the replay reuses the device copy), scratch memory
   from `run.empty` (allocated again per replay), or a plain value;
 * `Replay` is the result: `replay(run, inputs, outputs)` calls `run.launch_device` for each
-  recorded launch with the new buffers. No NumPy, no upload, no table building.
+  recorded launch with the new buffers. No NumPy, no upload, no table building. On a real GPU
+  it relaunches the kernel Triton compiled for the recorded launch (`run.launch_compiled`),
+  without Triton's per-launch argument binding and cache lookup.
 
 A tensor argument the recorder cannot place (made by a torch op inside the kernel, e.g. an
 FFT's result) makes the call not replayable: it still runs normally, nothing is kept.
@@ -19,6 +21,7 @@ FFT's result) makes the call not replayable: it still runs normally, nothing is 
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -27,9 +30,10 @@ import torch
 from ndd_triton.kernels.gpu._tables import GpuRun
 
 # A recorded launch: kernel, grid, arguments (None where rebuilt), constexprs, the
-# `(position, source kind, what)` of each argument rebuilt at replay, and the NumPy error
-# state it ran under when not the process's usual one
-Step = tuple[Any, tuple[int, ...], tuple[Any, ...], dict[str, Any], tuple[Any, ...], Any]
+# `(position, source kind, what)` of each argument rebuilt at replay, the NumPy error
+# state it ran under when not the process's usual one, and how to relaunch its compiled
+# kernel directly (`_Direct`, real GPUs) or None
+Step = tuple[Any, tuple[int, ...], tuple[Any, ...], dict[str, Any], tuple[Any, ...], Any, Any]
 _DEFAULT_ERR = np.geterr()
 # Argument sources in a recorded launch (position -> how to rebuild it)
 _IN, _OUT, _SCRATCH, _VIEW_IN, _VIEW_OUT = range(5)
@@ -55,7 +59,7 @@ class Replay:
                outputs: list[torch.Tensor]) -> None:  # fmt: skip
         """Launch the recorded steps on these buffers (same metadata as the recorded call)."""
         scratch = [run.empty(numel, dtype) for numel, dtype in self.scratch]
-        for kernel, grid, args, meta, subs, err in self.steps:
+        for kernel, grid, args, meta, subs, err, direct in self.steps:
             if subs:
                 filled = list(args)
                 for pos, kind, what in subs:
@@ -69,11 +73,61 @@ class Replay:
                         base = inputs[what[0]] if kind == _VIEW_IN else outputs[what[0]]
                         filled[pos] = _rebuild_view(base, what)
                 args = tuple(filled)
-            if err is None:
+            if direct is not None and direct.fits(args):
+                run.launch_compiled(kernel, direct.compiled, direct.grid, args, meta,
+                                    direct.bind(args))  # fmt: skip
+            elif err is None:
                 run.launch_device(kernel, grid, args, meta)
             else:  # the NumPy error state the kernel launched under (Triton's interpreter
                 with np.errstate(**err):  # evaluates with NumPy: intended IEEE results)
                     run.launch_device(kernel, grid, args, meta)
+
+
+class _Direct:
+    """How to relaunch a recorded launch's compiled kernel without Triton's binder: every
+    parameter's value in order (`template`: a launch argument's position, or a constexpr's
+    value), and the 16-byte alignment each rebuilt pointer had (Triton specialises on it: a
+    replay whose buffers differ there goes through `JITFunction.run`, which picks or compiles
+    the matching variant)."""
+
+    __slots__ = ("aligned", "compiled", "grid", "template")
+
+    def __init__(self, compiled: Any, grid: tuple[int, ...], template: tuple[Any, ...],
+                 aligned: tuple[tuple[int, bool], ...]) -> None:  # fmt: skip
+        self.compiled = compiled
+        self.grid = (*grid, *(1,) * (3 - len(grid)))
+        self.template = template
+        self.aligned = aligned
+
+    def fits(self, args: tuple[Any, ...]) -> bool:
+        return all((args[pos].data_ptr() % 16 == 0) == aligned for pos, aligned in self.aligned)
+
+    def bind(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(args[v] if k else v for k, v in self.template)
+
+    @staticmethod
+    def make(kernel: Any, compiled: Any, grid: tuple[int, ...], args: tuple[Any, ...],
+             meta: dict[str, Any], rebuilt: list[int]) -> _Direct | None:  # fmt: skip
+        """The direct relaunch of this launch, or None (the interpreter, an unknown kernel
+        object, a parameter without a value)."""
+        names = getattr(kernel, "arg_names", None)
+        fn = getattr(kernel, "fn", None)
+        if compiled is None or names is None or fn is None or \
+                not hasattr(compiled, "__getitem__"):  # fmt: skip
+            return None
+        defaults = inspect.signature(fn).parameters
+        template: list[Any] = []
+        for i, name in enumerate(names):
+            if i < len(args):
+                template.append((True, i))
+            elif name in meta:
+                template.append((False, meta[name]))
+            elif defaults[name].default is not inspect.Parameter.empty:
+                template.append((False, defaults[name].default))
+            else:
+                return None
+        aligned = tuple((pos, args[pos].data_ptr() % 16 == 0) for pos in rebuilt)
+        return _Direct(compiled, tuple(grid), tuple(template), aligned)
 
 
 def _describe_view(t: torch.Tensor, base: torch.Tensor, index: int) -> tuple[Any, ...] | None:
@@ -121,7 +175,7 @@ class Recorder(GpuRun):
         return t
 
     def launch_device(self, kernel: Any, grid: tuple[int, ...], args: tuple[Any, ...],
-                      meta: dict[str, Any]) -> None:  # fmt: skip
+                      meta: dict[str, Any]) -> Any:  # fmt: skip
         if self.replayable:
             subs = []
             for pos, a in enumerate(args):
@@ -136,9 +190,12 @@ class Recorder(GpuRun):
                 rebuilt = {s[0] for s in subs}
                 stored = tuple(None if pos in rebuilt else a for pos, a in enumerate(args))
                 err = np.geterr()
+                compiled = super().launch_device(kernel, grid, args, meta)
+                direct = _Direct.make(kernel, compiled, grid, args, meta, sorted(rebuilt))
                 self._steps.append((kernel, tuple(grid), stored, dict(meta), tuple(subs),
-                                    None if err == _DEFAULT_ERR else err))  # fmt: skip
-        super().launch_device(kernel, grid, args, meta)
+                                    None if err == _DEFAULT_ERR else err, direct))  # fmt: skip
+                return compiled
+        return super().launch_device(kernel, grid, args, meta)
 
     def _place(self, t: torch.Tensor) -> tuple[Any, Any] | None:
         """(kind, what) to rebuild `t` at replay, (None, None) to keep it, None if unknown."""

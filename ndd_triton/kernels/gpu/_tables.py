@@ -248,12 +248,27 @@ class GpuRun:
         self.launch_device(kernel, grid, args, meta)
 
     def launch_device(self, kernel: Any, grid: tuple[int, ...], args: tuple[Any, ...],
-                      meta: dict[str, Any]) -> None:  # fmt: skip
+                      meta: dict[str, Any]) -> Any:  # fmt: skip
         """Launch with device arguments only (what `launch` calls after the upload; the
-        launch memo's replays call it directly)."""
+        launch memo's replays call it directly). Returns what Triton's launch returns: the
+        compiled kernel on a real GPU (the launch memo relaunches it directly), else None."""
         if LAUNCH_LOG is not None:
             _log_launch(kernel, list(args), meta)
-        kernel[grid](*args, **LAUNCH_OPTIONS, **meta)
+        compiled = kernel[grid](*args, **LAUNCH_OPTIONS, **meta)
+        if self.record is not None:
+            self.record.gpu_launches += 1
+        return compiled
+
+    def launch_compiled(self, kernel: Any, compiled: Any, grid: tuple[int, ...],
+                        args: tuple[Any, ...], meta: dict[str, Any],
+                        bound: tuple[Any, ...]) -> None:  # fmt: skip
+        """Relaunch a kernel Triton compiled for an earlier launch of the same specialisation
+        (`bound`: every parameter's value in order, constexprs included), skipping
+        `JITFunction.run`'s argument binding, specialisation key and cache lookup (tens of
+        microseconds for a many-argument kernel). The launch memo's replays use it."""
+        if LAUNCH_LOG is not None:
+            _log_launch(kernel, list(args), meta)
+        compiled[grid](*bound)
         if self.record is not None:
             self.record.gpu_launches += 1
 
