@@ -160,8 +160,10 @@ class _FakeCompiled:
         assert len(grid) == 3
 
         def runner(*bound: object) -> None:
+            from ndd_triton.kernels.gpu._tables import LAUNCH_OPTIONS
+
             self.relaunches += 1
-            self.kernel[grid](*bound)  # type: ignore[index]
+            self.kernel[grid](*bound, **LAUNCH_OPTIONS)  # type: ignore[index]
 
         return runner
 

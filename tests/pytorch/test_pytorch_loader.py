@@ -190,7 +190,8 @@ def test_bad_arguments(photos):
 def test_kill_and_resume_in_a_subprocess_at_a_random_step(photos, tmp_path, device):
     """The Loader, and the same job as torchdata nodes (Reader -> Map -> Prefetcher -> ToTorch
     -> torchdata Loader): killed at a random step, resumed from the saved state."""
-    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(ndd.__file__))}
+    paths = [os.path.dirname(os.path.dirname(ndd.__file__)), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
     script = os.path.join(HERE, "loader_job.py")
     full, cut = str(tmp_path / "full.jsonl"), str(tmp_path / "cut.jsonl")
     kill_at = random.Random().randrange(0, 6)

@@ -136,12 +136,17 @@ def _last(data: np.ndarray, marker: bytes) -> int:
     return data.tobytes().rfind(marker)
 
 
+_DLPACK_CUDA = (2, 13)  # kDLCUDA, kDLCUDAManaged
+
+
 def _to_torch(image: Any, stream: int | None) -> torch.Tensor:
-    """An nvImageCodec Image as a torch tensor (zero-copy, on the device it is on). The DLPack
-    capsule is asked for with the op's stream (`stream`; None for host images), as
-    `torch.from_dlpack` would after looking that stream up again for every image."""
+    """An nvImageCodec Image as a torch tensor (zero-copy, on the device it is on). A device
+    image's DLPack capsule is asked for with the op's stream (`stream`), as `torch.from_dlpack`
+    would after looking that stream up again for every image; a host image's (the codec's CPU
+    backends) with none."""
     if hasattr(image, "__dlpack__"):
-        capsule = image.__dlpack__(stream=stream) if stream is not None else image.__dlpack__()
+        on_device = stream is not None and image.__dlpack_device__()[0] in _DLPACK_CUDA
+        capsule = image.__dlpack__(stream=stream) if on_device else image.__dlpack__()
         return torch.from_dlpack(capsule)
     return torch.as_tensor(image)
 
