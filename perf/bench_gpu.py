@@ -10,7 +10,8 @@ Prints two tables (it exits with a message where CUDA is absent; the emulated gp
      `flip(horizontal=coin_flip)` -> `crop_mirror_normalize` -> `.torch()`;
    * ndd, CPU decode: the same with `decoders.image(device="cpu")` then `.gpu()`;
    * both again with `next_epoch(compile=True)` (compile mode: batches issued ahead, the
-     rrc -> flip -> cmn chain fused into one launch, docs/compile.md);
+     rrc -> flip -> cmn chain fused into one pass, docs/compile.md), and the GPU one with the
+     fusion switched off (the calls issued ahead, each op with its own kernels);
    * torchvision: `torchvision.io.decode_jpeg(list, device="cuda")` (nvJPEG batched) and
      `transforms.v2` RandomResizedCrop + RandomHorizontalFlip per image, then stack + Normalize.
 2. Kernels on a batch of `--kbatch` decoded 480x640 uint8 images already on the GPU, median ms
@@ -102,11 +103,21 @@ def rn50_rows(root: str, paths: list[str], opts: argparse.Namespace) -> dict[str
             n += jpegs.batch_size
         return n
 
-    for device, compile in (("gpu", False), ("gpu", True), ("cpu", False), ("cpu", True)):
+    from ndd_triton.runtime import compiled
+
+    fusion = compiled.plan_groups
+    for device, compile, fuse in (("gpu", False, True), ("gpu", True, True), ("gpu", True, False),
+                                  ("cpu", False, True), ("cpu", True, True)):  # fmt: skip
         reader = ndd.readers.File(file_root=root, random_shuffle=True, seed=1)
-        name = f"ndd rn50, {device} decode" + (", compile=True" if compile else "")
-        attempt(rows, name, lambda reader=reader, device=device, compile=compile:
-                timed_epochs(lambda: ndd_epoch(reader, device, compile), opts.epochs))
+        name = f"ndd rn50, {device} decode" + (", compile=True" if compile else "") + \
+            ("" if fuse else ", no fusion")  # fmt: skip
+        # "no fusion": compile mode issuing the traced calls ahead, each op its own kernels
+        compiled.plan_groups = fusion if fuse else (lambda program: {})
+        try:
+            attempt(rows, name, lambda reader=reader, device=device, compile=compile:
+                    timed_epochs(lambda: ndd_epoch(reader, device, compile), opts.epochs))
+        finally:
+            compiled.plan_groups = fusion
 
     encoded = [np.fromfile(p, dtype=np.uint8) for p in paths]
     batches = [ndd.as_batch(encoded[i:i + opts.batch]) for i in range(0, len(encoded), opts.batch)]
