@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import threading
 import weakref
 from typing import Any, Protocol
 
@@ -98,6 +99,7 @@ class Reader:
                               else int(given) & (2**63 - 1))  # fmt: skip
         self._checkpointing = bool(args["enable_checkpointing"])
         self._capture = False
+        self._compiled: tuple[Any, Any] | None = None  # (thread, size, depth), last epoch's Session
         self._mode: str | None = None  # "sample", "batch" or "call"
         self._batch_size: int | None = None
         self._call_batch_size: int | None = None
@@ -174,8 +176,11 @@ class Reader:
         self._start(size or 1)
         self._open_epoch = True
         epoch = self._epoch(as_batch=size is not None)
-        if capture:
-            return Session(f"readers.{cls}", compile_depth).epoch(epoch)
+        if capture:  # the last epoch's program when it ran to its end in the same setting
+            key, last = (threading.get_ident(), size, compile_depth), self._compiled
+            reuse = last[1] if last is not None and last[0] == key and last[1].finished else None
+            self._compiled = (key, Session(f"readers.{cls}", compile_depth, reuse=reuse))
+            return self._compiled[1].epoch(epoch)
         return epoch
 
     def _epoch(self, as_batch: bool) -> Any:

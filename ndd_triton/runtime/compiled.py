@@ -8,6 +8,9 @@ them while the caller is still busy with the current one; the caller's calls are
 against the program and answered with the results already issued. Issuing runs the same
 prepare as eager mode, in iteration order, so random ops draw exactly what eager mode draws.
 
+A reader's next epoch may reuse a finished epoch's program (`reuse=`): its iteration 0 is
+issued ahead too, and re-traced from the first differing call if the loop body changed.
+
 The first call that differs from the trace (another op, another constant, an input from
 elsewhere, a missing or extra call) ends compile mode for the rest of the epoch: one
 `CompileFallbackWarning` names it, the RNGs go back to their state before that call (undoing
@@ -23,7 +26,6 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import Any
 
-from ndd_triton.core import builders
 from ndd_triton.random._rng import RNG, RNGState, get_default_rng
 from ndd_triton.runtime import profiling as _profiling
 from ndd_triton.runtime.eval_context import EvalContext
@@ -50,22 +52,6 @@ def current() -> Session | None:
     """The innermost open session of this thread (None when there is none)."""
     stack = getattr(_tls, "stack", None)
     return stack[-1] if stack else None
-
-
-def traced_transfer(batch: Any, device: Any) -> Any:
-    """`Batch.to_device` from the host to the gpu inside a compiled epoch: the `copy` op, so
-    that the transfer is traced and issued ahead like the calls around it (`.gpu()` between
-    a CPU decode and GPU ops). None elsewhere: the batch is copied directly."""
-    session = current() if ACTIVE[0] else None
-    if session is None or session.eager or session.iteration < 0 or \
-            device.device_type != "gpu" or batch.device.device_type != "cpu":  # fmt: skip
-        return None
-    from ndd_triton.ops.copy import schema
-
-    return session.call(schema, [batch], [], None, str(device))
-
-
-builders.traced_transfer = traced_transfer
 
 
 class _Issued:
@@ -96,12 +82,15 @@ class _Failed:
 class Session:
     """One compiled epoch (see the module docstring)."""
 
-    def __init__(self, name: str, depth: int = DEFAULT_DEPTH, fuse: bool = True) -> None:
+    def __init__(self, name: str, depth: int = DEFAULT_DEPTH, fuse: bool = True,
+                 reuse: Session | None = None) -> None:  # fmt: skip
         self.name = name
         self.depth = depth
         self.fuse = fuse
-        self.program: list[CallRecord] | None = None
-        self.groups: dict[int, Group] = {}  # fusion: member call -> its group
+        # `reuse`: a finished epoch's session; its program is issued from iteration 0 on
+        self.reused = reuse is not None
+        self.program: list[CallRecord] | None = reuse.program if reuse is not None else None
+        self.groups: dict[int, Group] = reuse.groups if reuse is not None else {}
         self.eager = False  # fell back: everything runs as eager mode does
         self.iteration = -1
         self.position = 0  # calls made so far in the current iteration
@@ -113,6 +102,9 @@ class Session:
         self._stalled = False  # an issue failed part-way: nothing later is issued
         self.fallback_reason: str | None = None
         self.replayed = 0  # calls answered from the program
+        self.finished = False  # the epoch ran to its end in compile mode (reusable program)
+        if reuse is not None:
+            self._rngs = reuse._rngs
 
     # ---- the epoch ------------------------------------------------------------------------
     def epoch(self, source: Iterator[Any]) -> CompiledEpoch:
@@ -127,14 +119,17 @@ class Session:
         with _active_lock:
             ACTIVE[0] += 1
         try:
-            first = next(source, _END)
-            if first is _END:
-                return
-            self.iteration = 0
-            self._refs = IterationRefs(_as_tuple(first))
-            yield first
-            self._end_trace()
+            if self.program is None:  # trace iteration 0
+                first = next(source, _END)
+                if first is _END:
+                    return
+                self.iteration = 0
+                self._refs = IterationRefs(_as_tuple(first))
+                yield first
+                self._end_trace()
             while True:
+                if self._refs is not None:  # a reused program re-traced in iteration 0
+                    self._end_trace()
                 self._fill(source)
                 if not self._buffered:
                     nxt = next(source, _END)
@@ -147,6 +142,7 @@ class Session:
                 self._enter(values, issued)
                 yield values
             self._check_complete()
+            self.finished = not self.eager and self._refs is None
         finally:
             with _active_lock:
                 ACTIVE[0] -= 1
@@ -170,7 +166,11 @@ class Session:
             self.groups = plan_groups(self.program)
 
     def _fill(self, source: Iterator[Any]) -> None:
-        """Read and issue iterations until `depth` are ahead of the one about to start."""
+        """Read and issue iterations until `depth` are ahead of the one about to start (first
+        those read but not issued, after a re-trace)."""
+        for k, (values, issued) in enumerate(self._buffered):
+            if issued is None and not self.eager and not self._stalled:
+                self._buffered[k] = (values, self._issue(_as_tuple(values)))
         while not self.eager and not self._stalled and len(self._buffered) <= self.depth:
             try:
                 values = next(source, _END)
@@ -229,7 +229,9 @@ class Session:
     def _check_complete(self) -> None:
         """The iteration that ends must have made every call of the program."""
         program = self.program
-        if self.eager or program is None or self.iteration < 1 or self.position >= len(program):
+        first = 0 if self.reused else 1  # iteration 0 was traced, unless the program is reused
+        if self.eager or program is None or self.iteration < first or \
+                self.position >= len(program):  # fmt: skip
             return
         rec = program[self.position]
         self._fall_back(f"iteration {self.iteration} ended after {self.position} calls; the "
@@ -260,6 +262,8 @@ class Session:
             return result
         program, issued, p = self.program, self._current, self.position
         assert program is not None
+        if p >= len(program) and self.reused and self.iteration == 0:
+            return self._retrace(schema, inputs, arg_values, batch_size, device)
         if p >= len(program):
             self._fall_back(f"iteration {self.iteration} makes more calls than the trace's "
                             f"{len(program)}: call {p} is '{schema.name}'", user_callsite())
@@ -274,9 +278,25 @@ class Session:
                 self.position = p + 1
                 self.replayed += 1
                 return issued.refs.results[p]
+            if self.reused and self.iteration == 0:  # another loop body than last epoch's
+                return self._retrace(schema, inputs, arg_values, batch_size, device)
             self._fall_back(f"iteration {self.iteration}, call {p} ('{schema.name}') differs "
                             f"from the trace: {diff}", user_callsite())  # fmt: skip
         return plain(schema, inputs, arg_values, batch_size, device)
+
+    def _retrace(self, schema: Any, inputs: Any, arg_values: Any, batch_size: Any,
+                 device: Any) -> Any:  # fmt: skip
+        """Iteration 0 of a reused program differs at call p: keep calls < p (they matched),
+        undo the draws issued from p on and trace the rest of the iteration (no warning: a loop
+        body may change between epochs); the iterations read ahead are issued again later."""
+        issued, p = self._current, self.position
+        assert issued is not None
+        self._restore(issued, p)
+        issued.refs.truncate(p)
+        self.reused, self._current, self._refs = False, None, issued.refs
+        self._trace = list(self.program[:p]) if self.program is not None else []
+        self._buffered = deque((values, None) for values, _ in self._buffered)
+        return self.call(schema, inputs, arg_values, batch_size, device)
 
     def _fall_back(self, reason: str, where: tuple[str, int] | None) -> None:
         """Continue the epoch eagerly from the current call, with one warning."""

@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from ndd_triton.core import builders
 from ndd_triton.core.batch import Batch
 from ndd_triton.core.device import Device
 from ndd_triton.core.errors import CallError
@@ -164,6 +165,22 @@ def call_op(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
         if session is not None:
             return session.call(schema, inputs, arg_values, batch_size, device)
     return _call_plain(schema, inputs, arg_values, batch_size, device)
+
+
+def traced_transfer(batch: Any, device: Device) -> Any:
+    """`Batch.to_device` from the host to the gpu inside a compiled epoch: the `copy` op, so
+    that the transfer is traced and issued ahead like the calls around it (`.gpu()` between
+    a CPU decode and GPU ops). None elsewhere: the batch is copied directly."""
+    session = _compiled.current() if _compiled.ACTIVE[0] else None
+    if session is None or session.eager or session.iteration < 0 or \
+            device.device_type != "gpu" or batch.device.device_type != "cpu":  # fmt: skip
+        return None
+    from ndd_triton.ops.copy import schema
+
+    return session.call(schema, [batch], [], None, str(device))
+
+
+builders.traced_transfer = traced_transfer
 
 
 def _call_plain(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],

@@ -188,6 +188,13 @@ class IterationRefs:
         else:
             self._ids[id(results)] = ("op", p, 0)
 
+    def truncate(self, count: int) -> None:
+        """Forget the results of calls `count` and later (a re-trace goes on from there)."""
+        for results in self.results[count:]:
+            for out in results if isinstance(results, tuple) else (results,):
+                self._ids.pop(id(out), None)
+        del self.results[count:]
+
     def ref(self, value: Any) -> Ref:
         """The Ref of `value` as seen in this iteration."""
         found = self._ids.get(id(value))
