@@ -262,7 +262,7 @@ class Session:
             return result
         program, issued, p = self.program, self._current, self.position
         assert program is not None
-        if p >= len(program) and self.reused and self.iteration == 0:
+        if p >= len(program) and self.reused and self.iteration == 0 and issued is not None:
             return self._retrace(schema, inputs, arg_values, batch_size, device)
         if p >= len(program):
             self._fall_back(f"iteration {self.iteration} makes more calls than the trace's "
