@@ -213,6 +213,33 @@ def test_device_codec_path_matches_cpu(files, fake_device_codec, op, args):
     assert fake_device_codec.calls == 1
 
 
+def test_device_codec_images_take_the_ops_stream_only_on_the_device():
+    """A decoded image in device memory is taken over DLPack with the op's stream (no lookup
+    per image); a host image (the codec's CPU backends) with none: its `__dlpack__` refuses a
+    stream (found on an H100: the codec path fell back to host decoding)."""
+    import ndd_triton.kernels.gpu.decoders as gpu_decoders
+
+    class Image:
+        def __init__(self, device_type: int) -> None:
+            self.t = torch.arange(6, dtype=torch.uint8).reshape(1, 2, 3)
+            self.device_type, self.streams = device_type, []
+
+        def __dlpack_device__(self) -> tuple[int, int]:
+            return (self.device_type, 0)
+
+        def __dlpack__(self, stream=None):  # noqa: ANN001
+            if self.device_type == 1:
+                assert stream is None, "stream should be None on cpu."
+            self.streams.append(stream)
+            return self.t.__dlpack__()
+
+    host, device = Image(1), Image(2)
+    for image in (host, device):
+        assert torch.equal(gpu_decoders._to_torch(image, 1234), image.t)
+    assert gpu_decoders._to_torch(device, None).shape == (1, 2, 3)  # emulated gpu: no stream
+    assert host.streams == [None] and device.streams == [1234, None]
+
+
 def test_device_codec_failure_falls_back_to_host_decode(files, fake_device_codec):
     fake_device_codec.fail = True
     with pytest.warns(RuntimeWarning, match="nvImageCodec failed .*decoding on the host"):
