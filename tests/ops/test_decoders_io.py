@@ -227,7 +227,7 @@ def test_device_codec_images_take_the_ops_stream_only_on_the_device():
         def __dlpack_device__(self) -> tuple[int, int]:
             return (self.device_type, 0)
 
-        def __dlpack__(self, stream=None):  # noqa: ANN001
+        def __dlpack__(self, stream=None):
             if self.device_type == 1:
                 assert stream is None, "stream should be None on cpu."
             self.streams.append(stream)
@@ -237,7 +237,8 @@ def test_device_codec_images_take_the_ops_stream_only_on_the_device():
     for image in (host, device):
         assert torch.equal(gpu_decoders._to_torch(image, 1234), image.t)
     assert gpu_decoders._to_torch(device, None).shape == (1, 2, 3)  # emulated gpu: no stream
-    assert host.streams == [None] and device.streams == [1234, None]
+    assert host.streams == [None]
+    assert device.streams == [1234, None]
 
 
 def test_device_codec_failure_falls_back_to_host_decode(files, fake_device_codec):
