@@ -30,8 +30,7 @@ from ndd_triton.random._rng import RNG, RNGState, get_default_rng
 from ndd_triton.runtime import profiling as _profiling
 from ndd_triton.runtime.eval_context import EvalContext
 from ndd_triton.runtime.eval_mode import EvalMode
-from ndd_triton.runtime.executor import execute
-from ndd_triton.runtime.fusion import Group, fused_invocation, lazy_invocation, plan_groups
+from ndd_triton.runtime.fusion import Group, issue_member, plan_groups
 from ndd_triton.runtime.invocation import user_callsite
 from ndd_triton.runtime.trace import CallRecord, IterationRefs
 
@@ -208,7 +207,7 @@ class Session:
                         scheduled = [((rec.name,), _invocations(result))] if prof else []
                     else:
                         prep = PREPARE[0](rec.schema, inputs, args, batch_size, device)
-                        result, scheduled = _issue_member(group, p, prep, members, rec.ctx)
+                        result, scheduled = issue_member(group, p, prep, members, rec.ctx)
             except Exception:
                 self._stalled = True  # the caller's own call raises it, eagerly
                 return issued
@@ -337,42 +336,6 @@ class CompiledEpoch:
     def close(self) -> None:
         """End the epoch early (undoes the RNG draws issued ahead of the current call)."""
         self._gen.close()  # type: ignore[attr-defined]
-
-
-def _issue_member(group: Group, p: int, prep: Any, members: dict[int, list[Any]],
-                  ctx: Any) -> tuple[Any, list[tuple[tuple[str, ...], list[Any]]]]:  # fmt: skip
-    """Results of fusion group member `p` (prepared) and the (ops, invocations) groups it
-    scheduled: the last member schedules the group as one fused invocation, or each member's
-    own when they cannot run as one pass."""
-    done = members.setdefault(group.calls[0], [])
-    done.append((prep, lazy_invocation(prep, ctx)))
-    if p != group.last:
-        return prep.results(done[-1][1]), []
-    preps = [m for m, _ in done]
-    names = tuple(m.call.schema.name for m in preps)
-    fused = fused_invocation(group, preps, ctx)
-    if fused is None and group.kind == "resample_cmn" and len(done) == 3:
-        # no one-pass resample here: the resize on its own, the flip still folded
-        fused = fused_invocation(Group("flip_cmn", group.calls[1:]), preps[1:], ctx)
-        if fused is not None:
-            _schedule(done[0][1], preps[0])
-            _schedule(fused, preps[1])
-            return prep.results(fused), [(names[:1], [done[0][1]]), (names[1:], [fused])]
-    if fused is None:
-        for m, inv in done:
-            _schedule(inv, m)
-        scheduled = [((n,), [inv]) for n, (_, inv) in zip(names, done, strict=True)]
-        return prep.results(done[-1][1]), scheduled
-    _schedule(fused, preps[0])
-    return prep.results(fused), [(names, [fused])]
-
-
-def _schedule(inv: Any, prep: Any) -> None:
-    """Run `inv` as eager mode runs a prepared call (profiled when a profile is active)."""
-    if _profiling.ACTIVE and inv.record is None:
-        inv.record = _profiling.new_record(inv.name, str(prep.dev), EvalMode.current().name,
-                                           prep.call.batch_size)  # fmt: skip
-    execute(inv, force_sync=prep.external)
 
 
 def _as_tuple(values: Any) -> tuple[Any, ...]:

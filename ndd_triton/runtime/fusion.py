@@ -31,8 +31,10 @@ import numpy as np
 from ndd_triton.kernels import KernelEntry
 from ndd_triton.ops import color
 from ndd_triton.ops.schema import SampleArgs
+from ndd_triton.runtime import profiling as _profiling
 from ndd_triton.runtime.dispatch import make_run, make_stage
 from ndd_triton.runtime.eval_mode import EvalMode
+from ndd_triton.runtime.executor import execute
 from ndd_triton.runtime.invocation import Invocation
 from ndd_triton.runtime.trace import CallRecord
 
@@ -284,3 +286,39 @@ def _gpu_chain(members: list[Any], codes: int,
         launch_color_chain(run, out, inp, matrices, offsets, codes, norm)
 
     return chain
+
+
+def issue_member(group: Group, p: int, prep: Any, members: dict[int, list[Any]],
+                  ctx: Any) -> tuple[Any, list[tuple[tuple[str, ...], list[Any]]]]:  # fmt: skip
+    """Results of fusion group member `p` (prepared) and the (ops, invocations) groups it
+    scheduled: the last member schedules the group as one fused invocation, or each member's
+    own when they cannot run as one pass."""
+    done = members.setdefault(group.calls[0], [])
+    done.append((prep, lazy_invocation(prep, ctx)))
+    if p != group.last:
+        return prep.results(done[-1][1]), []
+    preps = [m for m, _ in done]
+    names = tuple(m.call.schema.name for m in preps)
+    fused = fused_invocation(group, preps, ctx)
+    if fused is None and group.kind == "resample_cmn" and len(done) == 3:
+        # no one-pass resample here: the resize on its own, the flip still folded
+        fused = fused_invocation(Group("flip_cmn", group.calls[1:]), preps[1:], ctx)
+        if fused is not None:
+            _schedule(done[0][1], preps[0])
+            _schedule(fused, preps[1])
+            return prep.results(fused), [(names[:1], [done[0][1]]), (names[1:], [fused])]
+    if fused is None:
+        for m, inv in done:
+            _schedule(inv, m)
+        scheduled = [((n,), [inv]) for n, (_, inv) in zip(names, done, strict=True)]
+        return prep.results(done[-1][1]), scheduled
+    _schedule(fused, preps[0])
+    return prep.results(fused), [(names, [fused])]
+
+
+def _schedule(inv: Any, prep: Any) -> None:
+    """Run `inv` as eager mode runs a prepared call (profiled when a profile is active)."""
+    if _profiling.ACTIVE and inv.record is None:
+        inv.record = _profiling.new_record(inv.name, str(prep.dev), EvalMode.current().name,
+                                           prep.call.batch_size)  # fmt: skip
+    execute(inv, force_sync=prep.external)
