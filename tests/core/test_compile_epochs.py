@@ -193,3 +193,65 @@ def test_a_reused_gpu_program_keeps_its_fused_pass(tmp_path) -> None:
     assert len(prof.compiled) == 3
     for it in prof.compiled:
         assert ("random_resized_crop", "flip", "crop_mirror_normalize") in [g.ops for g in it.groups]
+
+
+def _loop(root: str, plan: list[str], compile_: bool, files: int = 6) -> tuple[list, list, list]:
+    """Epochs of one reader by `plan`: "compiled", "eager", "eager_no_draws" (a body without
+    random ops), "draw" (a draw from the default RNG between epochs, then a compiled epoch) or
+    "changed" (a compiled epoch of another body)."""
+    ndd.random.set_seed(11)
+    reader = ndd.readers.File(file_root=root, random_shuffle=True, seed=4)
+    outs, states, sessions = [], [], []
+    for step in plan:
+        if step == "draw":
+            ndd.random.uniform(batch_size=3).evaluate()
+        body = _body("other_constant" if step == "changed" else "same")
+        if step == "eager_no_draws":  # leaves the RNGs where the compiled epoch left them
+            body = lambda files: ndd.cast(files, dtype=ndd.float32)  # noqa: E731
+        it = reader.next_epoch(batch_size=BS, compile=compile_ and not step.startswith("eager"))
+        outs.append([[np.array(s) for s in body(files)] for files, _ in it])
+        states.append(str(ndd.random.get_default_rng().state))
+        sessions.append(getattr(it, "session", None))
+    return outs, states, sessions
+
+
+@pytest.mark.parametrize(("files", "plan", "adopted"), [
+    (6, ["compiled"] * 3, [0, 2, 2]),  # 3 batches per epoch
+    (4, ["compiled"] * 3, [0, 2, 2]),
+    (2, ["compiled"] * 3, [0, 1, 1]),  # 1 batch per epoch: the whole next epoch read ahead
+    (6, ["compiled", "draw", "compiled"], [0, 0, 2]),  # a draw between: issued again
+    (6, ["compiled", "eager", "compiled"], [0, None, 0]),
+    (6, ["compiled", "eager_no_draws", "compiled"], [0, None, 0]),  # read ahead: used by then
+    (6, ["compiled", "changed", "changed"], [0, 2, 2]),  # re-traced at call 1 of iteration 0
+])  # fmt: skip
+def test_the_next_epochs_first_batches_are_issued_by_the_last_epoch(tmp_path, files, plan,
+                                                                     adopted) -> None:  # fmt: skip
+    root = tmp_path / "0"
+    root.mkdir()
+    for i in range(files):
+        (root / f"{i}.jpg").write_bytes(bytes(range(i + 2, 2 * i + 7)))
+    eager, eager_states, _ = _loop(str(tmp_path), plan, False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileFallbackWarning)
+        compiled, states, sessions = _loop(str(tmp_path), plan, True)
+    _same(eager, compiled)
+    assert states == eager_states
+    assert [s.adopted if s is not None else None for s in sessions] == adopted
+
+
+def test_a_rewound_reader_forgets_what_was_read_ahead(tmp_path) -> None:
+    from ndd_triton.readers._control import rewind
+
+    root = _folder(tmp_path)
+    reader = ndd.readers.File(file_root=root)
+
+    def names(compile_: bool) -> list[int]:
+        return [int(np.asarray(f)[0]) for files, _ in
+                reader.next_epoch(batch_size=BS, compile=compile_)
+                for f in ndd.cast(files, dtype=ndd.int32).cpu()]  # fmt: skip
+
+    first = names(True)
+    assert reader._ahead  # the next epoch's first batches
+    rewind(reader)
+    assert not reader._ahead and reader._compiled is None
+    assert names(False) == first
