@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import threading
 import weakref
 from typing import Any, Protocol
 
@@ -30,11 +31,10 @@ from ndd_triton.core.dtype import DType
 from ndd_triton.core.storage import BatchStorage
 from ndd_triton.core.tensor import Tensor
 from ndd_triton.readers import _args
-from ndd_triton.readers._compiled_epochs import compiled_epoch
 from ndd_triton.readers._prefetch import Item, Prefetcher, stop_prefetcher
 from ndd_triton.readers._sharding import StreamConfig, padded_epoch_size, shard_size
 from ndd_triton.readers._state import ReaderState
-from ndd_triton.runtime.compiled import DEFAULT_DEPTH
+from ndd_triton.runtime.compiled import DEFAULT_DEPTH, Session
 
 # A fixed default so that every rank of a sharded job draws the same global permutation.
 _SHUFFLE_AFTER_EPOCH_SEED = 0x5EED_5EED
@@ -100,7 +100,6 @@ class Reader:
         self._checkpointing = bool(args["enable_checkpointing"])
         self._capture = False
         self._compiled: tuple[Any, Any] | None = None  # (thread, size, depth), last epoch's Session
-        self._ahead: list[tuple[Any, bool]] = []  # next epoch's batches read ahead, last flags
         self._mode: str | None = None  # "sample", "batch" or "call"
         self._batch_size: int | None = None
         self._call_batch_size: int | None = None
@@ -177,25 +176,24 @@ class Reader:
         self._start(size or 1)
         self._open_epoch = True
         epoch = self._epoch(as_batch=size is not None)
-        if capture:
-            return compiled_epoch(self, epoch, f"readers.{cls}", size, compile_depth)
+        if capture:  # the last epoch's program when it ran to its end in the same setting
+            key, last = (threading.get_ident(), size, compile_depth), self._compiled
+            reuse = last[1] if last is not None and last[0] == key and last[1].finished else None
+            self._compiled = (key, Session(f"readers.{cls}", compile_depth, reuse=reuse))
+            return self._compiled[1].epoch(epoch)
         return epoch
 
     def _epoch(self, as_batch: bool) -> Any:
         while True:
-            if self._ahead:  # read ahead by the last compiled epoch (batch mode)
-                values, last = self._ahead.pop(0)
-            else:
-                try:
-                    item = self._take()
-                except Exception:
-                    self._open_epoch = False  # the next call re-raises the loading error itself
-                    raise
-                values, last = self._wrap(item, as_batch), item.last_in_epoch
-            if last:
+            try:
+                item = self._take()
+            except Exception:
+                self._open_epoch = False  # the next call re-raises the loading error itself
+                raise
+            if item.last_in_epoch:
                 self._open_epoch = False
-            yield values
-            if last:
+            yield self._wrap(item, as_batch)
+            if item.last_in_epoch:
                 return
 
     def __call__(self, *, batch_size: int | None = None) -> tuple[Any, ...]:

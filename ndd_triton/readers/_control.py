@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ndd_triton.readers._base import Reader
-from ndd_triton.readers._compiled_epochs import forget
 from ndd_triton.readers._sharding import shard_bounds
 
 
@@ -25,7 +24,6 @@ def rewind(reader: Reader, state: Any = None) -> None:
     reader._batch_size = None
     reader._call_batch_size = None
     reader._open_epoch = False
-    forget(reader)  # batches read ahead by a compiled epoch, its program
     reader._position = (0, 0, 0)
     reader._pending_state = None
     remember_seeds(reader)

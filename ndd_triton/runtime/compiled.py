@@ -82,8 +82,7 @@ class Session:
     """One compiled epoch (see the module docstring)."""
 
     def __init__(self, name: str, depth: int = DEFAULT_DEPTH, fuse: bool = True,
-                 reuse: Session | None = None, spill: Callable[[int], list[Any]] | None = None,
-                 pending: Callable[[], list[Any]] | None = None) -> None:  # fmt: skip
+                 reuse: Session | None = None) -> None:  # fmt: skip
         self.name = name
         self.depth = depth
         self.fuse = fuse
@@ -103,14 +102,6 @@ class Session:
         self.fallback_reason: str | None = None
         self.replayed = 0  # calls answered from the program
         self.finished = False  # the epoch ran to its end in compile mode (reusable program)
-        # `spill(n)`: up to n values of the next epoch, issued here once this epoch's are all
-        # read (`spilled`, with the RNG states before and after); `_ahead`: this epoch's first
-        # values issued so by the reused epoch (id -> values, issued), adopted when this epoch
-        # starts if they are still the source's next values (`pending()`)
-        self._spill, self._reuse, self._pending, self._ahead = spill, reuse, pending, {}
-        self.adopted = 0  # iterations issued by the last epoch, adopted
-        self.spilled: list[tuple[Any, _Issued]] = []
-        self._spill_states: tuple[list[Any], list[Any]] | None = None
         if reuse is not None:
             self._rngs = reuse._rngs
 
@@ -127,8 +118,6 @@ class Session:
         with _active_lock:
             ACTIVE[0] += 1
         try:
-            if self._reuse is not None and self._pending is not None:  # when the loop starts
-                self._ahead, self._reuse = self._reuse.adopt_spill(self._pending()), None
             if self.program is None:  # trace iteration 0
                 first = next(source, _END)
                 if first is _END:
@@ -189,44 +178,9 @@ class Session:
                 self._stalled = True
                 return
             if values is _END:
-                self._spill_next()
                 return
-            kept, issued = self._ahead.pop(id(values), (None, None))
-            if kept is not values:
-                issued = self._issue(_as_tuple(values))
-            else:
-                self.adopted += 1
+            issued = self._issue(_as_tuple(values))
             self._buffered.append((values, issued))
-
-    def _spill_next(self) -> None:
-        """Issue the next epoch's first iterations (`spill`), then put the RNGs back: they
-        stand only if the next epoch adopts them (`adopt_spill`) with nothing drawn between."""
-        spill, self._spill = self._spill, None
-        if spill is None or self.eager or self._stalled or not self.program or \
-                self._refs is not None:  # fmt: skip
-            return
-        before = [(r, r.state) for r in self._rngs]
-        for values in spill(self.depth):
-            self.spilled.append((values, self._issue(_as_tuple(values))))
-            if self._stalled:  # the next epoch's own call raises it
-                break
-        self._stalled = False
-        self._spill_states = (before, [(r, r.state) for r in self._rngs])
-        for rng, state in before:
-            rng.set_state(state)
-
-    def adopt_spill(self, pending: list[Any]) -> dict[int, tuple[Any, _Issued]]:
-        """The next epoch's iterations issued by this one (id of their values -> values,
-        issued), with the RNGs moved to where issuing them left them; empty unless they are
-        the source's next values (`pending`) and nothing drew from the RNGs in between."""
-        spilled, states, self.spilled = self.spilled, self._spill_states, []
-        if not spilled or states is None or len(pending) < len(spilled) or \
-                any(v is not p for (v, _), p in zip(spilled, pending, strict=False)) or \
-                any(r.state != s for r, s in states[0]):  # fmt: skip
-            return {}
-        for rng, state in states[1]:
-            rng.set_state(state)
-        return {id(values): (values, issued) for values, issued in spilled}
 
     def _issue(self, source_values: tuple[Any, ...]) -> _Issued:
         """Prepare (and schedule) the program's calls on one iteration's source values."""
