@@ -23,6 +23,8 @@ the host tables.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 import triton
@@ -157,3 +159,14 @@ def device_axis_tables(run: GpuRun, n_in: np.ndarray, n_out: np.ndarray, origin:
                K=taps, BLOCK=_BLOCK)  # fmt: skip
     # flat (row-major [rows, K]): the launch memo places scratch buffers, not views of them
     return index, weight, first, taps
+
+
+def plan_axis_tables(run: GpuRun, plan: Any) -> tuple[torch.Tensor, torch.Tensor, np.ndarray,
+                                                        int] | None:  # fmt: skip
+    """`device_axis_tables` of every spatial axis of a resample plan (a call with the
+    `resample_*` values, `[N, axes]` each) in one launch: rows of axis k for sample i start at
+    `first[k * N + i]`."""
+    every = [np.asarray(getattr(plan, name)).T.reshape(-1) for name in
+             ("resample_in", "resample_out", "resample_origin", "resample_step",
+              "resample_interp")]  # fmt: skip
+    return device_axis_tables(run, *every, bool(plan.antialias))

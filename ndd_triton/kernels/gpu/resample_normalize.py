@@ -19,7 +19,7 @@ import triton
 import triton.language as tl
 
 from ndd_triton.kernels._resample import axis_tables
-from ndd_triton.kernels.gpu._resample_tables import device_axis_tables
+from ndd_triton.kernels.gpu._resample_tables import plan_axis_tables
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.kernels.gpu._tiles import _helper_find_tile, grid_of, tile_starts
 
@@ -95,10 +95,7 @@ def launch_resample_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, resampl
     n_out = np.asarray(c.resample_out, np.int64)  # type: ignore[attr-defined]
     # the triangle filters' tap tables of both axes in one launch before the pass (the host
     # tables cost ~40-75 us per sample, most of a compiled RN50 batch's host time)
-    every = [np.asarray(getattr(c, name)).T.reshape(-1) for name in
-             ("resample_in", "resample_out", "resample_origin", "resample_step",
-              "resample_interp")]  # fmt: skip
-    shared = device_axis_tables(run, *every, bool(c.antialias))  # type: ignore[attr-defined]
+    shared = plan_axis_tables(run, c)
     if shared is not None:
         index_h, weight_h, first, taps_h = shared
         index_w, weight_w, taps_w = index_h, weight_h, taps_h

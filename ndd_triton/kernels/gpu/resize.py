@@ -20,7 +20,7 @@ import triton.language as tl
 
 from ndd_triton.kernels import register
 from ndd_triton.kernels._resample import axis_tables
-from ndd_triton.kernels.gpu._resample_tables import device_axis_tables
+from ndd_triton.kernels.gpu._resample_tables import plan_axis_tables
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.kernels.gpu._tiles import _helper_find_tile, grid_of, tile_starts
 from ndd_triton.ops import resize
@@ -88,10 +88,7 @@ def resample_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
     n = len(shapes)
     # all axes' plans as one batch of len(letters) * N plans: one table launch, one upload;
     # each pass reads its own rows of the shared tables
-    every = [np.asarray(getattr(call, name)).T.reshape(-1) for name in
-             ("resample_in", "resample_out", "resample_origin", "resample_step",
-              "resample_interp")]  # fmt: skip
-    shared = device_axis_tables(run, *every, bool(call.antialias))
+    shared = plan_axis_tables(run, call)
     for step, k in enumerate(reversed(range(len(letters)))):
         axis = layout.index(letters[k])
         n_out = np.asarray(call.resample_out, np.int64)[:, k]
