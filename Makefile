@@ -23,9 +23,21 @@ venv: $(BIN)/.installed
 demo: venv
 	$(BIN)/python -m ndd_triton demo $(ARGS)
 
+# The suite runs in TEST_WORKERS pytest-xdist processes; each saves the Triton launches it saw,
+# and the kernel compile check and report (every launched kernel compiled for sm_80/sm_90) then
+# run once over all of them. `pytest tests` alone (one process) does the same in one session.
+TEST_WORKERS ?= 2
+LAUNCHES := build/test_launches.json
+KERNEL_TESTS := tests/test_kernels_compile.py tests/test_kernel_report.py
+
 test: venv
 	$(BIN)/python -m ruff check ndd_triton
-	NDD_TRITON_EMULATE_GPU=1 TRITON_INTERPRET=1 $(BIN)/python -m pytest -q tests
+	mkdir -p build && rm -f $(LAUNCHES).*
+	NDD_TRITON_EMULATE_GPU=1 TRITON_INTERPRET=1 NDD_TRITON_LAUNCH_LOG=$(LAUNCHES) \
+	    $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal tests \
+	    $(addprefix --ignore=,$(KERNEL_TESTS))
+	NDD_TRITON_EMULATE_GPU=1 TRITON_INTERPRET=1 NDD_TRITON_KERNEL_JOBS='$(LAUNCHES).*' \
+	    $(BIN)/python -m pytest -q $(KERNEL_TESTS)
 
 bench: venv
 	$(BIN)/python perf/report.py

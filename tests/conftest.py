@@ -36,11 +36,12 @@ _tables.LAUNCH_LOG = []
 def compiled_kernels():
     """(jobs, results): every kernel launch of this session compiled once for sm_80 and sm_90,
     with the sm_90 statistics (tools/kernel_compile.py). Shared by test_kernels_compile.py and
-    test_kernel_report.py, which pytest runs after the op tests and golden cases. Run alone, the
-    launches are those of the op tests and golden cases, recorded in a subprocess (minutes), or
-    read from NDD_TRITON_KERNEL_JOBS=FILE (recorded there first when missing)."""
+    test_kernel_report.py, which pytest runs after the op tests and golden cases. Run alone (or
+    in a pytest-xdist worker, which sees only its share of the launches), the launches are read
+    from NDD_TRITON_KERNEL_JOBS=FILE or glob (`make test` passes the files its parallel run
+    saved), else recorded first from the op tests and golden cases in a subprocess (minutes)."""
     log = _tables.LAUNCH_LOG
-    if log:
+    if log and not os.environ.get("PYTEST_XDIST_WORKER"):
         jobs = kernel_compile.launch_jobs(log)
     else:
         jobs = kernel_compile.load_or_record_jobs(os.environ.get("NDD_TRITON_KERNEL_JOBS"))
@@ -49,8 +50,12 @@ def compiled_kernels():
 
 def pytest_sessionfinish(session, exitstatus):
     """With NDD_TRITON_LAUNCH_LOG=path, save this session's compile jobs (used when the compile
-    check runs alone)."""
+    check runs alone); a pytest-xdist worker saves its own to `path` with its name appended
+    (path.gw0, path.gw1...), which NDD_TRITON_KERNEL_JOBS='path.*' reads back merged."""
     path = os.environ.get("NDD_TRITON_LAUNCH_LOG")
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if path and worker:
+        path = f"{path}.{worker}"
     if path and _tables.LAUNCH_LOG:
         import json
 

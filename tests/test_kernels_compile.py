@@ -40,3 +40,18 @@ def test_no_kernel_parameter_shadows_triton_binder_locals():
         kernel = getattr(importlib.import_module(module), name)
         clashes += [f"{module}.{name}({arg})" for arg in kernel.arg_names if arg in _BINDER_NAMES]
     assert not clashes, f"rename these Triton kernel parameters: {clashes}"
+
+
+def test_worker_job_lists_merge_into_one():
+    """`make test` runs the suite in pytest-xdist workers, each saving its own launches: the
+    compile check reads them merged (a job two workers saw once, with both target lists)."""
+    from kernel_compile import merge_jobs
+
+    def job(name, consts, targets):
+        return {"module": "m", "name": name, "signature": {"x": "*fp32"},
+                "constexprs": {"BLOCK": consts}, "targets": targets}  # fmt: skip
+
+    merged = merge_jobs([[job("a", 64, [80, 90]), job("b", 32, [90])],
+                         [job("b", 32, [80, 90]), job("a", 128, [90])]])  # fmt: skip
+    assert sorted((j["name"], j["constexprs"]["BLOCK"], j["targets"]) for j in merged) == [
+        ("a", 64, [80, 90]), ("a", 128, [90]), ("b", 32, [80, 90])]

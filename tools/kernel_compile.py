@@ -15,6 +15,7 @@ tools/ptx_stats.py). Run as a script it is that subprocess:
 from __future__ import annotations
 
 import contextlib
+import glob
 import importlib
 import io
 import json
@@ -91,13 +92,33 @@ def record_jobs(path: str | None = None) -> list[dict[str, Any]]:
             return json.load(f)
 
 
+def merge_jobs(job_lists: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One job list from several (one per pytest-xdist worker): a job that several lists hold
+    (same kernel, signature and constexprs) once, with the union of their targets."""
+    merged: dict[str, dict[str, Any]] = {}
+    for jobs in job_lists:
+        for job in jobs:
+            key = json.dumps([job["module"], job["name"], job["signature"], job["constexprs"]],
+                             sort_keys=True)  # fmt: skip
+            if key in merged:
+                merged[key]["targets"] = sorted(set(merged[key]["targets"]) | set(job["targets"]))
+            else:
+                merged[key] = dict(job)
+    return list(merged.values())
+
+
 def load_or_record_jobs(path: str | None) -> list[dict[str, Any]]:
-    """The jobs saved in `path`, or when it is missing (or None) recorded first (record_jobs)."""
-    if path and os.path.exists(path):
-        with open(path) as f:
-            return json.load(f)
+    """The jobs saved in `path` (a file, or a glob pattern: the files of every pytest-xdist
+    worker, merged), or when nothing matches (or None) recorded first (record_jobs)."""
+    files = sorted(glob.glob(path)) if path else []
+    if files:
+        lists = []
+        for name in files:
+            with open(name) as f:
+                lists.append(json.load(f))
+        return merge_jobs(lists)
     print("recording kernel launches: running the op tests (minutes)...", file=sys.stderr)
-    return record_jobs(path)
+    return record_jobs(path if path and not glob.has_magic(path) else None)
 
 
 def compile_jobs(jobs: list[dict[str, Any]], targets: tuple[int, ...] = TARGETS,
