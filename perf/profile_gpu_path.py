@@ -134,6 +134,7 @@ def decode_profile(encoded: list[np.ndarray], opts: argparse.Namespace) -> None:
         rows["nvImageCodec, code streams made once"] = per_batch_ms(codec_prebuilt, nb, 3)
         rows["nvImageCodec, code streams per call"] = per_batch_ms(codec_per_call, nb, 3)
         rows["nvImageCodec per call + torch.from_dlpack"] = per_batch_ms(codec_wrapped, nb, 3)
+        rows.update(codec_variants(nvimgcodec, decoder, batches, opts))
     print(f"\n## decode: {len(encoded)} JPEGs, batch {opts.batch}")
     for name, ms in rows.items():
         print(f"{name:<50} {ms:8.3f} ms/batch  {opts.batch / ms * 1e3:9.1f} img/s")
@@ -160,6 +161,78 @@ def decode_profile(encoded: list[np.ndarray], opts: argparse.Namespace) -> None:
     finally:
         torch.cat = cat
     print_timers(nb)
+
+
+def codec_variants(nvimgcodec: Any, decoder: Any, batches: list[list[np.ndarray]],
+                   opts: argparse.Namespace) -> dict[str, float]:
+    """nvImageCodec called directly with one of ndd's choices at a time: which one costs?"""
+    import torch
+
+    nb = len(batches)
+    side = torch.cuda.Stream()
+    rgb = getattr(nvimgcodec.ColorSpec, "SRGB", None) or nvimgcodec.ColorSpec.RGB
+    params = nvimgcodec.DecodeParams(color_spec=rgb, apply_exif_orientation=True)
+    packed = []
+    for b in batches:  # views of one buffer per batch, as a reader's batch holds them
+        flat = np.concatenate(b)
+        ends = np.cumsum([len(e) for e in b])
+        packed.append([flat[end - len(e):end] for e, end in zip(b, ends, strict=True)])
+    pinned = [[torch.from_numpy(e).pin_memory().numpy() for e in b] for b in batches]
+
+    def run(source: list[list[np.ndarray]], stream: int | None = None, prm: Any = None,
+            wrap: bool = False) -> Callable[[], None]:  # fmt: skip
+        def epoch() -> None:
+            for b in source:
+                kwargs: dict[str, Any] = {}
+                if stream is not None:
+                    kwargs["cuda_stream"] = stream
+                if prm is not None:
+                    kwargs["params"] = prm
+                images = decoder.decode([nvimgcodec.CodeStream(e) for e in b], **kwargs)
+                if wrap:
+                    with torch.cuda.stream(side):
+                        ts = [torch.from_dlpack(im.__dlpack__(stream=side.cuda_stream))
+                              for im in images]  # fmt: skip
+                        torch.cat([t.reshape(-1) for t in ts])
+
+        return epoch
+
+    variants = {
+        "variant: cuda_stream = a torch side stream": run(batches, side.cuda_stream),
+        "variant: cuda_stream = 0 (given)": run(batches, 0),
+        "variant: ndd's DecodeParams (SRGB, exif)": run(batches, None, params),
+        "variant: code streams on views of one buffer": run(packed),
+        "variant: code streams on pinned copies": run(pinned),
+        "variant: side stream + dlpack + cat (ndd's path)": run(batches, side.cuda_stream, params,
+                                                                True),
+    }
+    rows = {}
+    for name, fn in variants.items():
+        try:
+            rows[name] = per_batch_ms(fn, nb, 2)
+        except Exception as e:
+            print(f"{name}: FAILED {type(e).__name__}: {e}")
+    try:
+        from torch.profiler import ProfilerActivity, profile
+
+        for name, fn in (("direct", run(batches)), ("ndd", lambda: [
+                ndd_decode(b) for b in batches[:1]])):  # fmt: skip
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                fn()
+                torch.cuda.synchronize()
+            print(f"\nCUDA activity of {name} decode ({'1 batch' if name == 'ndd' else nb} "
+                  "batches):")
+            for e in sorted(prof.key_averages(), key=lambda e: -e.self_device_time_total)[:8]:
+                print(f"  {e.key[:60]:<60} {e.self_device_time_total:9.1f} µs {e.count:6d}")
+    except Exception as e:
+        print(f"profiler tables failed: {type(e).__name__}: {e}")
+    return rows
+
+
+def ndd_decode(encoded: list[np.ndarray]) -> None:
+    import ndd_triton as ndd
+
+    ndd.decoders.image(ndd.as_batch(encoded), device="gpu").evaluate()
 
 
 def rn50_profile(root: str, opts: argparse.Namespace) -> None:
