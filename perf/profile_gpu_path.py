@@ -135,6 +135,18 @@ def decode_profile(encoded: list[np.ndarray], opts: argparse.Namespace) -> None:
         rows["nvImageCodec, code streams per call"] = per_batch_ms(codec_per_call, nb, 3)
         rows["nvImageCodec per call + torch.from_dlpack"] = per_batch_ms(codec_wrapped, nb, 3)
         rows.update(codec_variants(nvimgcodec, decoder, batches, opts))
+    if nvimgcodec is not None:  # the op's output against the codec's own images, pixel for pixel
+        same: Any = True
+        try:
+            for b, batch in zip(batches, ndd_batches, strict=True):
+                ours = [t.torch() for t in ndd.decoders.image(batch, device="gpu").tensors]
+                theirs = decoder.decode([nvimgcodec.CodeStream(e) for e in b])
+                same &= all(torch.equal(o, torch.from_dlpack(t))
+                            for o, t in zip(ours, theirs, strict=True))  # fmt: skip
+        except Exception as e:
+            same = f"check failed: {type(e).__name__}: {e}"
+        print(f"ndd's GPU decode identical to nvImageCodec's own images: {same} (decoded into "
+              f"the output: {gdec._INTO_OUTPUT[0]})")
     print(f"\n## decode: {len(encoded)} JPEGs, batch {opts.batch}")
     for name, ms in rows.items():
         print(f"{name:<50} {ms:8.3f} ms/batch  {opts.batch / ms * 1e3:9.1f} img/s")

@@ -172,15 +172,39 @@ class _FakeNvImgCodec:
         def __init__(self, data):
             self.data = np.frombuffer(data, np.uint8)
 
+    class Image:
+        """An Image wrapping a caller's buffer (`as_images`)."""
+
+        def __init__(self, t):
+            self.t = t
+            self.__cuda_array_interface__ = {"data": (t.data_ptr(), False)}
+
+    into = 0  # decodes into caller buffers
+    own_images = False  # ignore `images=` and return new ones
+    none_at = None  # sample that cannot be decoded
+
+    @staticmethod
+    def as_images(targets, cuda_stream):
+        return [_FakeNvImgCodec.Image(t) for t in targets]
+
     class Decoder:
-        def decode(self, streams, params, cuda_stream):
+        def decode(self, streams, params, cuda_stream, images=None):
             _FakeNvImgCodec.calls += 1
             if _FakeNvImgCodec.fail:
                 raise RuntimeError("nvImageCodec failure")
             kind = {"rgb": RGB, "gray": GRAY}.get(params.color_spec, ANY)
-            return [torch.from_numpy(np.array(ref_decode(s.data, kind,
-                                                         adjust_orientation=params.orient)))
-                    for s in streams]  # fmt: skip
+            got = [torch.from_numpy(np.array(ref_decode(s.data, kind,
+                                                        adjust_orientation=params.orient)))
+                   for s in streams]  # fmt: skip
+            if _FakeNvImgCodec.none_at is not None:
+                got[_FakeNvImgCodec.none_at] = None
+            if images is None or _FakeNvImgCodec.own_images:
+                return got
+            _FakeNvImgCodec.into += 1
+            for image, pixels in zip(images, got, strict=True):
+                if pixels is not None:
+                    image.t.copy_(pixels.reshape(image.t.shape))  # the real one: size checked
+            return [im if px is not None else None for im, px in zip(images, got, strict=True)]
 
 
 @pytest.fixture
@@ -191,7 +215,9 @@ def fake_device_codec(monkeypatch):
     monkeypatch.setattr(gpu_decoders, "_device_codec_wanted", lambda out: True)
     monkeypatch.setattr(gpu_decoders, "_nvimgcodec", lambda: codec)
     monkeypatch.setattr(gpu_decoders, "_warned", False)
-    _FakeNvImgCodec.calls, _FakeNvImgCodec.fail = 0, False
+    monkeypatch.setattr(gpu_decoders, "_INTO_OUTPUT", [True])
+    _FakeNvImgCodec.calls, _FakeNvImgCodec.fail, _FakeNvImgCodec.into = 0, False, 0
+    _FakeNvImgCodec.own_images, _FakeNvImgCodec.none_at = False, None
     return _FakeNvImgCodec
 
 
@@ -211,6 +237,45 @@ def test_device_codec_path_matches_cpu(files, fake_device_codec, op, args):
     for g, c in zip(samples_of(gpu), samples_of(cpu), strict=True):
         assert_close(g, c, where=f"{op} {args}")
     assert fake_device_codec.calls == 1
+
+
+def test_device_codec_decodes_rgb_into_the_output(files, fake_device_codec):
+    """A plain RGB uint8 batch is decoded straight into the output's slots (no per-image
+    wrap, no packing copy); other outputs (BGR here) take the per-image path."""
+    import ndd_triton.kernels.gpu.decoders as gpu_decoders
+
+    batch = ndd.as_batch([files["png"], files["png_rgba"], files["png_gray"], files["bmp"]])
+    for args, into in (({}, 1), ({"output_type": BGR}, 0)):
+        fake_device_codec.calls = fake_device_codec.into = 0
+        gpu = ndd.decoders.image(batch, device="gpu", **args)
+        cpu = ndd.decoders.image(batch, **args)
+        for g, c in zip(samples_of(gpu), samples_of(cpu), strict=True):
+            assert_close(g, c, where=f"into the output {args}")
+        assert (fake_device_codec.calls, fake_device_codec.into) == (1, into)
+    assert gpu_decoders._INTO_OUTPUT[0]
+
+
+def test_device_codec_not_writing_into_the_output_is_not_trusted(files, fake_device_codec):
+    """A codec that returns its own images (not the buffers it was given) is not trusted: the
+    batch is decoded again the per-image way, and later batches go that way directly; an image
+    the codec cannot decode sends the batch to the other paths without that verdict."""
+    import ndd_triton.kernels.gpu.decoders as gpu_decoders
+
+    batch = ndd.as_batch([files["png"], files["bmp"]])
+    cpu = ndd.decoders.image(batch)
+    fake_device_codec.none_at = 1
+    for g, c in zip(samples_of(ndd.decoders.image(batch, device="gpu")), samples_of(cpu),
+                    strict=True):  # fmt: skip
+        assert_close(g, c, where="an image the codec cannot decode")
+    assert gpu_decoders._INTO_OUTPUT[0]
+    fake_device_codec.none_at, fake_device_codec.own_images = None, True
+    fake_device_codec.calls = fake_device_codec.into = 0
+    for _ in range(2):
+        for g, c in zip(samples_of(ndd.decoders.image(batch, device="gpu")), samples_of(cpu),
+                        strict=True):  # fmt: skip
+            assert_close(g, c, where="codec images not in the output")
+    assert not gpu_decoders._INTO_OUTPUT[0]
+    assert (fake_device_codec.calls, fake_device_codec.into) == (3, 0)
 
 
 def test_device_codec_images_take_the_ops_stream_only_on_the_device():
@@ -248,7 +313,7 @@ def test_device_codec_failure_falls_back_to_host_decode(files, fake_device_codec
         out.evaluate()
     for got, data in zip(samples_of(out), [files["png"], files["jpeg420"]], strict=True):
         assert_close(got, ref_decode(data), where="fallback")
-    assert fake_device_codec.calls == 1
+    assert fake_device_codec.calls == 2  # into the output, then per image (which warns)
 
 
 def test_device_codec_jpeg_grey_and_truncated_files(files, fake_device_codec):

@@ -168,6 +168,8 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
                  else plain for d in data]  # fmt: skip
         device = out.data.device
         stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
+        if _INTO_OUTPUT[0] and _decode_into_output(module, decoder, out, call, specs, rgb, stream):
+            return True
         images: list[Any] = [None] * len(data)
         for spec in dict.fromkeys(specs):  # one batched call per colour spec (at most two)
             which = [i for i, s in enumerate(specs) if s == spec]
@@ -213,6 +215,46 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
         dst = out.data[start:start + int(sizes[i])].view(pixels.shape)
         _store_on_device(dst, pixels)
     return True
+
+
+_INTO_OUTPUT = [True]  # False once nvImageCodec refused to decode into our buffers
+
+
+def _decode_into_output(module: Any, decoder: Any, out: GpuBatch, call: Call, specs: list[Any],
+                        rgb: Any, stream: int) -> bool:  # fmt: skip
+    """Decode a plain RGB uint8 batch straight into the packed output's slots (nvImageCodec
+    writes into Images wrapping them): no per-image DLPack wrap, no packing copy, no codec
+    allocation per image, whose release through DLPack costed more than the decode itself
+    (perf/gpu.md, 2026-11-27 H200). False (nothing trusted) when the batch needs another path,
+    the codec failed on it, or it does not support or did not honour `images=` (then it is not
+    asked this way again in this process)."""
+    if int(call.output_type) != 0 or call.values.get("window") is not None or \
+            out.data.dtype != torch.uint8 or any(spec is not rgb for spec in specs):  # fmt: skip
+        return False
+    sizes, offsets = out.sizes, out.offsets
+    if not np.array_equal(offsets, np.cumsum(sizes) - sizes):
+        return False
+    flat = out.data
+    targets = [flat[o:o + n].view(h, w, c) for o, n, (h, w, c) in
+               zip(offsets.tolist(), sizes.tolist(), out.shapes.tolist(), strict=True)]
+    try:
+        images = module.as_images(targets, cuda_stream=stream)
+        params = module.DecodeParams(color_spec=rgb,
+                                     apply_exif_orientation=bool(call.adjust_orientation))
+        got = decoder.decode([module.CodeStream(d) for d in call.encoded], images=images,
+                             params=params, cuda_stream=stream)  # fmt: skip
+        if any(im is None for im in got):  # the other path (and the host decoder) say why
+            return False
+        written = len(got) == len(targets) and all(
+            im.__cuda_array_interface__["data"][0] == t.data_ptr()
+            for im, t in zip(got, targets, strict=True))  # fmt: skip
+    except (AttributeError, TypeError):  # this nvImageCodec cannot decode into given buffers
+        written = False
+    except Exception:  # a codec problem with this batch: the per-image path handles it
+        return False
+    if not written:
+        _INTO_OUTPUT[0] = False
+    return written
 
 
 def _device_codec_wanted(out: GpuBatch) -> bool:
