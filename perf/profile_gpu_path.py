@@ -89,7 +89,6 @@ class _TimedModule:
         self._module = module
         self.CodeStream = timed("codec CodeStream()", module.CodeStream)
         self.DecodeParams = timed("codec DecodeParams()", module.DecodeParams)
-        self.as_images = timed("codec as_images()", module.as_images)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._module, name)
@@ -157,8 +156,7 @@ def decode_profile(encoded: list[np.ndarray], opts: argparse.Namespace) -> None:
         gdec._nvimgcodec()
         module, dec = gdec._nvimgcodec_decoder
         gdec._nvimgcodec_decoder = (_TimedModule(module), _TimedDecoder(dec))
-    for name in ("_nvimgcodec_decode", "_complete", "_to_torch", "_host_decode", "_slots",
-                 "_written"):
+    for name in ("_nvimgcodec_decode", "_complete", "_to_torch", "_host_decode"):
         setattr(gdec, name, timed(f"gpu decoder {name}", getattr(gdec, name)))
     cat = torch.cat
     torch.cat = timed("torch.cat (packing copy)", cat)

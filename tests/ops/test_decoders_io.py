@@ -3,7 +3,6 @@ path (stand-in codec), 16-bit/palette PNGs and the simplejpeg fast path."""
 
 from __future__ import annotations
 
-import ctypes
 import io
 import struct
 import zlib
@@ -174,17 +173,11 @@ class _FakeNvImgCodec:
             self.data = np.frombuffer(data, np.uint8)
 
     class Image:
-        """An Image wrapping a caller's buffer (`as_images`: here host memory, read through
-        the `__cuda_array_interface__` the caller gives)."""
+        """An Image wrapping a caller's buffer (`as_images`)."""
 
-        def __init__(self, source):
-            cai = source.__cuda_array_interface__
-            assert cai["typestr"] == "|u1"
-            assert cai["strides"] is None
-            size = int(np.prod(cai["shape"]))
-            buffer = (ctypes.c_uint8 * size).from_address(cai["data"][0])
-            self.t = torch.frombuffer(buffer, dtype=torch.uint8).view(cai["shape"])
-            self.__cuda_array_interface__ = dict(cai)
+        def __init__(self, t):
+            self.t = t
+            self.__cuda_array_interface__ = {"data": (t.data_ptr(), False)}
 
     into = 0  # decodes into caller buffers
     own_images = False  # ignore `images=` and return new ones

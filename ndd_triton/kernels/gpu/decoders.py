@@ -234,16 +234,20 @@ def _decode_into_output(module: Any, decoder: Any, out: GpuBatch, call: Call, sp
     sizes, offsets = out.sizes, out.offsets
     if not np.array_equal(offsets, np.cumsum(sizes) - sizes):
         return False
-    slots = _slots(out)
+    flat = out.data
+    targets = [flat[o:o + n].view(h, w, c) for o, n, (h, w, c) in
+               zip(offsets.tolist(), sizes.tolist(), out.shapes.tolist(), strict=True)]
     try:
-        images = module.as_images(slots, cuda_stream=stream)
+        images = module.as_images(targets, cuda_stream=stream)
         params = module.DecodeParams(color_spec=rgb,
                                      apply_exif_orientation=bool(call.adjust_orientation))
         got = decoder.decode([module.CodeStream(d) for d in call.encoded], images=images,
                              params=params, cuda_stream=stream)  # fmt: skip
         if any(im is None for im in got):  # the other path (and the host decoder) say why
             return False
-        written = _written(got, slots)
+        written = len(got) == len(targets) and all(
+            im.__cuda_array_interface__["data"][0] == t.data_ptr()
+            for im, t in zip(got, targets, strict=True))  # fmt: skip
     except (AttributeError, TypeError):  # this nvImageCodec cannot decode into given buffers
         written = False
     except Exception:  # a codec problem with this batch: the per-image path handles it
@@ -251,30 +255,6 @@ def _decode_into_output(module: Any, decoder: Any, out: GpuBatch, call: Call, sp
     if not written:
         _INTO_OUTPUT[0] = False
     return written
-
-
-class _Slot:
-    """One sample's slot of a packed uint8 output as `__cuda_array_interface__` (what
-    nvImageCodec's `as_images` reads): cheaper than a torch view per image."""
-
-    __slots__ = ("__cuda_array_interface__",)
-
-    def __init__(self, pointer: int, shape: tuple[int, ...]) -> None:
-        self.__cuda_array_interface__ = {"shape": shape, "typestr": "|u1", "strides": None,
-                                         "data": (pointer, False), "version": 3}  # fmt: skip
-
-
-def _slots(out: GpuBatch) -> list[_Slot]:
-    base = out.data.data_ptr()
-    return [_Slot(base + o, tuple(shape))
-            for o, shape in zip(out.offsets.tolist(), out.shapes.tolist(), strict=True)]
-
-
-def _written(images: list[Any], slots: list[_Slot]) -> bool:
-    """Each decoded image is the slot it was asked to fill."""
-    return len(images) == len(slots) and all(
-        im.__cuda_array_interface__["data"][0] == slot.__cuda_array_interface__["data"][0]
-        for im, slot in zip(images, slots, strict=True))  # fmt: skip
 
 
 def _device_codec_wanted(out: GpuBatch) -> bool:
