@@ -89,6 +89,7 @@ class _TimedModule:
         self._module = module
         self.CodeStream = timed("codec CodeStream()", module.CodeStream)
         self.DecodeParams = timed("codec DecodeParams()", module.DecodeParams)
+        self.as_images = timed("codec as_images()", module.as_images)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._module, name)
