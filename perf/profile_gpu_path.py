@@ -4,7 +4,8 @@
 loop for about S seconds (long enough for a sampling profiler such as `py-spy record --threads
 -f raw` around it), then prints:
 
-* decode: ms per batch of `--batch` JPEGs for `decoders.image(device="gpu").evaluate()` beside
+* decode: ms per batch of `--batch` JPEGs for `decoders.image(device="gpu").evaluate()` (also
+  its two codec paths alternating: into the output's slots, or per-image wrap + packing) beside
   nvImageCodec called directly (code streams made once, outside the timing, as
   perf/bench_gpu.py's ceiling row; and made per call from the same NumPy arrays, as any caller
   holding file bytes must), and the time spent inside the pieces of ndd's GPU decoder (wrapped
@@ -111,6 +112,16 @@ def decode_profile(encoded: list[np.ndarray], opts: argparse.Namespace) -> None:
             ndd.decoders.image(b, device="gpu").evaluate()
 
     rows["ndd decoders.image(gpu).evaluate()"] = per_batch_ms(ndd_epoch, nb, opts.seconds)
+    # the two codec paths of ndd's GPU decoder, alternating: decoded into the output's slots,
+    # or as the codec's own images wrapped per image and packed with one copy
+    into: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(3):
+        for flag in (True, False):
+            gdec._INTO_OUTPUT[0] = flag
+            into[flag].append(per_batch_ms(ndd_epoch, nb, opts.seconds / 6))
+    gdec._INTO_OUTPUT[0] = True
+    rows["ndd, decoded into the output (A/B)"] = statistics.median(into[True])
+    rows["ndd, per-image wrap + packing copy (A/B)"] = statistics.median(into[False])
     try:
         from nvidia import nvimgcodec
     except ImportError:

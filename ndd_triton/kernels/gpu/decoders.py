@@ -5,8 +5,9 @@ within an image, so a hand-written kernel would not beat the CPU, let alone nvJP
 
 * **nvImageCodec** (`pip install ndd_triton[cuda]`, `[cuda13]` for CUDA 13; real CUDA only;
   checked with nvImageCodec 0.9 on an H200, perf/gpu.md): the batch is decoded by
-  `nvidia.nvimgcodec` (nvJPEG, hardware decoder where present) on the op's stream; each image
-  is then windowed, colour-converted and rescaled into its slot of the packed output with torch.
+  `nvidia.nvimgcodec` (nvJPEG, hardware decoder where present) on the op's stream. A plain RGB
+  uint8 batch is decoded straight into the slots of the packed output (`as_images` over them);
+  otherwise each image is windowed, colour-converted and rescaled into its slot with torch.
   nvJPEG output can differ from libjpeg-turbo by a few levels (4:2:0 chroma), as DALI's GPU
   decoder does (within the golden tolerance). Truncated JPEG/PNG files, which nvJPEG decodes
   silently, and any codec failure (missing codec, unsupported format) fall back to:
