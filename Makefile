@@ -23,10 +23,10 @@ venv: $(BIN)/.installed
 demo: venv
 	$(BIN)/python -m ndd_triton demo $(ARGS)
 
-# The suite runs in TEST_WORKERS pytest-xdist processes; each saves the Triton launches it saw,
+# The suite runs in TEST_WORKERS pytest-xdist processes (one per CPU, at most 8); each saves the Triton launches it saw,
 # and the kernel compile check and report (every launched kernel compiled for sm_80/sm_90) then
 # run once over all of them. `pytest tests` alone (one process) does the same in one session.
-TEST_WORKERS ?= 2
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 8 ] && n=8; echo $$n)
 LAUNCHES := build/test_launches.json
 KERNEL_TESTS := tests/test_kernels_compile.py tests/test_kernel_report.py
 
