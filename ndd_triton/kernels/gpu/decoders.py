@@ -235,20 +235,18 @@ def _decode_into_output(module: Any, decoder: Any, out: GpuBatch, call: Call, sp
     sizes, offsets = out.sizes, out.offsets
     if not np.array_equal(offsets, np.cumsum(sizes) - sizes):
         return False
-    flat = out.data
-    targets = [flat[o:o + n].view(h, w, c) for o, n, (h, w, c) in
-               zip(offsets.tolist(), sizes.tolist(), out.shapes.tolist(), strict=True)]
+    pointers = (out.data.data_ptr() + offsets).tolist()  # uint8: an element is a byte
     try:
-        images = module.as_images(targets, cuda_stream=stream)
+        images = module.as_images(_targets(out), cuda_stream=stream)
         params = module.DecodeParams(color_spec=rgb,
                                      apply_exif_orientation=bool(call.adjust_orientation))
         got = decoder.decode([module.CodeStream(d) for d in call.encoded], images=images,
                              params=params, cuda_stream=stream)  # fmt: skip
         if any(im is None for im in got):  # the other path (and the host decoder) say why
             return False
-        written = len(got) == len(targets) and all(
-            im.__cuda_array_interface__["data"][0] == t.data_ptr()
-            for im, t in zip(got, targets, strict=True))  # fmt: skip
+        written = len(got) == len(pointers) and all(
+            im.__cuda_array_interface__["data"][0] == p
+            for im, p in zip(got, pointers, strict=True))  # fmt: skip
     except (AttributeError, TypeError):  # this nvImageCodec cannot decode into given buffers
         written = False
     except Exception:  # a codec problem with this batch: the per-image path handles it
@@ -256,6 +254,13 @@ def _decode_into_output(module: Any, decoder: Any, out: GpuBatch, call: Call, sp
     if not written:
         _INTO_OUTPUT[0] = False
     return written
+
+
+def _targets(out: GpuBatch) -> list[torch.Tensor]:
+    """The packed output's sample slots, as handed to nvImageCodec's `as_images`."""
+    flat = out.data
+    return [flat[o:o + n].view(h, w, c) for o, n, (h, w, c) in
+            zip(out.offsets.tolist(), out.sizes.tolist(), out.shapes.tolist(), strict=True)]
 
 
 def _device_codec_wanted(out: GpuBatch) -> bool:
