@@ -535,7 +535,8 @@ def test_device_codec_completeness_check_reads_head_and_tail_like_the_whole_file
     big_head = jpeg[:2] + app + app + jpeg[2:]  # the scan starts after the first 64 KiB
     variants = [b"", jpeg[:1], jpeg, png, big_head, big_head[:70000], jpeg + bytes(5000),
                 jpeg + bytes(5000) + b"\xff", png + bytes(9000), jpeg[: len(jpeg) // 2],
-                png[:-20], b"\xff\xd8" + bytes(10)]
+                png[:-20], b"\xff\xd8" + bytes(10), b"\xff\xd8\xff\xd9", jpeg[:100] + b"\xff\xd9",
+                jpeg[: len(jpeg) // 2] + b"\xff\xd9"]  # ending in the marker, scan or not
     for base in (jpeg, png):
         for _ in range(40):
             cut = base[: rs.integers(0, len(base) + 1)]

@@ -114,12 +114,18 @@ def _complete(data: np.ndarray) -> bool:
     """False for a JPEG with no end-of-image marker after its scan or a PNG with no IEND chunk:
     nvJPEG decodes truncated files without complaint, so they take the host path, whose
     decoder names the file and the problem (the CPU backend's error). Searches the file in
-    place (no copy; the start of scan is near the start) and copies only its last `_TAIL`
-    bytes, the whole file when the marker is not in those."""
-    if data.size >= 2 and data[0] == 0xFF and data[1] == 0xD8:
-        found = _SOS.search(memoryview(data))  # 0xFFD9 cannot occur inside entropy-coded data
-        return found is not None and _last(data, b"\xff\xd9") > found.start()
-    if data.size >= 8 and data[:8].tobytes() == b"\x89PNG\r\n\x1a\n":
+    place (no copy; the start of scan is near the start; a file ending in the marker needs
+    nothing more) and else copies only its last `_TAIL` bytes, the whole file when the marker
+    is not in those."""
+    view = memoryview(data)
+    if view[:2] == b"\xff\xd8":
+        found = _SOS.search(view)  # 0xFFD9 cannot occur inside entropy-coded data
+        if found is None:
+            return False
+        if view[-2:] == b"\xff\xd9":
+            return len(view) - 2 > found.start()
+        return _last(data, b"\xff\xd9") > found.start()
+    if view[:8] == b"\x89PNG\r\n\x1a\n":
         return _last(data, b"IEND") > 8
     return True
 
