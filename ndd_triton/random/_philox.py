@@ -34,31 +34,52 @@ def philox4x32(counter: np.ndarray, key: int) -> np.ndarray:
 
 
 def _philox_chunk(ctr: np.ndarray, key: int, out: np.ndarray) -> None:
-    """Ten rounds on 32-bit words held in uint64 lanes (products of two words fit exactly)."""
-    c0 = ctr & _LOW
-    c1 = ctr >> _SHIFT
-    c2 = np.zeros_like(c0)
-    c3 = np.zeros_like(c0)
-    k0, k1 = key & 0xFFFFFFFF, (key >> 32) & 0xFFFFFFFF
-    p0 = np.empty_like(c0)
-    p1 = np.empty_like(c0)
-    for _ in range(10):
-        np.multiply(c0, _M0, out=p0)
-        np.multiply(c2, _M1, out=p1)
-        c0 = p1 >> _SHIFT
-        c0 ^= c1
-        c0 ^= np.uint64(k0)
-        c2 = p0 >> _SHIFT
-        c2 ^= c3
-        c2 ^= np.uint64(k1)
-        c1 = p1 & _LOW
-        c3 = p0 & _LOW
-        k0 = (k0 + 0x9E3779B9) & 0xFFFFFFFF
-        k1 = (k1 + 0xBB67AE85) & 0xFFFFFFFF
-    out[:, 0] = c0
-    out[:, 1] = c1
-    out[:, 2] = c2
-    out[:, 3] = c3
+    """Ten rounds on 32-bit words held in uint64 lanes (products of two words fit exactly).
+
+    The two multiplied words (c0, c2) and the two others (c1, c3) are stacked into `[2, n]`
+    arrays, so a round is five NumPy calls instead of ten: the same operations on the same
+    values (a small batch's Philox pass is NumPy call overhead; ~2x faster at 64 blocks)."""
+    n = len(ctr)
+    mul = np.empty((2, n), dtype=np.uint64)  # (c0, c2), then (c0 * M0, c2 * M1)
+    mul[0] = ctr & _LOW
+    mul[1] = 0
+    other = np.empty((2, n), dtype=np.uint64)  # (c1, c3)
+    other[0] = ctr >> _SHIFT
+    other[1] = 0
+    high = np.empty((2, n), dtype=np.uint64)
+    spare = np.empty((2, n), dtype=np.uint64)
+    for keys in _round_keys(key):
+        np.multiply(mul, _MULTIPLIERS, out=mul)
+        np.right_shift(mul, _SHIFT, out=high)
+        np.bitwise_and(mul, _LOW, out=mul)
+        # c0' = hi(c2 * M1) ^ c1 ^ k0, c2' = hi(c0 * M0) ^ c3 ^ k1; c1' = lo(c2 * M1), c3' =
+        # lo(c0 * M0): the new multiplied words from `high` swapped, the others from `mul`
+        np.bitwise_xor(high[::-1], other, out=spare)
+        np.bitwise_xor(spare, keys, out=spare)
+        other, mul, spare = mul[::-1], spare, other  # no buffer is both read and written
+    out[:, 0] = mul[0]
+    out[:, 1] = other[0]
+    out[:, 2] = mul[1]
+    out[:, 3] = other[1]
+
+
+_MULTIPLIERS = np.array([[0xD2511F53], [0xCD9E8D57]], dtype=np.uint64)
+_round_keys_cache: dict[int, list[np.ndarray]] = {}
+
+
+def _round_keys(key: int) -> list[np.ndarray]:
+    """The ten rounds' `[[k0], [k1]]` key columns of a 64-bit key (a few keys are in use)."""
+    keys = _round_keys_cache.get(key)
+    if keys is None:
+        k0, k1, keys = key & 0xFFFFFFFF, (key >> 32) & 0xFFFFFFFF, []
+        for _ in range(10):
+            keys.append(np.array([[k0], [k1]], dtype=np.uint64))
+            k0 = (k0 + 0x9E3779B9) & 0xFFFFFFFF
+            k1 = (k1 + 0xBB67AE85) & 0xFFFFFFFF
+        if len(_round_keys_cache) > 256:
+            _round_keys_cache.clear()
+        _round_keys_cache[key] = keys
+    return keys
 
 
 def _philox_block(ctr: int, key: int) -> tuple[int, int, int, int]:
@@ -115,6 +136,13 @@ def element_draws(key: int, base: int, count: int, per_element: int) -> np.ndarr
     """`[count, per_element]` uint32: element `e` gets draws `base + per_element*e + j`."""
     flat = draws_u32(key, int(base), count * per_element)
     return flat.reshape(count, per_element)
+
+
+def single_draws(key: int, bases: np.ndarray) -> np.ndarray:
+    """`draws_u32(key, bases[i], 1)[0]` for every i (uint64 `bases`), in one Philox pass."""
+    bases = np.asarray(bases, dtype=np.uint64).reshape(-1)
+    blocks = philox4x32(bases >> np.uint64(2), key)
+    return blocks[np.arange(len(bases)), (bases & np.uint64(3)).astype(np.intp)]
 
 
 def batch_draws(key: int, bases: list[int], counts: list[int]) -> list[np.ndarray]:

@@ -292,3 +292,17 @@ def test_ops_advance_the_rng_deterministically():
     assert rng.state.offset == 12  # rounded up to a Philox block
     ndd.random.normal(shape=3, rng=rng)  # 2 draws each
     assert rng.state.offset == 20
+
+
+def test_single_draws_match_per_base_draws():
+    """`single_draws`: the first draw at each of many bases (any lane, near the wrap of the
+    64-bit draw space) in one pass, as `draws_u32` gives them one by one."""
+    from ndd_triton.random._philox import single_draws
+
+    rs = np.random.default_rng(5)
+    bases = np.concatenate([rs.integers(0, 1 << 63, size=40, dtype=np.uint64) * np.uint64(2)
+                            + rs.integers(0, 2, size=40, dtype=np.uint64),
+                            np.array([0, 1, 2, 3, 7, (1 << 64) - 1], dtype=np.uint64)])  # fmt: skip
+    key = 0x0123456789ABCDEF
+    assert [int(v) for v in single_draws(key, bases)] == \
+        [int(draws_u32(key, int(b), 1)[0]) for b in bases]  # fmt: skip

@@ -206,6 +206,20 @@ def test_normal_per_sample_mean_stddev():
     assert abs(high.std() - 2) < 0.2
 
 
+def test_scalar_coin_flips_of_a_batch_reference():
+    """A coin per sample (one Philox pass, lane of each sample's block): sample i's draw is
+    the first of its reserved block, 4 * i from the start; per-sample and shared probability."""
+    ps = [0.1, 0.9, 0.5, 0.5, 0.0, 1.0, 0.3, 0.7, 0.5]
+    n = len(ps)
+    expected_u = unit24(np.concatenate([ref_draws(4, 4 * i, 1) for i in range(n)]))
+    got = R.coin_flip(batch_size=n, probability=ndd.as_batch([np.float32(p) for p in ps]),
+                      rng=R.RNG(seed=4))  # fmt: skip
+    want = expected_u < np.array(ps, np.float32).astype(np.float64)
+    np.testing.assert_array_equal([int(s) for s in samples_of(got)], want.astype(int))
+    got = R.coin_flip(batch_size=n, probability=0.5, rng=R.RNG(seed=4))
+    np.testing.assert_array_equal([int(s) for s in samples_of(got)], (expected_u < 0.5).astype(int))
+
+
 def test_coin_flip_statistics_and_dtypes():
     got = np.asarray(R.coin_flip(shape=4000, probability=0.3, rng=R.RNG(seed=2)))
     assert got.dtype == np.int32

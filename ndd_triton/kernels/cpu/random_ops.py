@@ -16,6 +16,7 @@ from ndd_triton.random._philox import (
     batch_draws,
     bounded_index,
     element_draws,
+    single_draws,
     to_u64,
     to_unit_float32,
     to_unit_float64,
@@ -87,23 +88,31 @@ def coin_flip_cpu(call: Call, outs: list[list[np.ndarray]], ins: list[list[np.nd
     One Philox pass for the whole batch: a per-sample pass costs ~0.15 ms of NumPy call
     overhead, mostly for the one draw of a scalar coin flip (same draws either way)."""
     samples = outs[0]
-    live = [i for i, out in enumerate(samples) if out.size]
-    if not live:
+    sizes = np.array([out.size for out in samples], dtype=np.int64)
+    live = np.flatnonzero(sizes)
+    if not len(live):
         return
-    first = SampleArgs(call, live[0], None)
-    key = int(first.rng_key)
-    bases = [int(SampleArgs(call, i, None).rng_base) for i in live]
-    counts = [samples[i].size for i in live]
+    key = int(call.values["rng_key"])
+    bases = np.asarray(call.values["rng_base"], dtype=np.uint64)[live]
+    counts = sizes[live]
     # the comparisons of every sample at once, each draw with its sample's probability
-    u = to_unit_float32(np.concatenate(batch_draws(key, bases, counts))).astype(np.float64)
-    if "probability" in call.per_sample:
-        values = call.values["probability"]
-        probability = np.repeat(np.array([float(values[i]) for i in live], np.float64), counts)
+    if (counts == 1).all():  # a coin per sample (the common case): no per-sample slicing
+        draws = single_draws(key, bases)
     else:
-        probability = first.probability
+        draws = np.concatenate(batch_draws(key, [int(b) for b in bases], counts.tolist()))
+    u = to_unit_float32(draws).astype(np.float64)
+    if "probability" in call.per_sample:
+        values = np.asarray(call.values["probability"], dtype=np.float64)
+        probability = np.repeat(values[live], counts)
+    else:
+        probability = float(call.values["probability"])
     heads = u < probability
+    if (counts == 1).all():
+        for i, head in zip(live.tolist(), heads.tolist(), strict=True):
+            samples[i][...] = head
+        return
     at = 0
-    for i, count in zip(live, counts, strict=True):
+    for i, count in zip(live.tolist(), counts.tolist(), strict=True):
         out = samples[i]
         _flat(out)[:] = heads[at:at + count].astype(out.dtype)
         at += count
