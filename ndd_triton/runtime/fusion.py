@@ -180,7 +180,8 @@ def fused_invocation(group: Group, members: list[Any], ctx: Any) -> Invocation |
 def _resample_cmn(name: str, members: list[Any], ctx: Any) -> Invocation | None:
     """resize/random_resized_crop -> [flip] -> crop_mirror_normalize on the GPU: one launch
     (`kernels/gpu/resample_normalize.py`) when the resize makes uint8 RGB HWC of 2 axes and the
-    normalisation has no crop (a float HWC/CHW output). None on the CPU (the caller then folds
+    normalisation's window lies inside the resized image (a float HWC/CHW output; only the
+    window is computed). None on the CPU (the caller then folds
     the flip alone): running the resize kernel per sample into a scratch image cost more CPU
     than the pipelined ops in perf/README.md's measurement (the resize's batch recipes)."""
     resample, cmn = members[0], members[-1]
@@ -196,17 +197,18 @@ def _resample_cmn(name: str, members: list[Any], ctx: Any) -> Invocation | None:
     if meta.layout != "HWC" or (meta.shapes[:, 2] != 3).any() or meta.dtype.name != "u8" or \
             resample.specs[0].dtype.name != "u8" or rc.resample_axes != "HW":  # fmt: skip
         return None
-    norm = _gpu_norm(call, cmn.specs[0], mirror_ok=True)
+    norm = _gpu_norm(call, cmn.specs[0], mirror_ok=True, crop_ok=True)
     if norm is None or max(int(meta.shapes.prod(axis=1).max(initial=0)),
                            int(cmn.specs[0].shapes.prod(axis=1).max(initial=0))) >= 2**30:
         return None
     gain, bias, chw = norm
     mirror = np.asarray(call.mirror)
+    window = (np.asarray(call.window_start), np.asarray(call.window_size))
 
     def launch(run: Any, out: Any, inp: Any, _call: Any) -> None:
         from ndd_triton.kernels.gpu.resample_normalize import launch_resample_normalize
 
-        launch_resample_normalize(run, out, inp, rc, gain, bias, mirror, chw)
+        launch_resample_normalize(run, out, inp, rc, gain, bias, mirror, chw, window)
 
     kernel = KernelEntry(launch, "gpu")
     return Invocation(name, make_run(rc, kernel, resample.batches, cmn.specs, dev, ctx), ctx,
@@ -257,18 +259,23 @@ def _cpu_chain(members: list[Any]) -> Any:
     return chain
 
 
-def _gpu_norm(cmn: Any, spec: Any,
-              mirror_ok: bool = False) -> tuple[np.ndarray, np.ndarray, bool] | None:  # fmt: skip
+def _gpu_norm(cmn: Any, spec: Any, mirror_ok: bool = False,
+              crop_ok: bool = False) -> tuple[np.ndarray, np.ndarray, bool] | None:  # fmt: skip
     """(gain, bias, CHW) of a crop_mirror_normalize a fused kernel can store for: HWC RGB
-    input, no crop, no mirror (unless `mirror_ok`), no channel padding, a float output in HWC
-    or CHW."""
+    input, no crop (unless `crop_ok`: then a window inside the image), no mirror (unless
+    `mirror_ok`), no channel padding, a float output in HWC or CHW."""
     meta = cmn.inputs[0]
     if meta.layout != "HWC" or (meta.shapes[:, 2] != 3).any() or cmn.pad_output:
         return None
     if cmn.out_layout not in ("HWC", "CHW") or spec.dtype.name not in ("f32", "f16"):
         return None
-    if (np.asarray(cmn.mirror).any() and not mirror_ok) or np.asarray(cmn.window_start).any() or \
-            not np.array_equal(np.asarray(cmn.window_size), meta.shapes[:, :2]):  # fmt: skip
+    start, size = np.asarray(cmn.window_start), np.asarray(cmn.window_size)
+    if crop_ok:
+        whole = start.shape == size.shape == (len(meta.shapes), 2) and bool(
+            ((start >= 0) & (start + size <= meta.shapes[:, :2])).all())  # fmt: skip
+    else:
+        whole = not start.any() and np.array_equal(size, meta.shapes[:, :2])
+    if (np.asarray(cmn.mirror).any() and not mirror_ok) or not whole:
         return None
     gain, bias = np.asarray(cmn.gain), np.asarray(cmn.bias)
     return gain[:, :3], bias[:, :3], cmn.out_layout == "CHW"

@@ -164,14 +164,14 @@ def test_flip_into_crop_mirror_normalize(body, backend: str) -> None:
         names = [g.ops for g in it.groups]
         if body is not _rn50:  # not folded: the flip runs on its own
             assert ("flip",) in names, names
-        else:  # cpu, or cmn crops: no one-pass resample, but the flip is folded into cmn
+        elif backend == "cpu":  # no one-pass resample, but the flip is folded into cmn
             groups = {g.ops: g.gpu_launches for g in it.groups}
             assert ("flip", "crop_mirror_normalize") in groups, groups
             assert ("random_resized_crop",) in groups, groups
-            if backend == "gpu":
-                assert groups[("flip", "crop_mirror_normalize")] == 1, groups
-                # two resample passes and the launch building their tap tables (LINEAR)
-                assert groups[("random_resized_crop",)] == 3, groups
+        else:  # one pass computing only cmn's window (per-sample crop positions, mirrored)
+            groups = {g.ops: g.gpu_launches for g in it.groups}
+            # the launch building the tap tables (LINEAR), then the batch in one pass
+            assert groups[("random_resized_crop", "flip", "crop_mirror_normalize")] == 2, groups
 
 
 @pytest.mark.parametrize("backend", ["cpu", "gpu"])
@@ -238,3 +238,52 @@ def test_rn50_chain_is_one_pass(backend: str, layout: str, dtype: str, flip: boo
         else:
             assert ("random_resized_crop",) in names, names
             assert (("flip", "crop_mirror_normalize") in names) == flip, names
+
+
+def _validation(layout: str, dtype: str, mirror: bool, policy: str):
+    def body(x: ndd.Batch) -> ndd.Batch:
+        x = ndd.resize(x, resize_shorter=9)  # the validation recipe: shorter side, centre crop
+        return ndd.crop_mirror_normalize(x, crop=(7, 6), mean=[123.7, 116.3, 103.5],
+                                         std=[58.4, 57.1, 57.4], output_layout=layout,
+                                         mirror=ndd.random.coin_flip(batch_size=BS) if mirror
+                                         else 0, dtype=getattr(ndd, dtype),
+                                         out_of_bounds_policy=policy)  # fmt: skip
+
+    return body
+
+
+@pytest.mark.parametrize(("layout", "dtype", "mirror", "policy", "one_pass"), [
+    ("CHW", "float32", False, "error", True), ("HWC", "float16", True, "error", True),
+    ("CHW", "float32", True, "pad", True)])  # fmt: skip
+def test_resize_then_centre_crop_is_one_pass(layout: str, dtype: str, mirror: bool,
+                                             policy: str, one_pass: bool) -> None:  # fmt: skip
+    """resize -> crop_mirror_normalize with a crop inside the resized image (the validation
+    recipe): one pass on the GPU computing only the window, the bytes of eager mode."""
+    body = _validation(layout, dtype, mirror, policy)
+    data = _data(14, np.uint8, big=True)
+    eager, _, _ = _run(body, data, "gpu", False)
+    compiled, prof, epoch = _run(body, data, "gpu", True)
+    _assert_same(eager, compiled)
+    assert {g.kind for g in epoch.session.groups.values()} == {"resample_cmn"}
+    for it in prof.compiled:
+        groups = {g.ops: g.gpu_launches for g in it.groups}
+        assert groups.get(("resize", "crop_mirror_normalize")) == (2 if one_pass else None), \
+            groups  # fmt: skip
+
+
+def test_a_window_beyond_the_resized_image_is_not_one_pass() -> None:
+    """A crop larger than the resized image (padded by crop_mirror_normalize) runs as separate
+    passes: the one-pass kernel has no fill."""
+
+    def body(x: ndd.Batch) -> ndd.Batch:
+        x = ndd.resize(x, size=(5, 6))
+        return ndd.crop_mirror_normalize(x, crop=(7, 8), out_of_bounds_policy="pad",
+                                         fill_values=[9.0, 8.0, 7.0])  # fmt: skip
+
+    data = _data(15, np.uint8, big=True)
+    eager, _, _ = _run(body, data, "gpu", False)
+    compiled, prof, _ = _run(body, data, "gpu", True)
+    _assert_same(eager, compiled)
+    for it in prof.compiled:
+        names = [g.ops for g in it.groups]
+        assert ("resize",) in names and ("crop_mirror_normalize",) in names, names

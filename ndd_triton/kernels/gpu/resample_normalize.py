@@ -6,7 +6,10 @@ same fp32 order: for each H tap, the W pass's sum over its taps (what the W pass
 its float32 intermediate), then the H pass's weighted sum of those, then the resize's rounding
 to the uint8 output (saturate, round half away from zero). crop_mirror_normalize's
 `v * gain[c] + bias[c]` follows and the value is stored at its HWC or CHW position, mirrored
-per sample. No intermediate batch is written: one read of the source taps, one write.
+per sample. No intermediate batch is written: one read of the source taps, one write. When
+crop_mirror_normalize crops (a window inside the resized image: the validation recipe's
+`resize(resize_shorter=256) -> crop_mirror_normalize(crop=224)`), only the window's elements
+are computed, with the taps of the resized rows and columns they are.
 The same tap tables as resize's give the taps (built on the device by one launch before the
 pass for the triangle filters, `_resample_tables`; else on the host, `kernels._resample`), so
 the bytes are those of the three ops run one by one.
@@ -87,10 +90,14 @@ def _resample_normalize_kernel(src, dst, samples, tiles, index_h, weight_h, inde
 
 def launch_resample_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, resample: object,
                               gain: np.ndarray, bias: np.ndarray, mirror: np.ndarray,
-                              chw: bool) -> None:  # fmt: skip
+                              chw: bool, window: tuple[np.ndarray, np.ndarray] | None = None,
+                              ) -> None:  # fmt: skip
     """Resample HWC uint8 RGB samples as the resize call `resample` does (its `resample_*`
     plan, 2 axes) and store `v * gain + bias` (`[N, 3]`) mirrored per sample, in one pass (after
-    one launch building the tap tables of the triangle filters, as resize's own)."""
+    one launch building the tap tables of the triangle filters, as resize's own). `window`:
+    crop_mirror_normalize's `(start, size)` (`[N, 2]`, rows and columns, inside the resized
+    image): only that window is computed, its rows and columns taking the resize's taps of the
+    rows and columns they are (the table rows start that much further on)."""
     c = resample  # a Call (plain data; typed loosely to keep the kernel layer free of ops)
     n_out = np.asarray(c.resample_out, np.int64)  # type: ignore[attr-defined]
     # the triangle filters' tap tables of both axes in one launch before the pass (the host
@@ -109,12 +116,16 @@ def launch_resample_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, resampl
                 np.asarray(c.resample_interp)[:, k], bool(c.antialias), k == 1))  # type: ignore[attr-defined]  # fmt: skip
         (index_h, weight_h, first_h, taps_h), (index_w, weight_w, first_w, taps_w) = tables
     n = len(n_out)
-    samples = np.stack([inp.offsets, out.offsets, inp.shapes[:, 1], n_out[:, 0], n_out[:, 1],
+    extent = n_out
+    if window is not None:
+        start, extent = (np.asarray(v, np.int64).reshape(n, 2) for v in window)
+        first_h, first_w = first_h + start[:, 0], first_w + start[:, 1]
+    samples = np.stack([inp.offsets, out.offsets, inp.shapes[:, 1], extent[:, 0], extent[:, 1],
                         first_h, first_w, np.asarray(mirror).reshape(n) != 0],
                        axis=1).astype(np.int64)  # fmt: skip
     affine = np.concatenate([np.asarray(gain, np.float32)[:, :3],
                              np.asarray(bias, np.float32)[:, :3]], axis=1)  # fmt: skip
-    tiles = tile_starts(-(-(n_out[:, 0] * n_out[:, 1] * 3) // TILE))
+    tiles = tile_starts(-(-(extent[:, 0] * extent[:, 1] * 3) // TILE))
     run.launch(_resample_normalize_kernel, (grid_of(tiles),), inp.data, out.data, samples, tiles,
                index_h, weight_h, index_w, weight_w, np.ascontiguousarray(affine),
                TAPS_H=taps_h, TAPS_W=taps_w, CHW=chw, BLOCK=TILE)  # fmt: skip
