@@ -8,6 +8,7 @@ returning pending Tensor/Batch results that already know their dtype, layout and
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -92,6 +93,19 @@ def _is_tiny(batches: list[Any], metas: list[InputMeta | None], specs: list[Outp
             return False
         total += sum(map(math.prod, spec.shapes.tolist())) * spec.dtype.bytes
     return total <= _INLINE_MAX_BYTES
+
+
+def _dynamo_tracing() -> bool:
+    """Whether a torch.compile'd function is running on this thread (Dynamo's frame callback is
+    set). GPU runs then stay on the worker thread: Dynamo would try to trace Triton's launcher
+    (this package is on its skip list, Triton is not; runtime/torch_compile.py)."""
+    if "torch._dynamo" not in sys.modules:
+        return False
+    try:
+        from torch._C._dynamo.eval_frame import get_eval_frame_callback
+    except ImportError:  # a torch without it: assume it is running
+        return True
+    return get_eval_frame_callback() is not None
 
 
 def _run_now(call: Call, kernel: KernelEntry, batches: list[Any], metas: list[InputMeta | None],
@@ -260,16 +274,22 @@ def _prepare_and_execute(schema: OpSchema, inputs: Sequence[Any], arg_values: Se
         inv.record.prepare_s = time.perf_counter() - start
     inline = None
     independent = False
-    if dev.device_type == "cpu" and kernel.inline:
+    if kernel.inline:
+        # tiny work on ready inputs runs here when the worker is idle (its hop costs more);
+        # on the GPU that is the host side of a few launches, on the context's stream as the
+        # worker's would be (`_run_gpu`), so only when nothing queued can run in between
         def inline() -> bool:
-            return _is_tiny(batches, metas, specs)
+            return _is_tiny(batches, metas, specs) and \
+                (dev.device_type == "cpu" or not _dynamo_tracing())  # fmt: skip
 
-        independent = all(b is None or b._storage is not None or
-                          (type(b._producer) is OutputRef and b._producer.inv.done)
-                          for b in batches)  # fmt: skip
-        # whole-batch work on one thread (packed spans below the split size, batched kernels)
-        form = kernel.for_call(call)
-        inv.beside = independent and (form.packed is not None or form.batched)
+        if dev.device_type == "cpu":
+            independent = all(b is None or b._storage is not None or
+                              (type(b._producer) is OutputRef and b._producer.inv.done)
+                              for b in batches)  # fmt: skip
+            # whole-batch work on one thread (packed spans below the split size, batched
+            # kernels)
+            form = kernel.for_call(call)
+            inv.beside = independent and (form.packed is not None or form.batched)
     execute(inv, force_sync=prep.external, inline=inline, independent=independent)
     return results
 

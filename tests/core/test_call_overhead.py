@@ -95,6 +95,24 @@ def test_eager_runs_tiny_work_inline_when_the_worker_is_idle():
     assert prof.records[-1].run_thread == threading.current_thread().name
 
 
+def test_eager_runs_tiny_gpu_work_inline_when_the_worker_is_idle():
+    """A tiny GPU call's host work (the launches) runs on the caller when the worker is idle:
+    the hop to the worker thread costs more (perf/README.md, "GPU path host time"); a large
+    one goes to the worker, so the caller prepares the next call meanwhile."""
+    tiny = _batch().gpu()
+    big = ndd.batch([np.zeros((128, 128, 3), np.uint8)] * 4, layout="HWC").gpu()
+    tiny.evaluate()
+    big.evaluate()
+    with ndd.EvalMode.eager, ndd.profile() as prof:
+        out = ndd.flip(tiny, horizontal=1)
+        out.evaluate()
+        assert prof.records[-1].run_thread == threading.current_thread().name
+        ndd.flip(big, horizontal=1).evaluate()
+        assert prof.records[-1].run_thread != threading.current_thread().name
+    for got, src in zip(_arrays(out.cpu()), _arrays(tiny.cpu()), strict=True):
+        np.testing.assert_array_equal(got, src[:, ::-1])
+
+
 def test_eager_inline_errors_surface_at_the_read():
     b = _batch()
     with ndd.EvalMode.eager:

@@ -78,6 +78,22 @@ def test_eager_tiny_work_on_finished_results_runs_inline_while_the_executor_is_b
     assert [t.torch().tolist() for t in blocked] == [[0, 1, 2, 3], [0, 1]]
 
 
+def test_eager_tiny_gpu_work_waits_for_a_busy_executor():
+    """Tiny GPU work runs on the caller only while the executor is idle: launched beside a
+    running call it could reach the stream out of call order, so it is queued behind it."""
+    tiny = ndd.as_batch([np.arange(6, dtype=np.uint8).reshape(1, 2, 3)], layout="HWC").gpu()
+    tiny.evaluate()
+    with ndd.profile() as prof:
+        GATE.clear()
+        blocked = gated(_batch())
+        flipped = ndd.flip(tiny, horizontal=1)
+        assert not flipped._producer.inv.done
+        GATE.set()
+        assert flipped.select(0).cpu().torch().tolist() == [[[3, 4, 5], [0, 1, 2]]]
+    assert prof.records[-1].run_thread == "ndd-executor"
+    assert [t.torch().tolist() for t in blocked] == [[0, 1, 2, 3], [0, 1]]
+
+
 def test_sync_cpu_runs_on_caller_before_return():
     with EvalMode.sync_cpu:
         gated(_batch())
