@@ -231,8 +231,10 @@ def _decode_into_output(module: Any, decoder: Any, out: GpuBatch, call: Call, sp
                         rgb: Any, stream: int) -> bool:  # fmt: skip
     """Decode a plain RGB uint8 batch straight into the packed output's slots (nvImageCodec
     writes into Images wrapping them): no per-image DLPack wrap, no packing copy, no codec
-    allocation per image, whose release through DLPack costed more than the decode itself
-    (perf/gpu.md, 2026-11-27 H200). False (nothing trusted) when the batch needs another path,
+    allocation per image (wrapping and packing the codec's images cost ~1.7 ms per 64 JPEGs
+    calling nvImageCodec directly, over half of the decode: perf/gpu.md, 2026-11-27, H200;
+    whether this path is faster is still to be measured there). False (nothing trusted) when
+    the batch needs another path,
     the codec failed on it, or it does not support or did not honour `images=` (then it is not
     asked this way again in this process)."""
     if int(call.output_type) != 0 or call.values.get("window") is not None or \
