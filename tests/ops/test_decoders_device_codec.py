@@ -1,0 +1,223 @@
+"""GPU decoding through nvImageCodec, with a stand-in codec (no CUDA here): outputs against the
+CPU decoder, decoding into the output's slots, stream handling, fallbacks, truncated files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from _check import assert_close, samples_of
+from _decoder_data import ANY, BGR, GRAY, RGB, YCBCR, _pixels, encode, ref_decode
+
+import ndd_triton as ndd
+
+
+class _FakeNvImgCodec:
+    """Stands in for `nvidia.nvimgcodec` (>= 0.6 names): decodes with Pillow into HWC tensors."""
+
+    calls = 0
+    fail = False
+
+    class ColorSpec:
+        SRGB, GRAY, UNCHANGED = "rgb", "gray", "unchanged"
+
+    class DecodeParams:
+        def __init__(self, color_spec, apply_exif_orientation):
+            self.color_spec, self.orient = color_spec, apply_exif_orientation
+
+    class CodeStream:
+        def __init__(self, data):
+            self.data = np.frombuffer(data, np.uint8)
+
+    class Image:
+        """An Image wrapping a caller's buffer (`as_images`)."""
+
+        def __init__(self, t):
+            self.t = t
+            self.__cuda_array_interface__ = {"data": (t.data_ptr(), False)}
+
+    into = 0  # decodes into caller buffers
+    own_images = False  # ignore `images=` and return new ones
+    none_at = None  # sample that cannot be decoded
+
+    @staticmethod
+    def as_images(targets, cuda_stream):
+        return [_FakeNvImgCodec.Image(t) for t in targets]
+
+    class Decoder:
+        def decode(self, streams, params, cuda_stream, images=None):
+            _FakeNvImgCodec.calls += 1
+            if _FakeNvImgCodec.fail:
+                raise RuntimeError("nvImageCodec failure")
+            kind = {"rgb": RGB, "gray": GRAY}.get(params.color_spec, ANY)
+            got = [torch.from_numpy(np.array(ref_decode(s.data, kind,
+                                                        adjust_orientation=params.orient)))
+                   for s in streams]  # fmt: skip
+            if _FakeNvImgCodec.none_at is not None:
+                got[_FakeNvImgCodec.none_at] = None
+            if images is None or _FakeNvImgCodec.own_images:
+                return got
+            _FakeNvImgCodec.into += 1
+            for image, pixels in zip(images, got, strict=True):
+                if pixels is not None:
+                    image.t.copy_(pixels.reshape(image.t.shape))  # the real one: size checked
+            return [im if px is not None else None for im, px in zip(images, got, strict=True)]
+
+
+@pytest.fixture
+def fake_device_codec(monkeypatch):
+    import ndd_triton.kernels.gpu.decoders as gpu_decoders
+
+    codec = (_FakeNvImgCodec, _FakeNvImgCodec.Decoder())
+    monkeypatch.setattr(gpu_decoders, "_device_codec_wanted", lambda out: True)
+    monkeypatch.setattr(gpu_decoders, "_nvimgcodec", lambda: codec)
+    monkeypatch.setattr(gpu_decoders, "_warned", False)
+    monkeypatch.setattr(gpu_decoders, "_INTO_OUTPUT", [True])
+    _FakeNvImgCodec.calls, _FakeNvImgCodec.fail, _FakeNvImgCodec.into = 0, False, 0
+    _FakeNvImgCodec.own_images, _FakeNvImgCodec.none_at = False, None
+    return _FakeNvImgCodec
+
+
+@pytest.mark.parametrize(("op", "args"), [
+    ("image", {}), ("image", {"output_type": BGR}), ("image", {"output_type": GRAY}),
+    ("image", {"output_type": YCBCR}), ("image", {"output_type": ANY}),
+    ("image", {"dtype": ndd.float32}), ("image", {"dtype": ndd.uint16}),
+    ("image", {"dtype": ndd.int16}), ("image_crop", {"crop": (3, 2), "crop_pos_x": 0.2}),
+    ("image_slice", {"start": [1, 1], "shape": [3, 2]}),
+])  # fmt: skip
+def test_device_codec_path_matches_cpu(files, fake_device_codec, op, args):
+    batch = ndd.as_batch([files["png"], files["png_rgba"], files["png_gray"], files["bmp"]])
+    fn = getattr(ndd.decoders, op)
+    gpu = fn(batch, device="gpu", **args)
+    cpu = fn(batch, **args)
+    assert gpu.shape == cpu.shape
+    for g, c in zip(samples_of(gpu), samples_of(cpu), strict=True):
+        assert_close(g, c, where=f"{op} {args}")
+    assert fake_device_codec.calls == 1
+
+
+def test_device_codec_decodes_rgb_into_the_output(files, fake_device_codec):
+    """A plain RGB uint8 batch is decoded straight into the output's slots (no per-image
+    wrap, no packing copy); other outputs (BGR here) take the per-image path."""
+    import ndd_triton.kernels.gpu.decoders as gpu_decoders
+
+    batch = ndd.as_batch([files["png"], files["png_rgba"], files["png_gray"], files["bmp"]])
+    for args, into in (({}, 1), ({"output_type": BGR}, 0)):
+        fake_device_codec.calls = fake_device_codec.into = 0
+        gpu = ndd.decoders.image(batch, device="gpu", **args)
+        cpu = ndd.decoders.image(batch, **args)
+        for g, c in zip(samples_of(gpu), samples_of(cpu), strict=True):
+            assert_close(g, c, where=f"into the output {args}")
+        assert (fake_device_codec.calls, fake_device_codec.into) == (1, into)
+    assert gpu_decoders._INTO_OUTPUT[0]
+
+
+def test_device_codec_not_writing_into_the_output_is_not_trusted(files, fake_device_codec):
+    """A codec that returns its own images (not the buffers it was given) is not trusted: the
+    batch is decoded again the per-image way, and later batches go that way directly; an image
+    the codec cannot decode sends the batch to the other paths without that verdict."""
+    import ndd_triton.kernels.gpu.decoders as gpu_decoders
+
+    batch = ndd.as_batch([files["png"], files["bmp"]])
+    cpu = ndd.decoders.image(batch)
+    fake_device_codec.none_at = 1
+    for g, c in zip(samples_of(ndd.decoders.image(batch, device="gpu")), samples_of(cpu),
+                    strict=True):  # fmt: skip
+        assert_close(g, c, where="an image the codec cannot decode")
+    assert gpu_decoders._INTO_OUTPUT[0]
+    fake_device_codec.none_at, fake_device_codec.own_images = None, True
+    fake_device_codec.calls = fake_device_codec.into = 0
+    for _ in range(2):
+        for g, c in zip(samples_of(ndd.decoders.image(batch, device="gpu")), samples_of(cpu),
+                        strict=True):  # fmt: skip
+            assert_close(g, c, where="codec images not in the output")
+    assert not gpu_decoders._INTO_OUTPUT[0]
+    assert (fake_device_codec.calls, fake_device_codec.into) == (3, 0)
+
+
+def test_device_codec_images_take_the_ops_stream_only_on_the_device():
+    """A decoded image in device memory is taken over DLPack with the op's stream (no lookup
+    per image); a host image (the codec's CPU backends) with none: its `__dlpack__` refuses a
+    stream (found on an H100: the codec path fell back to host decoding)."""
+    import ndd_triton.kernels.gpu.decoders as gpu_decoders
+
+    class Image:
+        def __init__(self, device_type: int) -> None:
+            self.t = torch.arange(6, dtype=torch.uint8).reshape(1, 2, 3)
+            self.device_type, self.streams = device_type, []
+
+        def __dlpack_device__(self) -> tuple[int, int]:
+            return (self.device_type, 0)
+
+        def __dlpack__(self, stream=None):
+            if self.device_type == 1:
+                assert stream is None, "stream should be None on cpu."
+            self.streams.append(stream)
+            return self.t.__dlpack__()
+
+    host, device = Image(1), Image(2)
+    for image in (host, device):
+        assert torch.equal(gpu_decoders._to_torch(image, 1234), image.t)
+    assert gpu_decoders._to_torch(device, None).shape == (1, 2, 3)  # emulated gpu: no stream
+    assert host.streams == [None]
+    assert device.streams == [1234, None]
+
+
+def test_device_codec_failure_falls_back_to_host_decode(files, fake_device_codec):
+    fake_device_codec.fail = True
+    with pytest.warns(RuntimeWarning, match="nvImageCodec failed .*decoding on the host"):
+        out = ndd.decoders.image(ndd.as_batch([files["png"], files["jpeg420"]]), device="gpu")
+        out.evaluate()
+    for got, data in zip(samples_of(out), [files["png"], files["jpeg420"]], strict=True):
+        assert_close(got, ref_decode(data), where="fallback")
+    assert fake_device_codec.calls == 2  # into the output, then per image (which warns)
+
+
+def test_device_codec_jpeg_grey_and_truncated_files(files, fake_device_codec):
+    """JPEG grey asks the codec for its own luma (libjpeg's grey on the CPU); a truncated JPEG
+    never reaches the codec (nvJPEG would decode it silently) and fails naming the sample."""
+    mixed = ndd.as_batch([files["png"], files["jpeg420"]])
+    grey = ndd.decoders.image(mixed, device="gpu", output_type=GRAY)
+    for got, want in zip(samples_of(grey), samples_of(ndd.decoders.image(mixed, output_type=GRAY)),
+                         strict=True):  # fmt: skip
+        assert_close(got, want, where="grey")
+    assert fake_device_codec.calls == 2  # JPEGs as the codec's grey, the PNG as sRGB
+    fake_device_codec.calls = 1
+    jpeg = encode(_pixels(40, 56, 3, 20), "JPEG", quality=90)
+    cut = jpeg[: len(jpeg) * 2 // 3]  # the header is whole: fails while decoding pixels
+    with pytest.raises(RuntimeError, match="sample 1: cannot decode the JPEG image: OSError: "
+                                           "image file is truncated"):  # fmt: skip
+        ndd.decoders.image(ndd.as_batch([jpeg, cut]), device="gpu").evaluate()
+    assert fake_device_codec.calls == 1
+
+
+def test_device_codec_completeness_check_reads_head_and_tail_like_the_whole_file():
+    """`_complete` (is the end marker there?) looks at the header and the tail first: the same
+    answers as searching the whole file, on cut, padded and marker-stuffed files."""
+    import ndd_triton.kernels.gpu.decoders as gpu_decoders
+
+    def whole(data: bytes) -> bool:
+        if data[:2] == b"\xff\xd8":
+            scan = data.find(b"\xff\xda")
+            return scan >= 0 and data.rfind(b"\xff\xd9") > scan
+        if data[:8] == b"\x89PNG\r\n\x1a\n":
+            return data.rfind(b"IEND") > 8
+        return True
+
+    rs = np.random.default_rng(1)
+    jpeg = encode(_pixels(200, 300, 3, 21), "JPEG", quality=95).tobytes()
+    png = encode(_pixels(60, 80, 3, 22), "PNG").tobytes()
+    app = b"\xff\xe2" + (40002).to_bytes(2, "big") + bytes(40000)
+    big_head = jpeg[:2] + app + app + jpeg[2:]  # the scan starts after the first 64 KiB
+    variants = [b"", jpeg[:1], jpeg, png, big_head, big_head[:70000], jpeg + bytes(5000),
+                jpeg + bytes(5000) + b"\xff", png + bytes(9000), jpeg[: len(jpeg) // 2],
+                png[:-20], b"\xff\xd8" + bytes(10), b"\xff\xd8\xff\xd9", jpeg[:100] + b"\xff\xd9",
+                jpeg[: len(jpeg) // 2] + b"\xff\xd9"]  # ending in the marker, scan or not
+    for base in (jpeg, png):
+        for _ in range(40):
+            cut = base[: rs.integers(0, len(base) + 1)]
+            pad = bytes(rs.integers(0, 256, rs.integers(0, 9000)).astype(np.uint8))
+            variants.append(cut + pad)
+    for data in variants:
+        arr = np.frombuffer(data, np.uint8)
+        assert gpu_decoders._complete(arr) == whole(data), (len(data), data[:4])
