@@ -99,7 +99,7 @@ class Reader:
                               else int(given) & (2**63 - 1))  # fmt: skip
         self._checkpointing = bool(args["enable_checkpointing"])
         self._capture = False
-        self._compiled: tuple[Any, Any] | None = None  # (thread, size, depth), last epoch's Session
+        self._compiled: tuple[Any, Any] | None = None  # ((thread, size, depth), last Session)
         self._mode: str | None = None  # "sample", "batch" or "call"
         self._batch_size: int | None = None
         self._call_batch_size: int | None = None

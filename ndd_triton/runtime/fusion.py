@@ -270,12 +270,12 @@ def _gpu_norm(cmn: Any, spec: Any, mirror_ok: bool = False,
     if cmn.out_layout not in ("HWC", "CHW") or spec.dtype.name not in ("f32", "f16"):
         return None
     start, size = np.asarray(cmn.window_start), np.asarray(cmn.window_size)
-    if crop_ok:
-        whole = start.shape == size.shape == (len(meta.shapes), 2) and bool(
+    if crop_ok:  # any window inside the image (no fill)
+        fits = start.shape == size.shape == (len(meta.shapes), 2) and bool(
             ((start >= 0) & (start + size <= meta.shapes[:, :2])).all())  # fmt: skip
-    else:
-        whole = not start.any() and np.array_equal(size, meta.shapes[:, :2])
-    if (np.asarray(cmn.mirror).any() and not mirror_ok) or not whole:
+    else:  # the whole image
+        fits = not start.any() and np.array_equal(size, meta.shapes[:, :2])
+    if (np.asarray(cmn.mirror).any() and not mirror_ok) or not fits:
         return None
     gain, bias = np.asarray(cmn.gain), np.asarray(cmn.bias)
     return gain[:, :3], bias[:, :3], cmn.out_layout == "CHW"

@@ -8,7 +8,6 @@ returning pending Tensor/Batch results that already know their dtype, layout and
 from __future__ import annotations
 
 import math
-import sys
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -52,6 +51,7 @@ from ndd_triton.runtime.plans import (
     remember_infer,
     shapes_key,
 )
+from ndd_triton.runtime.torch_compile import dynamo_running
 
 
 class OutputRef:
@@ -93,19 +93,6 @@ def _is_tiny(batches: list[Any], metas: list[InputMeta | None], specs: list[Outp
             return False
         total += sum(map(math.prod, spec.shapes.tolist())) * spec.dtype.bytes
     return total <= _INLINE_MAX_BYTES
-
-
-def _dynamo_tracing() -> bool:
-    """Whether a torch.compile'd function is running on this thread (Dynamo's frame callback is
-    set). GPU runs then stay on the worker thread: Dynamo would try to trace Triton's launcher
-    (this package is on its skip list, Triton is not; runtime/torch_compile.py)."""
-    if "torch._dynamo" not in sys.modules:
-        return False
-    try:
-        from torch._C._dynamo.eval_frame import get_eval_frame_callback
-    except ImportError:  # a torch without it: assume it is running
-        return True
-    return get_eval_frame_callback() is not None
 
 
 def _run_now(call: Call, kernel: KernelEntry, batches: list[Any], metas: list[InputMeta | None],
@@ -280,7 +267,7 @@ def _prepare_and_execute(schema: OpSchema, inputs: Sequence[Any], arg_values: Se
         # worker's would be (`_run_gpu`), so only when nothing queued can run in between
         def inline() -> bool:
             return _is_tiny(batches, metas, specs) and \
-                (dev.device_type == "cpu" or not _dynamo_tracing())  # fmt: skip
+                (dev.device_type == "cpu" or not dynamo_running())  # fmt: skip
 
         if dev.device_type == "cpu":
             independent = all(b is None or b._storage is not None or

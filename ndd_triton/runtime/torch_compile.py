@@ -28,6 +28,19 @@ _PACKAGE = __name__.split(".")[0]
 _DYNAMO = "torch._dynamo"
 
 
+def dynamo_running() -> bool:
+    """Whether a torch.compile'd function is running on this thread (Dynamo's frame callback is
+    set): Python called from here may be traced. The package's own frames are skipped, others
+    (Triton's launcher) are not, so eager mode keeps GPU runs on the worker thread then."""
+    if _DYNAMO not in sys.modules:
+        return False
+    try:
+        from torch._C._dynamo.eval_frame import get_eval_frame_callback
+    except ImportError:  # a torch without it: assume it is running
+        return True
+    return get_eval_frame_callback() is not None
+
+
 def _skip_package() -> None:
     # A private Dynamo function (torch 2.2+); should it go, importing Dynamo must still work
     # (tests/core/test_torch_compile.py then fails, not the user's torch.compile)

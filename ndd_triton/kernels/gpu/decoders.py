@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ndd_triton.decoders._pillow import ROUNDED_GRAY_FORMATS
+from ndd_triton.decoders._pillow import ANY_DATA, GRAY, RGB, ROUNDED_GRAY_FORMATS
 from ndd_triton.kernels import register
 from ndd_triton.kernels.cpu.decoders import _DECODERS, _SCHEMAS, decode_sample
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
@@ -169,9 +169,9 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
     try:
         # nvImageCodec >= 0.6 names sRGB `SRGB`; earlier releases `RGB`
         rgb = getattr(module.ColorSpec, "SRGB", None) or module.ColorSpec.RGB
-        plain = module.ColorSpec.UNCHANGED if output_type == 4 else rgb
+        plain = module.ColorSpec.UNCHANGED if output_type == ANY_DATA else rgb
         # JPEG grey: the codec's own luma output (libjpeg's, as the CPU path); else convert
-        specs = [module.ColorSpec.GRAY if output_type == 2 and d[:2].tobytes() == b"\xff\xd8"
+        specs = [module.ColorSpec.GRAY if output_type == GRAY and d[:2].tobytes() == b"\xff\xd8"
                  else plain for d in data]  # fmt: skip
         device = out.data.device
         stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
@@ -180,10 +180,8 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
         images: list[Any] = [None] * len(data)
         for spec in dict.fromkeys(specs):  # one batched call per colour spec (at most two)
             which = [i for i, s in enumerate(specs) if s == spec]
-            params = module.DecodeParams(color_spec=spec,
-                                         apply_exif_orientation=bool(call.adjust_orientation))
-            got = decoder.decode([module.CodeStream(data[i]) for i in which], params=params,
-                                 cuda_stream=stream)  # fmt: skip
+            got = decoder.decode([module.CodeStream(data[i]) for i in which],
+                                 params=_params(module, spec, call), cuda_stream=stream)
             for i, image in zip(which, got, strict=True):
                 images[i] = image
         if any(im is None for im in images):  # not decodable there: the host decoder says why
@@ -237,7 +235,7 @@ def _decode_into_output(module: Any, decoder: Any, out: GpuBatch, call: Call, sp
     the batch needs another path,
     the codec failed on it, or it does not support or did not honour `images=` (then it is not
     asked this way again in this process)."""
-    if int(call.output_type) != 0 or call.values.get("window") is not None or \
+    if int(call.output_type) != RGB or call.values.get("window") is not None or \
             out.data.dtype != torch.uint8 or any(spec is not rgb for spec in specs):  # fmt: skip
         return False
     sizes, offsets = out.sizes, out.offsets
@@ -246,10 +244,8 @@ def _decode_into_output(module: Any, decoder: Any, out: GpuBatch, call: Call, sp
     pointers = (out.data.data_ptr() + offsets).tolist()  # uint8: an element is a byte
     try:
         images = module.as_images(_targets(out), cuda_stream=stream)
-        params = module.DecodeParams(color_spec=rgb,
-                                     apply_exif_orientation=bool(call.adjust_orientation))
         got = decoder.decode([module.CodeStream(d) for d in call.encoded], images=images,
-                             params=params, cuda_stream=stream)  # fmt: skip
+                             params=_params(module, rgb, call), cuda_stream=stream)  # fmt: skip
         if any(im is None for im in got):  # the other path (and the host decoder) say why
             return False
         written = len(got) == len(pointers) and all(
@@ -262,6 +258,12 @@ def _decode_into_output(module: Any, decoder: Any, out: GpuBatch, call: Call, sp
     if not written:
         _INTO_OUTPUT[0] = False
     return written
+
+
+def _params(module: Any, spec: Any, call: Call) -> Any:
+    """nvImageCodec's DecodeParams for colour spec `spec` and the call's EXIF setting."""
+    return module.DecodeParams(color_spec=spec,
+                               apply_exif_orientation=bool(call.adjust_orientation))
 
 
 def _targets(out: GpuBatch) -> list[torch.Tensor]:
