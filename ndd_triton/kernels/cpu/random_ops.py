@@ -96,7 +96,8 @@ def coin_flip_cpu(call: Call, outs: list[list[np.ndarray]], ins: list[list[np.nd
     bases = np.asarray(call.values["rng_base"], dtype=np.uint64)[live]
     counts = sizes[live]
     # the comparisons of every sample at once, each draw with its sample's probability
-    if (counts == 1).all():  # a coin per sample (the common case): no per-sample slicing
+    scalar = bool((counts == 1).all())  # a coin per sample (the common case)
+    if scalar:  # no per-sample slicing
         draws = single_draws(key, bases)
     else:
         draws = np.concatenate(batch_draws(key, [int(b) for b in bases], counts.tolist()))
@@ -107,7 +108,7 @@ def coin_flip_cpu(call: Call, outs: list[list[np.ndarray]], ins: list[list[np.nd
     else:
         probability = float(call.values["probability"])
     heads = u < probability
-    if (counts == 1).all():
+    if scalar:
         for i, head in zip(live.tolist(), heads.tolist(), strict=True):
             samples[i][...] = head
         return
