@@ -8,8 +8,13 @@ them while the caller is still busy with the current one; the caller's calls are
 against the program and answered with the results already issued. Issuing runs the same
 prepare as eager mode, in iteration order, so random ops draw exactly what eager mode draws.
 
-A reader's next epoch may reuse a finished epoch's program (`reuse=`): its iteration 0 is
-issued ahead too, and re-traced from the first differing call if the loop body changed.
+A reader's next epoch may reuse a finished epoch's program (`reuse=`): its iterations are
+issued ahead too, and re-traced from the first differing call if the loop body changed. Until
+the caller's iteration 0 has made the program's first random call or first call reading an
+object compared by identity (`_barrier`: an RNG or batch the loop body may make anew each
+epoch), iterations are issued ahead only up to that call: a loop body that creates its RNG per
+epoch then re-traces there having issued (and computed) nothing it throws away, the calls before
+it (the decoding) kept for every iteration read ahead.
 
 The first call that differs from the trace (another op, another constant, an input from
 elsewhere, a missing or extra call) ends compile mode for the rest of the epoch: one
@@ -26,12 +31,21 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import Any
 
-from ndd_triton.random._rng import RNG, RNGState, get_default_rng
+from ndd_triton.random._rng import RNG, get_default_rng
 from ndd_triton.runtime import profiling as _profiling
 from ndd_triton.runtime.eval_context import EvalContext
 from ndd_triton.runtime.eval_mode import EvalMode
 from ndd_triton.runtime.fusion import Group, issue_member, plan_groups
 from ndd_triton.runtime.invocation import user_callsite
+from ndd_triton.runtime.issued import (
+    CompiledEpoch,
+    Failed,
+    Issued,
+    as_tuple,
+    invocations,
+    speculation_barrier,
+    splits_group,
+)
 from ndd_triton.runtime.trace import CallRecord, IterationRefs
 
 DEFAULT_DEPTH = 2
@@ -53,31 +67,6 @@ def current() -> Session | None:
     return stack[-1] if stack else None
 
 
-class _Issued:
-    """One iteration issued ahead: its source values, results and the RNG states before each
-    call (`snapshots[p]`; one more after the last call)."""
-
-    __slots__ = ("groups", "refs", "snapshots")
-
-    def __init__(self, source_values: tuple[Any, ...]) -> None:
-        self.refs = IterationRefs(source_values)
-        self.snapshots: list[list[tuple[RNG, RNGState]]] = []
-        self.groups: list[Any] = []  # profiling: (op names, invocations) per issued group
-
-    @property
-    def issued(self) -> int:
-        return len(self.refs.results)
-
-
-class _Failed:
-    """The source raised while it was read ahead: raised again when its turn comes."""
-
-    __slots__ = ("error",)
-
-    def __init__(self, error: BaseException) -> None:
-        self.error = error
-
-
 class Session:
     """One compiled epoch (see the module docstring)."""
 
@@ -95,13 +84,16 @@ class Session:
         self.position = 0  # calls made so far in the current iteration
         self._trace: list[CallRecord] = []
         self._refs: IterationRefs | None = None  # iteration 0's
-        self._current: _Issued | None = None
-        self._buffered: deque[tuple[Any, _Issued | None]] = deque()
+        self._current: Issued | None = None
+        self._buffered: deque[tuple[Any, Issued | None]] = deque()
         self._rngs: list[RNG] = []
         self._stalled = False  # an issue failed part-way: nothing later is issued
         self.fallback_reason: str | None = None
         self.replayed = 0  # calls answered from the program
         self.finished = False  # the epoch ran to its end in compile mode (reusable program)
+        # a reused program is issued ahead only up to `_barrier` until iteration 0 confirms it
+        self._barrier = speculation_barrier(self.program, self.groups) if reuse else 0
+        self._confirmed = reuse is None or self._barrier >= len(self.program or ())
         if reuse is not None:
             self._rngs = reuse._rngs
 
@@ -123,7 +115,7 @@ class Session:
                 if first is _END:
                     return
                 self.iteration = 0
-                self._refs = IterationRefs(_as_tuple(first))
+                self._refs = IterationRefs(as_tuple(first))
                 yield first
                 self._end_trace()
             while True:
@@ -136,7 +128,7 @@ class Session:
                         break
                     self._buffered.append((nxt, None))
                 values, issued = self._buffered.popleft()
-                if isinstance(values, _Failed):
+                if isinstance(values, Failed):
                     raise values.error
                 self._enter(values, issued)
                 yield values
@@ -151,6 +143,7 @@ class Session:
 
     def _end_trace(self) -> None:
         self.program, self._trace, self._refs = self._trace, [], None
+        self._confirmed = True  # this epoch's own loop body
         if not self.program:  # DALI 2.4 warns the same way
             warnings.warn(f"compile mode ({self.name}): no operators were called during the "
                           "traced first iteration; the epoch runs eagerly",
@@ -168,29 +161,49 @@ class Session:
         """Read and issue iterations until `depth` are ahead of the one about to start (first
         those read but not issued, after a re-trace)."""
         for k, (values, issued) in enumerate(self._buffered):
-            if issued is None and not self.eager and not self._stalled:
-                self._buffered[k] = (values, self._issue(_as_tuple(values)))
+            if self.eager or self._stalled:
+                break
+            if issued is None:
+                self._buffered[k] = (values, self._issue(as_tuple(values)))
+            elif not self._confirmed or issued.issued >= len(self.program or ()):
+                continue
+            elif splits_group(issued.issued, self.groups):
+                self._buffered[k] = (values, self._issue(as_tuple(values)))  # issued again
+            else:  # read ahead up to the barrier: the rest of its calls
+                self._issue_calls(issued)
         while not self.eager and not self._stalled and len(self._buffered) <= self.depth:
             try:
                 values = next(source, _END)
             except Exception as error:
-                self._buffered.append((_Failed(error), None))
+                self._buffered.append((Failed(error), None))
                 self._stalled = True
                 return
             if values is _END:
                 return
-            issued = self._issue(_as_tuple(values))
+            issued = self._issue(as_tuple(values))
             self._buffered.append((values, issued))
 
-    def _issue(self, source_values: tuple[Any, ...]) -> _Issued:
+    def _issue(self, source_values: tuple[Any, ...]) -> Issued:
         """Prepare (and schedule) the program's calls on one iteration's source values."""
-        assert self.program is not None
+        issued = Issued(source_values)
+        self._issue_calls(issued)
+        return issued
+
+    def _issue_calls(self, issued: Issued) -> None:
+        """Issue the program's calls from where `issued` stopped: to the end, or up to the
+        barrier while the program is not confirmed (a barrier never splits a fusion group)."""
+        program = self.program
+        assert program is not None
         plain = PLAIN_CALL[0]
-        issued = _Issued(source_values)
         refs = issued.refs
         prof = bool(_profiling.ACTIVE)
         members: dict[int, list[Any]] = {}  # group start -> prepared members so far
-        for p, rec in enumerate(self.program):
+        start, stop = issued.issued, len(program) if self._confirmed else self._barrier
+        if start >= stop:
+            return
+        del issued.snapshots[start:]  # (the end state of an earlier, partial issue)
+        for p in range(start, stop):
+            rec = program[p]
             issued.snapshots.append([(r, r.state) for r in self._rngs])
             inputs = [refs.resolve(r) for r in rec.inputs]
             args = [refs.resolve(r) for r in rec.args]
@@ -204,25 +217,38 @@ class Session:
                     batch_size, device = refs.resolve(rec.batch_size), refs.resolve(rec.device)
                     if group is None:
                         result = plain(rec.schema, inputs, args, batch_size, device)
-                        scheduled = [((rec.name,), _invocations(result))] if prof else []
+                        scheduled = [((rec.name,), invocations(result))] if prof else []
                     else:
                         prep = PREPARE[0](rec.schema, inputs, args, batch_size, device)
                         result, scheduled = issue_member(group, p, prep, members, rec.ctx)
             except Exception:
                 self._stalled = True  # the caller's own call raises it, eagerly
-                return issued
+                return
             refs.add_results(result)
             if prof:
                 issued.groups += [(names, invs) for names, invs in scheduled if invs]
         issued.snapshots.append([(r, r.state) for r in self._rngs])
-        return issued
 
-    def _enter(self, values: Any, issued: _Issued | None) -> None:
+    def _confirm(self) -> None:
+        """Iteration 0 made the barrier call as the program does: issue the rest of the
+        current iteration, then of those read ahead, in iteration order (eager mode's draws)."""
+        self._confirmed = True
+        current = self._current
+        if current is not None and not self._stalled:
+            self._issue_calls(current)
+            if current.groups:  # (`_enter` leaves a partly issued iteration to this point)
+                _profiling.add_compiled(self.name, self.iteration, current.groups)
+        for _, issued in self._buffered:
+            if issued is None or self._stalled:
+                break
+            self._issue_calls(issued)
+
+    def _enter(self, values: Any, issued: Issued | None) -> None:
         self._check_complete()
         self.iteration += 1
         self.position = 0
         self._current = None if self.eager else issued
-        if issued is not None and not self.eager and issued.groups:
+        if issued is not None and not self.eager and issued.groups and self._confirmed:
             _profiling.add_compiled(self.name, self.iteration, issued.groups)
 
     def _check_complete(self) -> None:
@@ -267,6 +293,16 @@ class Session:
             self._fall_back(f"iteration {self.iteration} makes more calls than the trace's "
                             f"{len(program)}: call {p} is '{schema.name}'", user_callsite())
         elif issued is None or p >= issued.issued:
+            if issued is not None and not self._confirmed and p == self._barrier:
+                rec = issued.refs.record(schema, inputs, arg_values, batch_size, device,
+                                         EvalMode.current(), EvalContext.current(), None)
+                if program[p].difference(rec) is not None:  # not last epoch's loop body
+                    return self._retrace(schema, inputs, arg_values, batch_size, device)
+                self._confirm()
+                if p < issued.issued:
+                    self.position = p + 1
+                    self.replayed += 1
+                    return issued.refs.results[p]
             self._fall_back(f"call {p} ({program[p].where()}) could not be issued ahead",
                             user_callsite())  # fmt: skip
         else:
@@ -294,7 +330,15 @@ class Session:
         issued.refs.truncate(p)
         self.reused, self._current, self._refs = False, None, issued.refs
         self._trace = list(self.program[:p]) if self.program is not None else []
-        self._buffered = deque((values, None) for values, _ in self._buffered)
+        # calls before the barrier draw nothing: the iterations read ahead keep those (the
+        # same calls in the new trace); past it, they drew after this iteration: issued again
+        keep = not self._confirmed and p <= self._barrier
+        for _, ahead in self._buffered:
+            if keep and ahead is not None:
+                ahead.refs.truncate(p)
+                del ahead.snapshots[p + 1:]
+        self._buffered = deque((values, ahead if keep else None)
+                               for values, ahead in self._buffered)  # fmt: skip
         return self.call(schema, inputs, arg_values, batch_size, device)
 
     def _fall_back(self, reason: str, where: tuple[str, int] | None) -> None:
@@ -312,43 +356,7 @@ class Session:
             warnings.warn_explicit(message, CompileFallbackWarning, where[0], where[1])
 
     @staticmethod
-    def _restore(issued: _Issued, position: int) -> None:
+    def _restore(issued: Issued, position: int) -> None:
         if position < len(issued.snapshots):
             for rng, state in issued.snapshots[position]:
                 rng.set_state(state)
-
-
-class CompiledEpoch:
-    """Iterator of a compiled epoch; `session` tells what was traced, replayed or fell back."""
-
-    __slots__ = ("_gen", "session")
-
-    def __init__(self, session: Session, gen: Iterator[Any]) -> None:
-        self.session = session
-        self._gen = gen
-
-    def __iter__(self) -> CompiledEpoch:
-        return self
-
-    def __next__(self) -> Any:
-        return next(self._gen)
-
-    def close(self) -> None:
-        """End the epoch early (undoes the RNG draws issued ahead of the current call)."""
-        self._gen.close()  # type: ignore[attr-defined]
-
-
-def _as_tuple(values: Any) -> tuple[Any, ...]:
-    return values if isinstance(values, tuple) else (values,)
-
-
-def _invocations(result: Any) -> list[Any]:
-    """The invocations behind a call's results (for profiling)."""
-    outs = result if isinstance(result, tuple) else (result,)
-    found = []
-    for out in outs:
-        batch = getattr(out, "_source", out)
-        inv = getattr(getattr(batch, "_producer", None), "inv", None)
-        if inv is not None and all(inv is not seen for seen in found):
-            found.append(inv)
-    return found

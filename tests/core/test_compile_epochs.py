@@ -126,6 +126,79 @@ def test_a_changed_loop_body_is_traced_again_without_a_warning(tmp_path, variant
     assert again.program is changed.program and again.replayed == len(again.program) * 3
 
 
+def _rng_per_epoch(root: str, compile_: bool, epochs: int = 3) -> tuple[list, list, list]:
+    """Every epoch's outputs with a loop body that makes its RNG anew each epoch (as
+    examples/detection.py's `detection_batches` does), the number of `cast` runs (the call
+    before the first random one) and the epochs' sessions."""
+    ndd.random.set_seed(5)
+    reader = ndd.readers.File(file_root=root, random_shuffle=True, seed=3)
+    outs, sessions = [], []
+    with ndd.profile() as prof:
+        for epoch in range(epochs):
+            rng = ndd.random.RNG(seed=10 + epoch)
+            it = reader.next_epoch(batch_size=BS, compile=compile_)
+            for files, _ in it:
+                x = ndd.cast(files, dtype=ndd.float32)
+                x = ndd.noise.gaussian(x, stddev=2.0, rng=rng)
+                x = x * ndd.random.uniform(batch_size=files.batch_size, range=[0.5, 1.5])
+                outs.append([np.array(s) for s in x])
+            sessions.append(getattr(it, "session", None))
+    casts = [r for r in prof.records if r.op == "cast" and r.run_s is not None]
+    return outs, [len(casts), str(ndd.random.get_default_rng().state)], sessions
+
+
+def test_an_rng_made_anew_each_epoch_wastes_no_work(tmp_path) -> None:
+    """The reused program reads its RNG object by identity, so the next epoch's new RNG makes
+    it re-trace at the first random call. Until then the iterations read ahead were issued only
+    up to that call: nothing issued ahead is thrown away (each batch is cast once, not once
+    more per re-trace) and the calls before it stay issued ahead."""
+    root = _folder(tmp_path)
+    eager, (eager_casts, eager_state), _ = _rng_per_epoch(root, False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileFallbackWarning)
+        compiled, (casts, state), sessions = _rng_per_epoch(root, True)
+    _same([eager], [compiled])
+    assert state == eager_state
+    assert casts == eager_casts == 3 * 4  # epochs x iterations
+    first, *later = sessions
+    calls = len(first.program)
+    for session in later:
+        assert session.finished and not session.reused  # traced again in iteration 0
+        assert session.program is not first.program and len(session.program) == calls
+        assert session.replayed == 1 + calls * 3  # iteration 0's cast came from the program
+
+
+def test_a_reused_program_is_issued_ahead_past_its_rng_once_confirmed(tmp_path) -> None:
+    """The same RNG object every epoch: iteration 0 confirms the reused program at its first
+    random call, and every call of every iteration comes from the program (as before the
+    barrier existed), with eager mode's bytes and RNG states."""
+    root = _folder(tmp_path)
+    rng_seeds = []
+
+    def run(compile_: bool) -> tuple[list, list]:
+        ndd.random.set_seed(5)
+        rng = ndd.random.RNG(seed=11)
+        reader = ndd.readers.File(file_root=root, random_shuffle=True, seed=3)
+        outs, sessions = [], []
+        for _ in range(3):
+            it = reader.next_epoch(batch_size=BS, compile=compile_)
+            for files, _ in it:
+                x = ndd.noise.gaussian(ndd.cast(files, dtype=ndd.float32), stddev=2.0, rng=rng)
+                outs.append([np.array(s) for s in x])
+            sessions.append(getattr(it, "session", None))
+        rng_seeds.append(str(rng.state))
+        return outs, sessions
+
+    eager, _ = run(False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileFallbackWarning)
+        compiled, sessions = run(True)
+    _same([eager], [compiled])
+    assert rng_seeds[0] == rng_seeds[1]
+    assert [s.reused for s in sessions] == [False, True, True]
+    assert [s.replayed for s in sessions] == [2 * 3, 2 * 4, 2 * 4]
+
+
 def test_fewer_calls_than_the_reused_program_fall_back_with_a_warning(tmp_path) -> None:
     root = tmp_path / "0"
     root.mkdir()

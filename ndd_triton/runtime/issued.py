@@ -1,0 +1,97 @@
+"""Compile mode's bookkeeping of iterations issued ahead (`runtime/compiled.py`): what one
+iteration issued, a source error kept for its turn, the epoch's iterator, and where issuing
+ahead stops for a reused program until its first iteration confirms it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from ndd_triton.random._rng import RNG, RNGState
+from ndd_triton.runtime.fusion import Group
+from ndd_triton.runtime.trace import CallRecord, IterationRefs
+
+if TYPE_CHECKING:
+    from ndd_triton.runtime.compiled import Session
+
+
+class Issued:
+    """One iteration issued ahead: its source values, results and the RNG states before each
+    call (`snapshots[p]`; one more after the last call)."""
+
+    __slots__ = ("groups", "refs", "snapshots")
+
+    def __init__(self, source_values: tuple[Any, ...]) -> None:
+        self.refs = IterationRefs(source_values)
+        self.snapshots: list[list[tuple[RNG, RNGState]]] = []
+        self.groups: list[Any] = []  # profiling: (op names, invocations) per issued group
+
+    @property
+    def issued(self) -> int:
+        return len(self.refs.results)
+
+
+class Failed:
+    """The source raised while it was read ahead: raised again when its turn comes."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+class CompiledEpoch:
+    """Iterator of a compiled epoch; `session` tells what was traced, replayed or fell back."""
+
+    __slots__ = ("_gen", "session")
+
+    def __init__(self, session: Session, gen: Iterator[Any]) -> None:
+        self.session = session
+        self._gen = gen
+
+    def __iter__(self) -> CompiledEpoch:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._gen)
+
+    def close(self) -> None:
+        """End the epoch early (undoes the RNG draws issued ahead of the current call)."""
+        self._gen.close()  # type: ignore[attr-defined]
+
+
+def speculation_barrier(program: list[CallRecord] | None, groups: dict[int, Group]) -> int:
+    """The program's first random call or call reading an object compared by identity,
+    moved back to the start of a fusion group it would split (len(program): none)."""
+    program = program or []
+    stop = next((p for p, rec in enumerate(program) if rec.schema.random or any(
+        ref.kind == "obj" for ref in (*rec.inputs, *rec.args, rec.batch_size, rec.device))),
+        len(program))  # fmt: skip
+    moved = True
+    while moved:
+        moved = False
+        for group in groups.values():
+            if group.calls[0] < stop <= group.calls[-1]:
+                stop, moved = group.calls[0], True
+    return stop
+
+
+def splits_group(position: int, groups: dict[int, Group]) -> bool:
+    """Whether a fusion group has members both before `position` and at or after it."""
+    return any(g.calls[0] < position <= g.calls[-1] for g in groups.values())
+
+
+def as_tuple(values: Any) -> tuple[Any, ...]:
+    return values if isinstance(values, tuple) else (values,)
+
+
+def invocations(result: Any) -> list[Any]:
+    """The invocations behind a call's results (for profiling)."""
+    outs = result if isinstance(result, tuple) else (result,)
+    found = []
+    for out in outs:
+        batch = getattr(out, "_source", out)
+        inv = getattr(getattr(batch, "_producer", None), "inv", None)
+        if inv is not None and all(inv is not seen for seen in found):
+            found.append(inv)
+    return found
