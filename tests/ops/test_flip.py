@@ -94,3 +94,28 @@ def test_flip_row_tiles_split_rows_and_samples(small_tiles, dtype):
     chw = _images([(3, 7, 9), (2, 5, 1)], dtype)
     check_op(ndd.flip, chw, lambda s, **a: ref_flip(s, "CHW", **a), layout="CHW",
              all_modes=False, args={"horizontal": 1, "vertical": 1})  # fmt: skip
+
+
+@pytest.mark.parametrize(("layout", "shapes"), [
+    ("HWC", [(5, 7, 3)] * 4 + [(1, 1, 3)]),  # ragged, the same batch layout every call
+    ("FHWC", [(2, 3, 4, 3), (3, 5, 2, 3)]),
+    ("DHWC", [(2, 3, 4, 1), (3, 1, 2, 2)]),
+    ("CHW", [(3, 4, 3), (1, 2, 3)]),  # a mirrored last axis changes the launch: per call
+])
+def test_flip_batches_of_one_layout_with_new_mirror_patterns(layout, shapes):
+    """The GPU keeps the launch plan of a batch layout and adds each call's mirrored axes to
+    its sample table: every pattern of per-sample flags on the same shapes, and the same
+    batch again, match np.flip (bit for bit, as planned from scratch)."""
+    samples = _images(shapes, seed=3)
+    gpu = ndd.as_batch(samples, layout=layout, device="gpu")
+    names = [n for n, c in (("horizontal", "W"), ("vertical", "H"), ("depthwise", "D"))
+             if c in layout]
+    rng = np.random.default_rng(5)
+    patterns = [np.zeros((len(names), len(samples)), int), np.ones((len(names), len(samples)), int)]
+    patterns += [rng.integers(0, 2, (len(names), len(samples))) for _ in range(4)]
+    for flags in patterns + patterns[:1]:
+        args = {name: ndd.as_batch([np.int32(v) for v in flags[k]]) for k, name in enumerate(names)}
+        got = ndd.flip(gpu, **args)
+        for i, s in enumerate(samples):
+            expect = ref_flip(s, layout, **{name: flags[k][i] for k, name in enumerate(names)})
+            np.testing.assert_array_equal(np.asarray(got.select(i).cpu()), expect)

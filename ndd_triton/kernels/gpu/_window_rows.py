@@ -18,6 +18,7 @@ columns of folding policies divide, by the constexpr G. Offsets inside a sample 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -299,18 +300,22 @@ def _nout(table: np.ndarray, live: np.ndarray, ch: int) -> int:
     return max(nout, NOUTER - ch) if 0 <= ch < NOUTER else nout
 
 
-def window_rows(run: GpuRun, out: GpuBatch, src: Any, in_offsets: np.ndarray,
-                in_shape: np.ndarray, anchor: np.ndarray, step: np.ndarray | None = None, *,
-                policy: int = PAD, fills: np.ndarray | None = None, channel_axis: int = -1,
-                conv: dict[str, Any] | None = None) -> None:  # fmt: skip
-    """Launch `_window_rows_kernel` once for the batch.
+@dataclass(slots=True)
+class WindowPlan:
+    """A `_window_rows_kernel` launch as data: the sample table, the fills, the tile starts and
+    the constexprs (REV: mirrored rows exist; read from the table at launch)."""
 
-    `in_shape`, `anchor`, `step` (+1/-1, default +1) are `[N, ndim]` like `out.shapes`; the
-    sources are contiguous samples of `src` at `in_offsets`. `fills` (`[N, NF]`, output dtype)
-    is indexed by the output coordinate along `channel_axis` (NF > 1) and read by outside
-    elements of the pad policy. Mirrored axes must stay inside the input. `conv`: the
-    conversion constexprs (`CONV`, `LO`, `HI`, `NANV`, `LO_F`, `HI_F`), default none.
-    """
+    table: np.ndarray
+    fills: np.ndarray
+    tiles: np.ndarray
+    meta: dict[str, Any]
+
+
+def window_plan(out: GpuBatch, src_itemsize: int, in_offsets: np.ndarray, in_shape: np.ndarray,
+                anchor: np.ndarray, step: np.ndarray | None = None, *, policy: int = PAD,
+                fills: np.ndarray | None = None, channel_axis: int = -1,
+                conv: dict[str, Any] | None = None) -> WindowPlan:  # fmt: skip
+    """The launch `window_rows` makes (see there), without making it."""
     n, ndim = out.shapes.shape
     out_shape = out.shapes.astype(np.int64)
     in_shape = np.asarray(in_shape, np.int64).reshape(n, ndim)
@@ -338,12 +343,40 @@ def window_rows(run: GpuRun, out: GpuBatch, src: Any, in_offsets: np.ndarray,
     tiles = tile_starts(row_tile_counts(col(NROWS), col(ROWLEN), rows_per_tile, block))
     in_sizes = np.prod(in_shape, axis=1)
     idx64 = max(int(sizes.max(initial=0)), int(in_sizes.max(initial=0))) >= 2**31
-    itemsize = max(out.data.element_size(), src.element_size())
+    itemsize = max(out.data.element_size(), src_itemsize)
     conv = conv or {"CONV": CONV_NONE, "LO": 0, "HI": 0, "NANV": 0, "LO_F": 0.0, "HI_F": 0.0}
+    meta = dict(G=g, NOUT=_nout(table, live, ch), POLICY=policy, FILL=need_fill,
+                CH=ch if need_fill and fills.shape[1] > 1 else -1, NF=fills.shape[1], **conv,
+                ALIGN=_alignment(table, sizes, itemsize), IDX64=idx64,
+                ROWS=rows_per_tile, BLOCK=block)  # fmt: skip
+    return WindowPlan(table, fills, tiles, meta)
+
+
+def launch_window(run: GpuRun, plan: WindowPlan, src: Any, out: GpuBatch,
+                  table: np.ndarray | None = None) -> None:  # fmt: skip
+    """Launch a plan (`table`: another sample table of the same structure, e.g. other
+    mirrored axes)."""
+    table = plan.table if table is None else table
+    col = _column(table)
+    live = col(NROWS) * col(ROWLEN) > 0
+    rev = bool((col(C_STEP)[live] < 0).any()) and not plan.meta["FILL"]
     with np.errstate(over="ignore", invalid="ignore"):
-        run.launch(_window_rows_kernel, (grid_of(tiles),), src, out.data, table, fills, tiles,
-                   G=g, NOUT=_nout(table, live, ch), POLICY=policy, FILL=need_fill,
-                   REV=bool((col(C_STEP)[live] < 0).any()) and not need_fill,
-                   CH=ch if need_fill and fills.shape[1] > 1 else -1, NF=fills.shape[1], **conv,
-                   ALIGN=_alignment(table, sizes, itemsize), IDX64=idx64,
-                   ROWS=rows_per_tile, BLOCK=block)  # fmt: skip
+        run.launch(_window_rows_kernel, (grid_of(plan.tiles),), src, out.data, table, plan.fills,
+                   plan.tiles, REV=rev, **plan.meta)  # fmt: skip
+
+
+def window_rows(run: GpuRun, out: GpuBatch, src: Any, in_offsets: np.ndarray,
+                in_shape: np.ndarray, anchor: np.ndarray, step: np.ndarray | None = None, *,
+                policy: int = PAD, fills: np.ndarray | None = None, channel_axis: int = -1,
+                conv: dict[str, Any] | None = None) -> None:  # fmt: skip
+    """Launch `_window_rows_kernel` once for the batch.
+
+    `in_shape`, `anchor`, `step` (+1/-1, default +1) are `[N, ndim]` like `out.shapes`; the
+    sources are contiguous samples of `src` at `in_offsets`. `fills` (`[N, NF]`, output dtype)
+    is indexed by the output coordinate along `channel_axis` (NF > 1) and read by outside
+    elements of the pad policy. Mirrored axes must stay inside the input. `conv`: the
+    conversion constexprs (`CONV`, `LO`, `HI`, `NANV`, `LO_F`, `HI_F`), default none.
+    """
+    plan = window_plan(out, src.element_size(), in_offsets, in_shape, anchor, step,
+                       policy=policy, fills=fills, channel_axis=channel_axis, conv=conv)
+    launch_window(run, plan, src, out)
