@@ -67,6 +67,37 @@ def test_numpy_philox_matches_reference_on_random_blocks_and_keys():
         assert tuple(long[block].tolist()) == philox4x32_10((block, 0, 0, 0), (99, 0))
 
 
+def test_blocks_computed_ahead_match_the_reference() -> None:
+    """Blocks are computed ahead per key in runs (`_AHEAD`) and served from them: requests
+    inside a run, straddling its end, before its start, with another key in between, near the
+    end of the counter space and spread wider than `_SPAN` all give the reference's words."""
+    from ndd_triton.random import _philox
+
+    def check(counters: np.ndarray, key: int) -> None:
+        got = philox4x32(counters, key)
+        for ctr, words in zip(counters.tolist(), got.tolist(), strict=True):
+            assert tuple(words) == philox4x32_10((ctr & 0xFFFFFFFF, ctr >> 32, 0, 0),
+                                                 (key & 0xFFFFFFFF, key >> 32))  # fmt: skip
+
+    _philox._ahead.clear()
+    run = _philox._AHEAD
+    check(np.arange(60, 100, dtype=np.uint64), 7)  # a first request: computed as it comes
+    assert _philox._ahead[7][1] is None
+    check(np.arange(100, 140, dtype=np.uint64), 7)  # it follows: a run from block 100
+    assert _philox._ahead[7][0] == 100 and len(_philox._ahead[7][1]) == run
+    check(np.arange(100 + run - 20, 100 + run + 20, dtype=np.uint64), 7)  # past its end
+    check(np.arange(60, 90, dtype=np.uint64), 7)  # before its start
+    check(np.arange(5, 45, dtype=np.uint64) * 3, 8)  # another key, strided
+    check(np.arange(2 * run, 2 * run + 40, dtype=np.uint64), 8)  # far from the last: as it comes
+    assert _philox._ahead[8][1] is None
+    check(np.arange(110, 150, dtype=np.uint64)[::-1].copy(), 7)  # any order
+    top = (1 << 62) - 30
+    check(np.arange(top, top + 30, dtype=np.uint64), 7)  # no run across the end
+    check(np.array([3, 3 + _philox._SPAN + 5] * 10, dtype=np.uint64), 7)  # too wide a span
+    assert tuple(draws_u32(9, 4 * 1000 + 2, 60).tolist()) == tuple(
+        draw(9, 4 * 1000 + 2 + i) for i in range(60))
+
+
 def test_rng_call_returns_reference_draws():
     rng = RNG(seed=5)
     assert [rng() for _ in range(6)] == [draw(5, i) for i in range(6)]
