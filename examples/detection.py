@@ -49,17 +49,19 @@ def coco_reader(root: str = DATA, annotations: str | None = None, seed: int = 0,
 def detection_batches(batch_size: int = 4, size: int = 300, device: str = "cpu",
                       root: str = DATA, annotations: str | None = None, seed: int = 0,
                       anchors: np.ndarray | None = None, images: list[str] | None = None,
-                      reader: ndd.readers.COCO | None = None,
+                      reader: ndd.readers.COCO | None = None, compile: bool = False,
                       ) -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:  # fmt: skip
     """One epoch of `(images [N, 3, size, size] float, boxes [N, M, 4], labels [N, M])`.
 
     `reader`: a `coco_reader` kept across epochs (each call runs its next epoch; it reads the
     next epoch's files ahead, as a training loop would keep it); default: a new one per call
-    (`root`, `annotations`, `seed` and `images` then configure it)."""
+    (`root`, `annotations`, `seed` and `images` then configure it). `compile`: run the epoch
+    in compile mode (docs/compile.md: the next batches are computed while the caller works on
+    this one; the same tensors as eager mode)."""
     anchors = ssd_anchors() if anchors is None else anchors
     reader = coco_reader(root, annotations, seed, images) if reader is None else reader
     rng = ndd.random.RNG(seed=seed)
-    for jpegs, boxes, labels in reader.next_epoch(batch_size=batch_size):
+    for jpegs, boxes, labels in reader.next_epoch(batch_size=batch_size, compile=compile):
         images = ndd.decoders.image(jpegs, device=device)
         # a window that keeps the objects (SSD's IoU thresholds), boxes re-expressed in it
         anchor, shape, boxes, labels = ndd.random_bbox_crop(
@@ -90,12 +92,14 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--root", default=DATA)
     parser.add_argument("--annotations", default=None)
+    parser.add_argument("--compile", action="store_true", help="compile mode (docs/compile.md)")
     args = parser.parse_args()
     reader = coco_reader(args.root, args.annotations)
     for epoch in range(args.epochs):
         start, count = time.perf_counter(), 0
         for images, targets, classes in detection_batches(args.batch, args.size, args.device,
-                                                          seed=epoch, reader=reader):
+                                                          seed=epoch, reader=reader,
+                                                          compile=args.compile):  # fmt: skip
             count += images.shape[0]
             matched = (classes > 0).sum(dim=1).tolist()
             print(f"images {tuple(images.shape)} {images.dtype}, targets {tuple(targets.shape)}, "

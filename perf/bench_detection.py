@@ -3,8 +3,9 @@ torchvision v2, same files, same run.
 
 Run: `python perf/bench_detection.py [--copies 8] [--batch 32] [--epochs 5]
 [--dali-python /work/dali_venv/bin/python] [--tv-python /work/tv_venv/bin/python]
-[--baseline-src /work/main]` (`--baseline-src`: another ndd_triton checkout in the same rounds,
-for before/after numbers of a change).
+[--baseline-src /work/main] [--compile]` (`--baseline-src`: another ndd_triton checkout in the
+same rounds, for before/after numbers of a change; `--compile`: a row of the same recipe in
+compile mode, `detection_batches(compile=True)`).
 
 Data: the bundled photos with their hand-drawn boxes (`ndd_triton/data/images/
 detection_coco.json`), each annotated image listed `--copies` times (8 images x 8 = 64 per
@@ -199,7 +200,7 @@ def annotations(copies: int, path: str) -> int:
 class Ndd:
     """examples/detection.py in this process, one epoch per `epoch()` (a new seed each)."""
 
-    def __init__(self, cfg: dict) -> None:
+    def __init__(self, cfg: dict, compile_: bool = False) -> None:
         sys.path[:0] = [ROOT, os.path.join(ROOT, "examples")]
         import numpy as np
 
@@ -209,6 +210,7 @@ class Ndd:
 
         ndd.set_num_threads(cfg["threads"])
         self.cfg, self.anchors, self.seed = cfg, np.load(cfg["anchors"]), 0
+        self.compile = compile_
         # one reader for all epochs, as DALI's code below keeps its reader
         self.reader = coco_reader(cfg["root"], cfg["ann"], seed=0)
         self.epoch()
@@ -219,7 +221,8 @@ class Ndd:
         cfg, n = self.cfg, 0
         wall, cpu = time.perf_counter(), time.process_time()
         for images, _, _ in detection_batches(cfg["batch"], 300, "cpu", seed=self.seed,
-                                              anchors=self.anchors, reader=self.reader):  # fmt: skip
+                                              anchors=self.anchors, reader=self.reader,
+                                              compile=self.compile):  # fmt: skip
             n += images.shape[0]
         self.seed += 1
         return {"n": n, "wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu}
@@ -261,6 +264,8 @@ def main() -> None:
     parser.add_argument("--dali-python", default="/work/dali_venv/bin/python")
     parser.add_argument("--tv-python", default="/work/tv_venv/bin/python")
     parser.add_argument("--only", default="ndd,dali,tv")
+    parser.add_argument("--compile", action="store_true",
+                        help="also run the recipe in compile mode (its own reader), same rounds")
     parser.add_argument("--baseline-src", default=None, metavar="DIR",
                         help="also run the ndd_triton checkout in DIR (e.g. the main branch), in "
                              "a subprocess of this interpreter, in the same rounds")  # fmt: skip
@@ -279,6 +284,8 @@ def main() -> None:
         libs: dict[str, Any] = {}
         if "ndd" in args.only:
             libs["ndd_triton (dynamic mode, CPU)"] = Ndd(cfg)
+        if args.compile:
+            libs["ndd_triton compile=True (CPU)"] = Ndd(cfg, compile_=True)
         if args.baseline_src:
             libs[f"ndd_triton at {args.baseline_src}"] = Sub(
                 sys.executable, NDD_CODE, {**cfg, "src": os.path.abspath(args.baseline_src)})
