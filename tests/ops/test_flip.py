@@ -119,3 +119,7 @@ def test_flip_batches_of_one_layout_with_new_mirror_patterns(layout, shapes):
         for i, s in enumerate(samples):
             expect = ref_flip(s, layout, **{name: flags[k][i] for k, name in enumerate(names)})
             np.testing.assert_array_equal(np.asarray(got.select(i).cpu()), expect)
+    from ndd_triton.kernels.gpu import flip as gpu_flip
+
+    kept = [v for k, v in gpu_flip._plans.items() if k[:2] == (layout, (len(samples), len(layout)))]
+    assert kept == [None] if layout == "CHW" else len(kept) == 1 and kept[0] is not None

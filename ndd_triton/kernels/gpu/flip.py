@@ -6,11 +6,14 @@ horizontal flip reverses the order of the C-element pixels inside each contiguou
 contiguous; no per-element unravelling.
 
 A batch of the shapes of the last one (a pipeline's flip after a resize or crop to a fixed
-size) differs from it only in which samples are mirrored: the plan of its launch is kept per
-batch layout, with the sample-table change each mirrored axis makes, and a call adds up its
-axes' changes (three NumPy calls instead of ~60; a flip of a new batch of 64 224x224 images
-took 552 µs of host time, now 315, the rest being the call's prepare and dispatch: emulated
-gpu, launches as no-ops). The same table, bit for bit, as a plan of its own.
+size) differs from it only in which samples are mirrored: the second time a batch layout is
+seen, the plan of its launch is kept with the sample-table change each mirrored axis makes, and
+later calls add up their axes' changes (three NumPy calls instead of ~60; a flip of a new batch
+of 64 224x224 images took 552 µs of host time, now 315, the rest being the call's prepare and
+dispatch: emulated gpu, launches as no-ops). The same table, bit for bit, as a plan of its
+own. A layout seen once is planned as it comes: building the kept plan costs one plan per axis
+more, which batches of new ragged shapes every call (a flip right after decoding) would pay
+every time.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from ndd_triton.ops.schema import Call
 _AXES = (("W", "horizontal"), ("H", "vertical"), ("D", "depthwise"))
 _MAX_PLANS = 16
 _plans: dict[tuple[object, ...], tuple[WindowPlan, np.ndarray] | None] = {}
+_seen: set[tuple[object, ...]] = set()  # layouts seen once (kept on their second sight)
 _lock = threading.Lock()
 
 
@@ -76,13 +80,18 @@ def flip_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
            out.offsets.tobytes(), inp.data.dtype, out.data.dtype)  # fmt: skip
     with _lock:
         found = _plans.get(key, False)
-    if found is False:
+        first_sight = found is False and key not in _seen
+        if first_sight:
+            if len(_seen) >= 4 * _MAX_PLANS:
+                _seen.clear()
+            _seen.add(key)
+    if found is False and not first_sight:
         found = _layout_plan(out, inp, axes)
         with _lock:
             if len(_plans) >= _MAX_PLANS:
                 _plans.clear()
             _plans[key] = found
-    if found is None:
+    if found is None or found is False:
         plan = _plan(out, inp, mirror)
         launch_window(run, plan, inp.data, out)
         return
