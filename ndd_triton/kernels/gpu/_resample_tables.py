@@ -10,9 +10,9 @@ weights over its sample's tap count, the division, the float32 cast): bit-identi
 (tests/ops/test_host_tables.py), so CPU and GPU still read the same taps. (The float32 cast
 hides most float64 rounding differences: a plain sum of the weights gave the same bits on
 every plan tried; the order is kept anyway, so that no plan can differ.) `resample_gpu` builds
-the tables of all axes of a call in one launch (its plans as one batch of axes x samples).
-The fused resize + crop_mirror_normalize kernel of compile mode (`resample_normalize`) keeps
-the host tables: one launch per batch is its contract.
+the tables of all axes of a call in one launch (its plans as one batch of axes x samples,
+`call_triangle_plan`), uploading the plan rows with its passes' tables in one copy; the fused
+resize + crop_mirror_normalize pass of compile mode (`resample_normalize`) does the same.
 
 The table is K = max over samples of `floor(2 r) + 2` taps wide (an upper bound of a sample's
 tap count, r the widened radius; the host table is exactly as wide as the most taps): the extra
@@ -23,6 +23,7 @@ the host tables.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -127,12 +128,22 @@ def _triangle_tables_kernel(fparams, iparams, index, weight, K: tl.constexpr,
             tl.store(weight + row + k, tl.where(inside, w32, 0.0), mask=live)
 
 
-def device_axis_tables(run: GpuRun, n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray,
-                       step: np.ndarray, interp: np.ndarray, antialias: bool
-                       ) -> tuple[torch.Tensor, torch.Tensor, np.ndarray, int] | None:  # fmt: skip
-    """`axis_tables`' `(index, weight, first, K)` with the tables built on the device as flat
-    `[rows * K]` tensors (K may exceed the most taps: zero columns), or None where the host
-    must build them (another filter, a NN sample, more than MAX_TAPS taps)."""
+@dataclass(frozen=True, slots=True)
+class TrianglePlan:
+    """Host side of a tables launch: one row of plan values per (axis, sample) plan, no
+    per-row work. `first[p]`: plan p's first row in the `[rows, taps]` tables."""
+
+    fparams: np.ndarray  # [P, 4] float64: origin, step, widen, radius
+    iparams: np.ndarray  # [P, 4] int64: n_in, n_out, first row, 0
+    first: np.ndarray
+    rows: int
+    taps: int
+
+
+def triangle_plan(n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray, step: np.ndarray,
+                  interp: np.ndarray, antialias: bool) -> TrianglePlan | None:  # fmt: skip
+    """The plan rows of `[P]` axis plans for `launch_triangle_tables`, or None where the host
+    must build the tables (another filter, a NN sample, more than MAX_TAPS taps)."""
     n_in = np.asarray(n_in, np.int64).reshape(-1)
     n_out = np.asarray(n_out, np.int64).reshape(-1)
     interp = np.asarray(interp, np.int64).reshape(-1)
@@ -147,26 +158,48 @@ def device_axis_tables(run: GpuRun, n_in: np.ndarray, n_out: np.ndarray, origin:
         return None
     first = np.zeros(len(n_out), np.int64)
     np.cumsum(n_out[:-1], out=first[1:])
-    rows = int(n_out.sum())
     fparams = np.empty((len(n_out), 4), np.float64)
     fparams[:, 0] = np.asarray(origin, np.float64).reshape(-1)
     fparams[:, 1], fparams[:, 2], fparams[:, 3] = step, widen, radius
     iparams = np.zeros((len(n_out), 4), np.int64)
     iparams[:, 0], iparams[:, 1], iparams[:, 2] = n_in, n_out, first
-    index = run.empty(rows * taps, torch.int32)
-    weight = run.empty(rows * taps, torch.float32)
-    run.launch(_triangle_tables_kernel, (len(n_out),), fparams, iparams, index, weight,
-               K=taps, BLOCK=_BLOCK)  # fmt: skip
+    return TrianglePlan(fparams, iparams, first, int(n_out.sum()), taps)
+
+
+def launch_triangle_tables(run: GpuRun, plan: TrianglePlan, fparams: Any = None,
+                           iparams: Any = None) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+    """The flat `[rows * taps]` index and weight tables of `plan`, built by one launch.
+    `fparams`/`iparams`: the plan's rows already uploaded (a caller uploading all host tables
+    of its call in one copy), else `plan`'s host arrays are uploaded by this launch."""
+    index = run.empty(plan.rows * plan.taps, torch.int32)
+    weight = run.empty(plan.rows * plan.taps, torch.float32)
+    run.launch(_triangle_tables_kernel, (len(plan.first),),
+               plan.fparams if fparams is None else fparams,
+               plan.iparams if iparams is None else iparams, index, weight,
+               K=plan.taps, BLOCK=_BLOCK)  # fmt: skip
     # flat (row-major [rows, K]): the launch memo places scratch buffers, not views of them
-    return index, weight, first, taps
+    return index, weight
 
 
-def plan_axis_tables(run: GpuRun, plan: Any) -> tuple[torch.Tensor, torch.Tensor, np.ndarray,
-                                                        int] | None:  # fmt: skip
-    """`device_axis_tables` of every spatial axis of a resample plan (a call with the
-    `resample_*` values, `[N, axes]` each) in one launch: rows of axis k for sample i start at
+def device_axis_tables(run: GpuRun, n_in: np.ndarray, n_out: np.ndarray, origin: np.ndarray,
+                       step: np.ndarray, interp: np.ndarray, antialias: bool
+                       ) -> tuple[torch.Tensor, torch.Tensor, np.ndarray, int] | None:  # fmt: skip
+    """`axis_tables`' `(index, weight, first, K)` with the tables built on the device as flat
+    `[rows * K]` tensors (K may exceed the most taps: zero columns), or None where the host
+    must build them (another filter, a NN sample, more than MAX_TAPS taps)."""
+    plan = triangle_plan(n_in, n_out, origin, step, interp, antialias)
+    if plan is None:
+        return None
+    index, weight = launch_triangle_tables(run, plan)
+    return index, weight, plan.first, plan.taps
+
+
+def call_triangle_plan(plan: Any) -> TrianglePlan | None:
+    """`triangle_plan` of every spatial axis of a resample plan (a call with the `resample_*`
+    values, `[N, axes]` each) as one batch: rows of axis k for sample i start at
     `first[k * N + i]`."""
     every = [np.asarray(getattr(plan, name)).T.reshape(-1) for name in
              ("resample_in", "resample_out", "resample_origin", "resample_step",
               "resample_interp")]  # fmt: skip
-    return device_axis_tables(run, *every, bool(plan.antialias))
+    return triangle_plan(*every, bool(plan.antialias))
+

@@ -22,7 +22,7 @@ import triton
 import triton.language as tl
 
 from ndd_triton.kernels._resample import axis_tables
-from ndd_triton.kernels.gpu._resample_tables import plan_axis_tables
+from ndd_triton.kernels.gpu._resample_tables import call_triangle_plan, launch_triangle_tables
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.kernels.gpu._tiles import _helper_find_tile, grid_of, tile_starts
 
@@ -101,12 +101,14 @@ def launch_resample_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, resampl
     c = resample  # a Call (plain data; typed loosely to keep the kernel layer free of ops)
     n_out = np.asarray(c.resample_out, np.int64)  # type: ignore[attr-defined]
     # the triangle filters' tap tables of both axes in one launch before the pass (the host
-    # tables cost ~40-75 us per sample, most of a compiled RN50 batch's host time)
-    shared = plan_axis_tables(run, c)
-    if shared is not None:
-        index_h, weight_h, first, taps_h = shared
-        index_w, weight_w, taps_w = index_h, weight_h, taps_h
-        first_h, first_w = first[:len(n_out)], first[len(n_out):]
+    # tables cost ~40-75 us per sample, most of a compiled RN50 batch's host time); all host
+    # tables of the call (that launch's plan rows, the pass's tables) in one upload
+    tri = call_triangle_plan(c)
+    host: list[np.ndarray] = []
+    if tri is not None:
+        first_h, first_w = tri.first[:len(n_out)], tri.first[len(n_out):]
+        taps_h = taps_w = tri.taps
+        host += [tri.fparams, tri.iparams]
     else:
         tables = []
         for k in (0, 1):  # H, then W (innermost: the W pass runs first in resample_gpu)
@@ -115,17 +117,27 @@ def launch_resample_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, resampl
                 np.asarray(c.resample_origin)[:, k], np.asarray(c.resample_step)[:, k],  # type: ignore[attr-defined]
                 np.asarray(c.resample_interp)[:, k], bool(c.antialias), k == 1))  # type: ignore[attr-defined]  # fmt: skip
         (index_h, weight_h, first_h, taps_h), (index_w, weight_w, first_w, taps_w) = tables
+        host += [index_h, weight_h, index_w, weight_w]
     n = len(n_out)
     extent = n_out
     if window is not None:
         start, extent = (np.asarray(v, np.int64).reshape(n, 2) for v in window)
         first_h, first_w = first_h + start[:, 0], first_w + start[:, 1]
-    samples = np.stack([inp.offsets, out.offsets, inp.shapes[:, 1], extent[:, 0], extent[:, 1],
-                        first_h, first_w, np.asarray(mirror).reshape(n) != 0],
-                       axis=1).astype(np.int64)  # fmt: skip
-    affine = np.concatenate([np.asarray(gain, np.float32)[:, :3],
-                             np.asarray(bias, np.float32)[:, :3]], axis=1)  # fmt: skip
+    samples = np.empty((n, 8), np.int64)  # the columns IN_OFF .. MIRROR
+    samples[:, 0], samples[:, 1], samples[:, 2] = inp.offsets, out.offsets, inp.shapes[:, 1]
+    samples[:, 3], samples[:, 4] = extent[:, 0], extent[:, 1]
+    samples[:, 5], samples[:, 6] = first_h, first_w
+    samples[:, 7] = np.asarray(mirror).reshape(n) != 0
+    affine = np.empty((n, 6), np.float32)
+    affine[:, :3], affine[:, 3:] = np.asarray(gain)[:, :3], np.asarray(bias)[:, :3]
     tiles = tile_starts(-(-(extent[:, 0] * extent[:, 1] * 3) // TILE))
-    run.launch(_resample_normalize_kernel, (grid_of(tiles),), inp.data, out.data, samples, tiles,
-               index_h, weight_h, index_w, weight_w, np.ascontiguousarray(affine),
-               TAPS_H=taps_h, TAPS_W=taps_w, CHW=chw, BLOCK=TILE)  # fmt: skip
+    views = iter(run.upload(*host, samples, tiles, affine))
+    if tri is not None:
+        index_h, weight_h = launch_triangle_tables(run, tri, next(views), next(views))
+        index_w, weight_w = index_h, weight_h
+    else:
+        index_h, weight_h, index_w, weight_w = next(views), next(views), next(views), next(views)
+    samples_dev, tiles_dev, affine_dev = next(views), next(views), next(views)
+    run.launch(_resample_normalize_kernel, (grid_of(tiles),), inp.data, out.data, samples_dev,
+               tiles_dev, index_h, weight_h, index_w, weight_w, affine_dev, TAPS_H=taps_h,
+               TAPS_W=taps_w, CHW=chw, BLOCK=TILE)  # fmt: skip

@@ -20,7 +20,7 @@ import triton.language as tl
 
 from ndd_triton.kernels import register
 from ndd_triton.kernels._resample import axis_tables
-from ndd_triton.kernels.gpu._resample_tables import plan_axis_tables
+from ndd_triton.kernels.gpu._resample_tables import call_triangle_plan, launch_triangle_tables
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.kernels.gpu._tiles import _helper_find_tile, grid_of, tile_starts
 from ndd_triton.ops import resize
@@ -80,51 +80,67 @@ def _resample_axis_kernel(src, dst, samples, tiles, index, weight, TAPS: tl.cons
 
 def resample_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
     """Resample the spatial axes of every sample: one launch per axis, innermost first (and
-    one before them building every axis's tap tables, for the triangle filters)."""
+    one before them building every axis's tap tables, for the triangle filters). Every host
+    table of the call (the tables launch's plan rows, each pass's sample and tile-start
+    tables, host-built tap tables) goes to the device in one upload."""
     layout = call.inputs[0].layout or "HWC"
     letters = call.resample_axes
-    shapes = inp.shapes.copy()
-    src, src_off = inp.data, inp.offsets
-    n = len(shapes)
-    # all axes' plans as one batch of len(letters) * N plans: one table launch, one upload;
-    # each pass reads its own rows of the shared tables
-    shared = plan_axis_tables(run, call)
+    n = len(inp.shapes)
+    resample_out = np.asarray(call.resample_out, np.int64)
+    # all axes' plans as one batch of len(letters) * N plans: one table launch; each pass
+    # reads its own rows of the shared tables
+    tri = call_triangle_plan(call)
+    host: list[np.ndarray] = [tri.fparams, tri.iparams] if tri is not None else []
+    passes = []
+    shapes, src_off = inp.shapes, inp.offsets
     for step, k in enumerate(reversed(range(len(letters)))):
         axis = layout.index(letters[k])
-        n_out = np.asarray(call.resample_out, np.int64)[:, k]
         new = shapes.copy()
-        new[:, axis] = n_out
-        sizes = np.prod(new, axis=1, dtype=np.int64)
+        new[:, axis] = resample_out[:, k]
+        sizes = new.prod(axis=1, dtype=np.int64)
         last = step == len(letters) - 1
         if last:
-            dst, dst_off = out.data, out.offsets
+            dst_off = out.offsets
         else:
-            dst = run.empty(int(sizes.sum()), torch.float32)
-            dst_off = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        if shared is not None:  # triangle filters: no per-sample host work
-            index, weight, first_all, taps = shared
-            first = first_all[k * n:(k + 1) * n]
+            dst_off = np.zeros(n, np.int64)
+            np.cumsum(sizes[:-1], out=dst_off[1:])
+        if tri is not None:  # triangle filters: no per-sample host work
+            first, taps = tri.first[k * n:(k + 1) * n], tri.taps
         else:
             index, weight, first, taps = axis_tables(
-                np.asarray(call.resample_in)[:, k], n_out,
+                np.asarray(call.resample_in)[:, k], resample_out[:, k],
                 np.asarray(call.resample_origin)[:, k], np.asarray(call.resample_step)[:, k],
                 np.asarray(call.resample_interp)[:, k], bool(call.antialias),
                 k == len(letters) - 1)  # fmt: skip
-        samples = np.stack([src_off, dst_off, np.prod(shapes[:, :axis], axis=1, dtype=np.int64),
-                            shapes[:, axis], new[:, axis],
-                            np.prod(shapes[:, axis + 1:], axis=1, dtype=np.int64), first],
-                           axis=1).astype(np.int64)  # fmt: skip
+            host += [index, weight]
+        samples = np.empty((n, 7), np.int64)  # the columns IN_OFF .. TAB
+        samples[:, 0], samples[:, 1] = src_off, dst_off
+        samples[:, 2] = shapes[:, :axis].prod(axis=1, dtype=np.int64)
+        samples[:, 3], samples[:, 4] = shapes[:, axis], new[:, axis]
+        samples[:, 5] = shapes[:, axis + 1:].prod(axis=1, dtype=np.int64)
+        samples[:, 6] = first
+        tiles = tile_starts(-(-sizes // TILE))
+        host += [samples, tiles]
+        small = max(int(shapes.prod(axis=1).max(initial=0)),
+                    int(sizes.max(initial=0))) < 2**30  # fmt: skip
+        passes.append((last, int(sizes.sum()), taps, tiles, small))
+        shapes, src_off = new, dst_off
+    views = iter(run.upload(*host))
+    if tri is not None:
+        shared = launch_triangle_tables(run, tri, next(views), next(views))
+    src = inp.data
+    for last, total, taps, tiles, small in passes:
+        index, weight = shared if tri is not None else (next(views), next(views))
+        samples_dev, tiles_dev = next(views), next(views)
+        dst = out.data if last else run.empty(total, torch.float32)
         is_int = last and not out.dtype.is_float
         info = np.iinfo(out.dtype.numpy_dtype) if is_int else None
-        small = max(int(np.prod(shapes, axis=1).max(initial=0)),
-                    int(sizes.max(initial=0))) < 2**30  # fmt: skip
-        tiles = tile_starts(-(-sizes // TILE))
-        run.launch(_resample_axis_kernel, (grid_of(tiles),), src, dst, samples, tiles, index,
-                   weight, TAPS=taps, ROUND=is_int,
+        run.launch(_resample_axis_kernel, (grid_of(tiles),), src, dst, samples_dev, tiles_dev,
+                   index, weight, TAPS=taps, ROUND=is_int,
                    LO=float(info.min) if info is not None else 0.0,
                    HI=float(info.max) if info is not None else 0.0,
                    IDX=32 if small else 64, BLOCK=TILE)  # fmt: skip
-        shapes, src, src_off = new, dst, dst_off
+        src = dst
 
 
 @register(resize.schema, "gpu", replay=lambda call: not call.values.get("save_attrs"))
