@@ -262,3 +262,53 @@ def test_device_tables_leave_other_filters_to_the_host() -> None:
     huge = (np.array([9000]), np.array([10]), np.array([0.0]), np.array([900.0]))
     assert device_axis_tables(run, *huge, np.array([LINEAR]), True) is None  # > 128 taps
     assert device_axis_tables(run, *huge, np.array([LINEAR]), False) is not None
+
+
+def test_resample_calls_upload_their_host_tables_once(monkeypatch) -> None:
+    """A GPU resize or random_resized_crop (2 passes, and the tables launch of the triangle
+    filters) and compile mode's fused resample + normalise pass copy all host tables of the
+    call to the device in one upload, whichever builds the taps (device or host tables)."""
+    from ndd_triton.kernels.gpu._tables import GpuRun
+    from ndd_triton.runtime import launch_memo
+
+    monkeypatch.setattr(launch_memo, "ENABLED", False)  # every call runs its kernel function
+    uploads: list[int] = []
+    real = GpuRun.upload
+
+    def counted(self, *tables):  # type: ignore[no-untyped-def]
+        uploads.append(len(tables))
+        return real(self, *tables)
+
+    monkeypatch.setattr(GpuRun, "upload", counted)
+    gen = np.random.default_rng(8)
+    images = [gen.integers(0, 256, (int(gen.integers(9, 20)), int(gen.integers(9, 20)), 3),
+                           dtype=np.uint8) for _ in range(3)]  # fmt: skip
+    batch = ndd.as_batch(images, layout="HWC", device="gpu")
+    calls = [lambda: ndd.resize(batch, size=[7, 5]),
+             lambda: ndd.resize(batch, size=[7, 5], interp_type=ndd.types.INTERP_CUBIC),
+             lambda: ndd.random_resized_crop(batch, size=[6, 4])]
+    with ndd.EvalMode.sync_full:
+        for call in calls:
+            uploads.clear()
+            with ndd.profile() as prof:
+                call().evaluate()
+            assert len(uploads) == 1, uploads
+            assert uploads[0] >= 4  # both passes' sample and tile-start tables at least
+            assert prof.records[-1].gpu_launches in (2, 3)  # (tables,) W pass, H pass
+    from ndd_triton.kernels.gpu import resample_normalize
+
+    fused: list[int] = []
+    launch = resample_normalize.launch_resample_normalize
+
+    def one_pass(*args, **kwargs):  # type: ignore[no-untyped-def]
+        before = len(uploads)
+        launch(*args, **kwargs)
+        fused.append(len(uploads) - before)
+
+    monkeypatch.setattr(resample_normalize, "launch_resample_normalize", one_pass)
+    for interp in (ndd.types.INTERP_LINEAR, ndd.types.INTERP_CUBIC):
+        source = ndd.ExternalSource(iter([batch] * 3), device="gpu").captured(3)
+        for x in source:
+            ndd.crop_mirror_normalize(ndd.random_resized_crop(x, size=(6, 8), interp_type=interp),
+                                      mean=[1.0, 2.0, 3.0]).evaluate()  # fmt: skip
+    assert fused == [1, 1, 1, 1], fused  # two compiled iterations per epoch, one upload each
