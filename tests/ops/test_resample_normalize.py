@@ -40,7 +40,7 @@ def test_rn50_chain_one_pass_matches_ops_and_reference() -> None:
     for a, b in zip(results[False], results[True], strict=True):
         for sa, sb in zip(a, b, strict=True):
             np.testing.assert_array_equal(sb, sa)
-    assert [it.gpu_launches for it in prof.compiled] == [2, 2]  # tap tables, then one pass
+    assert [it.gpu_launches for it in prof.compiled] == [1, 1]  # the taps computed in the pass
     for k in (1, 2):  # the compiled iterations
         for i, out in enumerate(results[True][k]):
             resized = seen["resized"][k][i].astype(np.float32)
@@ -72,3 +72,57 @@ def test_host_tables_when_the_filter_has_no_device_tables() -> None:
         for sa, sb in zip(a, b, strict=True):
             np.testing.assert_array_equal(sb, sa)
     assert [it.gpu_launches for it in prof.compiled] == [1, 1]
+
+
+def _compiled_outputs(body, data, seed: int) -> tuple[list, list]:  # type: ignore[no-untyped-def]
+    """(outputs per compiled iteration, GPU launches per compiled iteration) of `body`."""
+    ndd.random.set_seed(seed)
+    batches = [ndd.as_batch(d, layout="HWC", device="gpu") for d in data]
+    with ndd.profile() as prof:
+        outs = [[np.array(s) for s in body(x).cpu()]
+                for x in ndd.ExternalSource(iter(batches), device="gpu").captured(BS)]  # fmt: skip
+    return outs, [it.gpu_launches for it in prof.compiled]
+
+
+def test_inline_taps_match_the_tables_form(monkeypatch) -> None:
+    """The one-launch form (taps computed in the pass) against the tables + pass form and eager
+    mode, bit for bit: downscales of up to 14x (8 to 30 taps: the pairwise sums' blocks),
+    upscales, outputs wider than a program's columns, a crop window, mirror, HWC/CHW, float16."""
+    from ndd_triton.kernels.gpu import resample_normalize
+
+    gen = np.random.default_rng(9)
+    data = [[gen.integers(0, 256, (int(gen.integers(40, 70)), int(gen.integers(5, 160)), 3),
+                          dtype=np.uint8) for _ in range(BS)] for _ in range(3)]  # fmt: skip
+    small = [[gen.integers(0, 256, (int(gen.integers(3, 8)), int(gen.integers(3, 8)), 3),
+                           dtype=np.uint8) for _ in range(BS)] for _ in range(3)]  # fmt: skip
+
+    def rrc(x: ndd.Batch) -> ndd.Batch:  # 6-14x down in H (13-30 taps), 70 columns: 2 programs
+        flips = ndd.random.coin_flip(batch_size=BS)
+        out = ndd.flip(ndd.random_resized_crop(x, size=(5, 70), random_area=(0.5, 1.0)),
+                       horizontal=flips)  # fmt: skip
+        return ndd.crop_mirror_normalize(out, mean=list(MEAN), std=list(STD))
+
+    def window(x: ndd.Batch) -> ndd.Batch:  # the validation recipe: a crop of the resize
+        out = ndd.resize(x, resize_shorter=12)
+        return ndd.crop_mirror_normalize(out, crop=(9, 9), mean=list(MEAN), std=list(STD),
+                                         mirror=1, dtype=ndd.float16, output_layout="HWC")
+
+    def upscale(x: ndd.Batch) -> ndd.Batch:
+        return ndd.crop_mirror_normalize(ndd.resize(x, size=[11, 13]), mean=list(MEAN),
+                                         std=list(STD))  # fmt: skip
+
+    for body, inputs in ((rrc, data), (window, data), (upscale, small)):
+        inline, launches = _compiled_outputs(body, inputs, 21)
+        assert launches == [1, 1], (body.__name__, launches)
+        with monkeypatch.context() as m:
+            m.setattr(resample_normalize, "MAX_INLINE_TAPS", 0)  # the tables + pass form
+            tables, launches = _compiled_outputs(body, inputs, 21)
+        assert launches == [2, 2], (body.__name__, launches)
+        ndd.random.set_seed(21)
+        eager = [[np.array(s) for s in body(ndd.as_batch(d, layout="HWC", device="gpu")).cpu()]
+                 for d in inputs]  # fmt: skip
+        for a, b, e in zip(inline, tables, eager, strict=True):
+            for sa, sb, se in zip(a, b, e, strict=True):
+                assert sa.dtype == se.dtype and sa.shape == se.shape
+                np.testing.assert_array_equal(sa.view(np.uint8), sb.view(np.uint8))
+                np.testing.assert_array_equal(sa.view(np.uint8), se.view(np.uint8))

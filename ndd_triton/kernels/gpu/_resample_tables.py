@@ -52,6 +52,79 @@ def _helper_running_sum(acc, w, add):
 
 
 @triton.jit
+def _helper_plan_taps(origin, step, radius, n_out, BLOCK: tl.constexpr):
+    """A plan's tap count: 1 + its widest support over its `n_out` outputs (as
+    `_axis_tables` takes it), scanned `BLOCK` outputs at a time."""
+    lanes = tl.arange(0, BLOCK)
+    widest = tl.full([BLOCK], -1, tl.int64)
+    for r0 in range(0, n_out, BLOCK):
+        j = r0 + lanes
+        c = origin + (j.to(tl.float64) + 0.5) * step - 0.5
+        start = tl.ceil(c - radius)
+        span = (tl.floor(c + radius) - start).to(tl.int64)
+        widest = tl.maximum(widest, tl.where(j < n_out, span, -1))
+    return tl.max(widest, axis=0) + 1
+
+
+@triton.jit
+def _helper_tap_total(start, c, widen, taps, K: tl.constexpr):
+    """The sum of an output's `taps` weights (`start`, `c`: its first tap and centre, float64,
+    one per lane) as NumPy sums a row: fewer than 8 one by one from 0; else 8 running sums
+    started by the first 8 weights, then 8 at a time up to `taps - taps % 8`, combined
+    pairwise, and the last `taps % 8` one by one (`K` >= taps bounds the loop). 1.0 for a
+    zero sum (the weights then stay 0)."""
+    whole = taps - taps % 8
+    seq = tl.zeros_like(c)
+    a0 = _helper_triangle_weight(start, c, widen, 0)
+    a1 = _helper_triangle_weight(start, c, widen, 1)
+    a2 = _helper_triangle_weight(start, c, widen, 2)
+    a3 = _helper_triangle_weight(start, c, widen, 3)
+    a4 = _helper_triangle_weight(start, c, widen, 4)
+    a5 = _helper_triangle_weight(start, c, widen, 5)
+    a6 = _helper_triangle_weight(start, c, widen, 6)
+    a7 = _helper_triangle_weight(start, c, widen, 7)
+    seq = tl.where(taps > 0, seq + a0, seq)
+    seq = tl.where(taps > 1, seq + a1, seq)
+    seq = tl.where(taps > 2, seq + a2, seq)
+    seq = tl.where(taps > 3, seq + a3, seq)
+    seq = tl.where(taps > 4, seq + a4, seq)
+    seq = tl.where(taps > 5, seq + a5, seq)
+    seq = tl.where(taps > 6, seq + a6, seq)
+    for b in range(8, K, 8):  # a loop, not unrolled: K reaches 128 (registers)
+        a0 = _helper_running_sum(a0, _helper_triangle_weight(start, c, widen, b), b < whole)
+        a1 = _helper_running_sum(a1, _helper_triangle_weight(start, c, widen, b + 1),
+                                 b + 1 < whole)  # fmt: skip
+        a2 = _helper_running_sum(a2, _helper_triangle_weight(start, c, widen, b + 2),
+                                 b + 2 < whole)  # fmt: skip
+        a3 = _helper_running_sum(a3, _helper_triangle_weight(start, c, widen, b + 3),
+                                 b + 3 < whole)  # fmt: skip
+        a4 = _helper_running_sum(a4, _helper_triangle_weight(start, c, widen, b + 4),
+                                 b + 4 < whole)  # fmt: skip
+        a5 = _helper_running_sum(a5, _helper_triangle_weight(start, c, widen, b + 5),
+                                 b + 5 < whole)  # fmt: skip
+        a6 = _helper_running_sum(a6, _helper_triangle_weight(start, c, widen, b + 6),
+                                 b + 6 < whole)  # fmt: skip
+        a7 = _helper_running_sum(a7, _helper_triangle_weight(start, c, widen, b + 7),
+                                 b + 7 < whole)  # fmt: skip
+    blocked = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
+    for m in tl.static_range(7):  # the last taps % 8 weights, one by one
+        w = _helper_triangle_weight(start, c, widen, whole + m)
+        blocked = tl.where(whole + m < taps, blocked + w, blocked)
+    total = tl.where(taps < 8, seq, blocked)
+    return tl.where(total == 0.0, 1.0, total)
+
+
+@triton.jit
+def _helper_tap(start, c, widen, total, taps, n_in, k):
+    """Tap `k` of an output: (source index int32, weight float32), 0 and 0.0 from `taps` on
+    (the padding of a table wider than the plan's taps)."""
+    w32 = (_helper_triangle_weight(start, c, widen, k) / total).to(tl.float32)
+    idx = tl.minimum(tl.maximum(start + k, 0), n_in - 1).to(tl.int32)
+    inside = k < taps
+    return tl.where(inside, idx, 0), tl.where(inside, w32, 0.0)
+
+
+@triton.jit
 def _triangle_tables_kernel(fparams, iparams, index, weight, K: tl.constexpr,
                             BLOCK: tl.constexpr):  # fmt: skip
     """Rows of sample `program_id`: taps `[first + j, 0:K]` of its `n_out` outputs."""
@@ -64,68 +137,18 @@ def _triangle_tables_kernel(fparams, iparams, index, weight, K: tl.constexpr,
     n_out = tl.load(iparams + s * 4 + 1)
     first = tl.load(iparams + s * 4 + 2)
     lanes = tl.arange(0, BLOCK)
-    # the sample's tap count: 1 + its widest support (as `_axis_tables` takes it)
-    widest = tl.full([BLOCK], -1, tl.int64)
-    for r0 in range(0, n_out, BLOCK):
-        j = r0 + lanes
-        c = origin + (j.to(tl.float64) + 0.5) * step - 0.5
-        start = tl.ceil(c - radius)
-        span = (tl.floor(c + radius) - start).to(tl.int64)
-        widest = tl.maximum(widest, tl.where(j < n_out, span, -1))
-    taps = tl.max(widest, axis=0) + 1
-    whole = taps - taps % 8  # pairwise summation: 8 running sums over the first `whole`
+    taps = _helper_plan_taps(origin, step, radius, n_out, BLOCK)
     for r0 in range(0, n_out, BLOCK):
         j = r0 + lanes
         live = j < n_out
         c = origin + (j.to(tl.float64) + 0.5) * step - 0.5
         start = tl.ceil(c - radius).to(tl.int64)
-        # fewer than 8 taps: summed one by one from 0; else 8 running sums started by the
-        # first 8 weights, then 8 at a time up to `whole` (NumPy's pairwise summation)
-        seq = tl.zeros([BLOCK], tl.float64)
-        a0 = _helper_triangle_weight(start, c, widen, 0)
-        a1 = _helper_triangle_weight(start, c, widen, 1)
-        a2 = _helper_triangle_weight(start, c, widen, 2)
-        a3 = _helper_triangle_weight(start, c, widen, 3)
-        a4 = _helper_triangle_weight(start, c, widen, 4)
-        a5 = _helper_triangle_weight(start, c, widen, 5)
-        a6 = _helper_triangle_weight(start, c, widen, 6)
-        a7 = _helper_triangle_weight(start, c, widen, 7)
-        seq = tl.where(taps > 0, seq + a0, seq)
-        seq = tl.where(taps > 1, seq + a1, seq)
-        seq = tl.where(taps > 2, seq + a2, seq)
-        seq = tl.where(taps > 3, seq + a3, seq)
-        seq = tl.where(taps > 4, seq + a4, seq)
-        seq = tl.where(taps > 5, seq + a5, seq)
-        seq = tl.where(taps > 6, seq + a6, seq)
-        for b in range(8, K, 8):  # a loop, not unrolled: K reaches 128 (registers)
-            a0 = _helper_running_sum(a0, _helper_triangle_weight(start, c, widen, b), b < whole)
-            a1 = _helper_running_sum(a1, _helper_triangle_weight(start, c, widen, b + 1),
-                                     b + 1 < whole)  # fmt: skip
-            a2 = _helper_running_sum(a2, _helper_triangle_weight(start, c, widen, b + 2),
-                                     b + 2 < whole)  # fmt: skip
-            a3 = _helper_running_sum(a3, _helper_triangle_weight(start, c, widen, b + 3),
-                                     b + 3 < whole)  # fmt: skip
-            a4 = _helper_running_sum(a4, _helper_triangle_weight(start, c, widen, b + 4),
-                                     b + 4 < whole)  # fmt: skip
-            a5 = _helper_running_sum(a5, _helper_triangle_weight(start, c, widen, b + 5),
-                                     b + 5 < whole)  # fmt: skip
-            a6 = _helper_running_sum(a6, _helper_triangle_weight(start, c, widen, b + 6),
-                                     b + 6 < whole)  # fmt: skip
-            a7 = _helper_running_sum(a7, _helper_triangle_weight(start, c, widen, b + 7),
-                                     b + 7 < whole)  # fmt: skip
-        blocked = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
-        for m in tl.static_range(7):  # the last taps % 8 weights, one by one
-            w = _helper_triangle_weight(start, c, widen, whole + m)
-            blocked = tl.where(whole + m < taps, blocked + w, blocked)
-        total = tl.where(taps < 8, seq, blocked)
-        total = tl.where(total == 0.0, 1.0, total)
+        total = _helper_tap_total(start, c, widen, taps, K)
         row = (first + j.to(tl.int64)) * K
         for k in range(K):
-            w32 = (_helper_triangle_weight(start, c, widen, k) / total).to(tl.float32)
-            idx = tl.minimum(tl.maximum(start + k, 0), n_in - 1).to(tl.int32)
-            inside = k < taps
-            tl.store(index + row + k, tl.where(inside, idx, 0), mask=live)
-            tl.store(weight + row + k, tl.where(inside, w32, 0.0), mask=live)
+            idx, w32 = _helper_tap(start, c, widen, total, taps, n_in, k)
+            tl.store(index + row + k, idx, mask=live)
+            tl.store(weight + row + k, w32, mask=live)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,9 +10,11 @@ per sample. No intermediate batch is written: one read of the source taps, one w
 crop_mirror_normalize crops (a window inside the resized image: the validation recipe's
 `resize(resize_shorter=256) -> crop_mirror_normalize(crop=224)`), only the window's elements
 are computed, with the taps of the resized rows and columns they are.
-The same tap tables as resize's give the taps (built on the device by one launch before the
-pass for the triangle filters, `_resample_tables`; else on the host, `kernels._resample`), so
-the bytes are those of the three ops run one by one.
+The taps are resize's: for the triangle filters the pass computes them itself (one launch per
+batch, `_resample_normalize_taps_kernel`, with the tap-table kernel's helpers of
+`_resample_tables`), or reads them from tables built by one launch before it where a sample has
+more than `MAX_INLINE_TAPS` taps on an axis; other filters read tables built on the host
+(`kernels._resample`). Either way the bytes are those of the three ops run one by one.
 """
 
 from __future__ import annotations
@@ -22,7 +24,14 @@ import triton
 import triton.language as tl
 
 from ndd_triton.kernels._resample import axis_tables
-from ndd_triton.kernels.gpu._resample_tables import call_triangle_plan, launch_triangle_tables
+from ndd_triton.kernels.gpu._resample_tables import (
+    TrianglePlan,
+    _helper_plan_taps,
+    _helper_tap,
+    _helper_tap_total,
+    call_triangle_plan,
+    launch_triangle_tables,
+)
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.kernels.gpu._tiles import _helper_find_tile, grid_of, tile_starts
 
@@ -88,13 +97,128 @@ def _resample_normalize_kernel(src, dst, samples, tiles, index_h, weight_h, inde
              value.to(dst.dtype.element_ty), mask=mask)  # fmt: skip
 
 
+# The one-launch form (triangle filters): its sample table's columns (`_launch_inline_taps`
+# stacks them in this order) and the plan rows (H origin, step, widen, radius, then W's)
+T_IN_OFF: tl.constexpr = tl.constexpr(0)
+T_OUT_OFF: tl.constexpr = tl.constexpr(1)
+T_W_IN: tl.constexpr = tl.constexpr(2)
+T_H_OUT: tl.constexpr = tl.constexpr(3)  # the window's rows and columns
+T_W_OUT: tl.constexpr = tl.constexpr(4)
+T_Y0: tl.constexpr = tl.constexpr(5)  # the window's first resized row and column
+T_X0: tl.constexpr = tl.constexpr(6)
+T_MIRROR: tl.constexpr = tl.constexpr(7)
+T_IN_H: tl.constexpr = tl.constexpr(8)
+T_OUT_H: tl.constexpr = tl.constexpr(9)  # the resize's output extents (the plans' n_out)
+T_OUT_W: tl.constexpr = tl.constexpr(10)
+T_BLOCKS: tl.constexpr = tl.constexpr(11)  # programs per output row
+T_NCOL: tl.constexpr = tl.constexpr(12)
+TILE_TAPS = 512  # output columns x H taps per program (registers: a [cols, KH, 4] fp32 tile)
+MAX_INLINE_TAPS = 32  # bound of a sample's taps per axis for the inline form (registers)
+
+
+@triton.jit
+def _resample_normalize_taps_kernel(src, dst, samples, plans, tiles, affine, K: tl.constexpr,
+                                    KH: tl.constexpr, CHW: tl.constexpr,
+                                    COLS: tl.constexpr):  # fmt: skip
+    """One output row's block of `COLS` columns of one sample, its taps computed here.
+
+    The taps are those `_triangle_tables_kernel` writes (the same helpers: the plan's tap
+    count, NumPy's pairwise weight sum, each weight's division and float32 cast), so the
+    bytes are those of the tables + pass form. The H taps of the row are computed once; the
+    W taps once per column and W tap, outside the H taps: for each W tap, every H tap's partial
+    sum (the W pass's value at that source row) gets its `ww * v` term in a `[COLS, KH, 4]`
+    accumulator (each partial sum keeps the W pass's order), then the H pass sums the partials
+    in tap order, each taken out of the accumulator exactly (a sum of one non-zero)."""
+    sample, tile = _helper_find_tile(tiles)
+    sample = sample.to(tl.int64)
+    row = samples + sample * T_NCOL
+    plan = plans + sample * 8
+    blocks = tl.load(row + T_BLOCKS).to(tl.int32)
+    j = tile // blocks  # the output row (of the window)
+    block = tile - j * blocks
+    w_in = tl.load(row + T_W_IN).to(tl.int32)
+    h_out = tl.load(row + T_H_OUT).to(tl.int32)
+    w_out = tl.load(row + T_W_OUT).to(tl.int32)
+    y0 = tl.load(row + T_Y0)
+    x0 = tl.load(row + T_X0)
+    mirror = tl.load(row + T_MIRROR)
+    in_h = tl.load(row + T_IN_H)
+    origin_h, step_h = tl.load(plan), tl.load(plan + 1)
+    widen_h, radius_h = tl.load(plan + 2), tl.load(plan + 3)
+    origin_w, step_w = tl.load(plan + 4), tl.load(plan + 5)
+    widen_w, radius_w = tl.load(plan + 6), tl.load(plan + 7)
+    taps_h = _helper_plan_taps(origin_h, step_h, radius_h, tl.load(row + T_OUT_H), COLS)
+    taps_w = _helper_plan_taps(origin_w, step_w, radius_w, tl.load(row + T_OUT_W), COLS)
+    # the row's H taps: source rows `[KH]` (H taps past the plan's count read row 0, unused)
+    c_h = origin_h + ((y0 + j).to(tl.float64) + 0.5) * step_h - 0.5
+    start_h = tl.ceil(c_h - radius_h).to(tl.int64)
+    total_h = _helper_tap_total(start_h, c_h, widen_h, taps_h, K)
+    kh = tl.arange(0, KH)
+    sh, _wh_all = _helper_tap(start_h, c_h, widen_h, total_h, taps_h, in_h, kh)
+    # this block's columns and their W taps' centres
+    w = block * COLS + tl.arange(0, COLS)
+    live = w < w_out
+    c_w = origin_w + ((x0 + w).to(tl.float64) + 0.5) * step_w - 0.5
+    start_w = tl.ceil(c_w - radius_w).to(tl.int64)
+    total_w = _helper_tap_total(start_w, c_w, widen_w, taps_w, K)
+    ch = tl.arange(0, 4)
+    mask = live[:, None, None] & (kh < taps_h)[None, :, None] & (ch < 3)[None, None, :]
+    rows = (sh * w_in)[None, :, None]  # [1, KH, 1] pixel index of each H tap's row
+    src_base = src + tl.load(row + T_IN_OFF)
+    part = tl.zeros([COLS, KH, 4], dtype=tl.float32)
+    for k in range(taps_w):
+        sw, ww = _helper_tap(start_w, c_w, widen_w, total_w, taps_w, w_in, k)
+        pix = (rows + sw[:, None, None]) * 3 + ch[None, None, :]
+        v = tl.load(src_base + pix.to(tl.int64), mask=mask, other=0).to(tl.float32)
+        part += ww[:, None, None] * v
+    acc = tl.zeros([COLS, 4], dtype=tl.float32)
+    for k in range(taps_h):
+        _ih, wh = _helper_tap(start_h, c_h, widen_h, total_h, taps_h, in_h, k)
+        acc += wh * tl.sum(tl.where((kh == k)[None, :, None], part, 0.0), axis=1)
+    acc = tl.minimum(tl.maximum(acc, 0.0), 255.0)  # the resize's uint8 store
+    acc = tl.where(acc < 0, tl.ceil(acc - 0.5), tl.floor(acc + 0.5))
+    gain = tl.load(affine + sample * 6 + ch, mask=ch < 3, other=0.0)
+    bias = tl.load(affine + sample * 6 + 3 + ch, mask=ch < 3, other=0.0)
+    value = acc * gain[None, :] + bias[None, :]
+    col = tl.where(mirror != 0, w_out - 1 - w, w)
+    if CHW:  # a static if: Triton compiles one branch
+        pos = ch[None, :] * (h_out * w_out) + (j * w_out + col)[:, None]
+    else:
+        pos = (j * w_out + col)[:, None] * 3 + ch[None, :]
+    tl.store(dst + tl.load(row + T_OUT_OFF) + pos.to(tl.int64),
+             value.to(dst.dtype.element_ty), mask=live[:, None] & (ch < 3)[None, :])  # fmt: skip
+
+
+def _launch_inline_taps(run: GpuRun, out: GpuBatch, inp: GpuBatch, tri: TrianglePlan,
+                        extent: np.ndarray, start: np.ndarray, mirror: np.ndarray,
+                        affine: np.ndarray, chw: bool) -> bool:  # fmt: skip
+    """The one-launch form (`_resample_normalize_taps_kernel`); False (nothing launched) where
+    a sample's taps exceed `MAX_INLINE_TAPS` on an axis."""
+    n = len(extent)
+    bound = np.floor(2.0 * tri.fparams[:, 3]) + 2  # each plan's tap bound (H plans, W plans)
+    if bound.max(initial=0) > MAX_INLINE_TAPS:
+        return False
+    kh = 1 << max(int(bound[:n].max()) - 1, 0).bit_length()  # a power of two >= the H taps
+    cols = max(8, min(64, TILE_TAPS // kh))
+    blocks = -(-extent[:, 1] // cols)
+    table = np.stack([inp.offsets, out.offsets, inp.shapes[:, 1], extent[:, 0], extent[:, 1],
+                      start[:, 0], start[:, 1], np.asarray(mirror).reshape(n) != 0,
+                      tri.iparams[:n, 0], tri.iparams[:n, 1], tri.iparams[n:, 1], blocks],
+                     axis=1).astype(np.int64)  # the columns T_IN_OFF .. T_BLOCKS  # fmt: skip
+    plans = np.concatenate([tri.fparams[:n], tri.fparams[n:]], axis=1)  # [N, 8]: H, then W
+    tiles = tile_starts(extent[:, 0] * blocks)
+    run.launch(_resample_normalize_taps_kernel, (grid_of(tiles),), inp.data, out.data, table,
+               plans, tiles, affine, K=tri.taps, KH=kh, CHW=chw, COLS=cols)  # fmt: skip
+    return True
+
+
 def launch_resample_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, resample: object,
                               gain: np.ndarray, bias: np.ndarray, mirror: np.ndarray,
                               chw: bool, window: tuple[np.ndarray, np.ndarray] | None = None,
                               ) -> None:  # fmt: skip
     """Resample HWC uint8 RGB samples as the resize call `resample` does (its `resample_*`
-    plan, 2 axes) and store `v * gain + bias` (`[N, 3]`) mirrored per sample, in one pass (after
-    one launch building the tap tables of the triangle filters, as resize's own). `window`:
+    plan, 2 axes) and store `v * gain + bias` (`[N, 3]`) mirrored per sample, in one pass (the
+    triangle filters' taps computed in it, or in one launch before it for wide taps). `window`:
     crop_mirror_normalize's `(start, size)` (`[N, 2]`, rows and columns, inside the resized
     image): only that window is computed, its rows and columns taking the resize's taps of the
     rows and columns they are (the table rows start that much further on)."""
@@ -104,6 +228,16 @@ def launch_resample_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, resampl
     # tables cost ~40-75 us per sample, most of a compiled RN50 batch's host time); all host
     # tables of the call (that launch's plan rows, the pass's tables) in one upload
     tri = call_triangle_plan(c)
+    n = len(n_out)
+    affine = np.empty((n, 6), np.float32)
+    affine[:, :3], affine[:, 3:] = np.asarray(gain)[:, :3], np.asarray(bias)[:, :3]
+    start = np.zeros((n, 2), np.int64)
+    extent = n_out
+    if window is not None:
+        start, extent = (np.asarray(v, np.int64).reshape(n, 2) for v in window)
+    if tri is not None and _launch_inline_taps(run, out, inp, tri, extent, start, mirror, affine,
+                                               chw):  # fmt: skip
+        return
     host: list[np.ndarray] = []
     if tri is not None:
         first_h, first_w = tri.first[:len(n_out)], tri.first[len(n_out):]
@@ -118,18 +252,12 @@ def launch_resample_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, resampl
                 np.asarray(c.resample_interp)[:, k], bool(c.antialias), k == 1))  # type: ignore[attr-defined]  # fmt: skip
         (index_h, weight_h, first_h, taps_h), (index_w, weight_w, first_w, taps_w) = tables
         host += [index_h, weight_h, index_w, weight_w]
-    n = len(n_out)
-    extent = n_out
-    if window is not None:
-        start, extent = (np.asarray(v, np.int64).reshape(n, 2) for v in window)
-        first_h, first_w = first_h + start[:, 0], first_w + start[:, 1]
+    first_h, first_w = first_h + start[:, 0], first_w + start[:, 1]
     samples = np.empty((n, 8), np.int64)  # the columns IN_OFF .. MIRROR
     samples[:, 0], samples[:, 1], samples[:, 2] = inp.offsets, out.offsets, inp.shapes[:, 1]
     samples[:, 3], samples[:, 4] = extent[:, 0], extent[:, 1]
     samples[:, 5], samples[:, 6] = first_h, first_w
     samples[:, 7] = np.asarray(mirror).reshape(n) != 0
-    affine = np.empty((n, 6), np.float32)
-    affine[:, :3], affine[:, 3:] = np.asarray(gain)[:, :3], np.asarray(bias)[:, :3]
     tiles = tile_starts(-(-(extent[:, 0] * extent[:, 1] * 3) // TILE))
     views = iter(run.upload(*host, samples, tiles, affine))
     if tri is not None:
