@@ -312,3 +312,36 @@ def test_resample_calls_upload_their_host_tables_once(monkeypatch) -> None:
             ndd.crop_mirror_normalize(ndd.random_resized_crop(x, size=(6, 8), interp_type=interp),
                                       mean=[1.0, 2.0, 3.0]).evaluate()  # fmt: skip
     assert fused == [1, 1, 1, 1], fused  # two compiled iterations per epoch, one upload each
+
+
+def test_two_launch_calls_upload_their_host_tables_once(monkeypatch) -> None:
+    """normalize (statistics + output launches) and the GPU spectrogram (frames, torch.fft,
+    power) copy their host tables to the device once per call."""
+    from ndd_triton.kernels.gpu._tables import GpuRun
+    from ndd_triton.runtime import launch_memo
+
+    monkeypatch.setattr(launch_memo, "ENABLED", False)
+    uploads: list[int] = []
+    real = GpuRun.upload
+
+    def counted(self, *tables):  # type: ignore[no-untyped-def]
+        uploads.append(len(tables))
+        return real(self, *tables)
+
+    monkeypatch.setattr(GpuRun, "upload", counted)
+    gen = np.random.default_rng(4)
+    images = ndd.as_batch([gen.random((int(gen.integers(2, 6)), 5), dtype=np.float32)
+                           for _ in range(3)], device="gpu")  # fmt: skip
+    signals = ndd.as_batch([gen.random(int(gen.integers(40, 90)), dtype=np.float32)
+                            for _ in range(3)], device="gpu")  # fmt: skip
+    calls = {"normalize (statistics)": lambda: ndd.normalize(images, axes=[0]),
+             "normalize (given)": lambda: ndd.normalize(images, axes=[0], mean=0.5, stddev=2.0),
+             "spectrogram": lambda: ndd.spectrogram(signals, nfft=16, window_length=12,
+                                                    window_step=4)}  # fmt: skip
+    with ndd.EvalMode.sync_full:
+        for name, call in calls.items():
+            uploads.clear()
+            with ndd.profile() as prof:
+                call().evaluate()
+            assert len(uploads) == 1, (name, uploads)
+            assert prof.records[-1].gpu_launches == (1 if "given" in name else 2), name

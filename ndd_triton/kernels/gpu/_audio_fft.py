@@ -72,12 +72,13 @@ def frame_power(run: GpuRun, src: torch.Tensor, dst: torch.Tensor, rows: np.ndar
     if not count:
         return
     frames = run.empty(count * nfft, torch.float32)
+    # the frame table (read by both launches) and the window in one upload
+    rows_dev, window_dev = run.upload(rows, np.ascontiguousarray(window, dtype=np.float32))
     block = min(1 << (nfft - 1).bit_length(), 1024)
-    run.launch(_frames_kernel, (count, -(-nfft // block)), src, frames, rows,
-               np.ascontiguousarray(window, dtype=np.float32), nfft, len(window), BLOCK=block,
-               REFLECT=reflect)  # fmt: skip
+    run.launch(_frames_kernel, (count, -(-nfft // block)), src, frames, rows_dev, window_dev,
+               nfft, len(window), BLOCK=block, REFLECT=reflect)  # fmt: skip
     spectrum = torch.view_as_real(torch.fft.rfft(frames.view(count, nfft), dim=1)).contiguous()
     bins = nfft // 2 + 1
     block = min(1 << (bins - 1).bit_length(), 1024)
-    run.launch(_power_kernel, (count, -(-bins // block)), spectrum.view(-1), dst, rows, bins,
+    run.launch(_power_kernel, (count, -(-bins // block)), spectrum.view(-1), dst, rows_dev, bins,
                BLOCK=block, MAGNITUDE=magnitude)  # fmt: skip

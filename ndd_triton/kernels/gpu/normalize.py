@@ -253,8 +253,11 @@ def _reduced_geometry(shapes: np.ndarray, axes: tuple[int, ...]) -> tuple[np.nda
     return np.concatenate([ext, mul, shift, stride], axis=1), max(rank, 1)
 
 
-def _statistics(run: GpuRun, inp: GpuBatch, out: GpuBatch, arg: Call) -> object:
-    """Per-group (mean, stddev): the given values (uploaded with the tables), else computed."""
+def _statistics(run: GpuRun, inp: GpuBatch, out: GpuBatch, arg: Call, *tables: np.ndarray
+                ) -> tuple[torch.Tensor, list[torch.Tensor]]:  # fmt: skip
+    """Per-group (mean, stddev): the given values, else computed by one launch (one program
+    per group); uploaded with the output launch's host `tables`, whose device views come
+    back too (one copy for the call)."""
     axes: tuple[int, ...] = arg.norm_axes
     kept = _kept_offsets(inp.shapes, axes)
     groups, segs = _segments(inp, out, kept, bool(arg.batch))
@@ -265,29 +268,33 @@ def _statistics(run: GpuRun, inp: GpuBatch, out: GpuBatch, arg: Call) -> object:
             values = given[name][:1] if arg.batch else given[name]
             params[:, col] = np.concatenate(values) if values else []
     if "mean" in given and "stddev" in given:
-        return params.reshape(-1)
+        params_dev, *views = run.upload(params.reshape(-1), *tables)
+        return params_dev, views
     red_n = np.array([np.prod([s[d] for d in axes], dtype=np.int64) for s in inp.shapes],
                      dtype=np.int64).reshape(-1)  # fmt: skip
     samples, rank = _reduced_geometry(inp.shapes, axes)
     samples = np.concatenate([red_n[:, None], samples], axis=1)
+    groups_dev, params_dev, segs_dev, samples_dev, *views = run.upload(
+        groups, params, segs, samples, *tables)  # fmt: skip
     stats = run.empty(2 * len(groups), torch.float32)
-    run.launch(_normalize_stats_kernel, (len(groups),), inp.data, groups, params, segs,
-               samples, stats, int(arg.ddof), float(arg.epsilon), HAS_MEAN="mean" in given,
-               HAS_STD="stddev" in given, BLOCK=_block_for(red_n), R=rank)  # fmt: skip
-    return stats
+    run.launch(_normalize_stats_kernel, (len(groups),), inp.data, groups_dev, params_dev,
+               segs_dev, samples_dev, stats, int(arg.ddof), float(arg.epsilon),
+               HAS_MEAN="mean" in given, HAS_STD="stddev" in given, BLOCK=_block_for(red_n),
+               R=rank)  # fmt: skip
+    return stats, views
 
 
 @register(normalize.schema, "gpu", replay=True)
 def normalize_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, arg: Call) -> None:
-    """Statistics (one program per group) when computed; then one streaming output launch."""
+    """Statistics (one program per group) when computed; then one streaming output launch.
+    All host tables of the call go to the device in one upload."""
     if inp.batch_size and int(inp.sizes.max()) >= INT32_LIMIT:
         raise ValueError("normalize: GPU samples must have fewer than 2**31 elements")
-    stats = _statistics(run, inp, out, arg)
     geometry, rank = _group_geometry(inp.shapes, arg.norm_axes, bool(arg.batch))
     block = block_for(inp.data.dtype, out.data.dtype, torch.float32)
     view, delta, same = input_view(inp, out)
     plan = plan_stream(out, block, global_ok=False)
-    samples, tiles = plan.tables(delta, geometry)
+    stats, (samples, tiles) = _statistics(run, inp, out, arg, *plan.tables(delta, geometry))
     # NumPy-backed evaluation (the Triton interpreter) must not warn where IEEE arithmetic
     # overflows or meets inf * 0 in lanes the conversion saturates; a no-op when compiled.
     with np.errstate(over="ignore", invalid="ignore"):
