@@ -264,14 +264,13 @@ def test_device_tables_leave_other_filters_to_the_host() -> None:
     assert device_axis_tables(run, *huge, np.array([LINEAR]), False) is not None
 
 
-def test_resample_calls_upload_their_host_tables_once(monkeypatch) -> None:
-    """A GPU resize or random_resized_crop (2 passes, and the tables launch of the triangle
-    filters) and compile mode's fused resample + normalise pass copy all host tables of the
-    call to the device in one upload, whichever builds the taps (device or host tables)."""
+def _count_uploads(monkeypatch) -> list[int]:  # type: ignore[no-untyped-def]
+    """The number of tables of every `GpuRun.upload` from now on (the launch memo off, so
+    that every call runs its kernel function)."""
     from ndd_triton.kernels.gpu._tables import GpuRun
     from ndd_triton.runtime import launch_memo
 
-    monkeypatch.setattr(launch_memo, "ENABLED", False)  # every call runs its kernel function
+    monkeypatch.setattr(launch_memo, "ENABLED", False)
     uploads: list[int] = []
     real = GpuRun.upload
 
@@ -280,6 +279,14 @@ def test_resample_calls_upload_their_host_tables_once(monkeypatch) -> None:
         return real(self, *tables)
 
     monkeypatch.setattr(GpuRun, "upload", counted)
+    return uploads
+
+
+def test_resample_calls_upload_their_host_tables_once(monkeypatch) -> None:
+    """A GPU resize or random_resized_crop (2 passes, and the tables launch of the triangle
+    filters) and compile mode's fused resample + normalise pass copy all host tables of the
+    call to the device in one upload, whichever builds the taps (device or host tables)."""
+    uploads = _count_uploads(monkeypatch)
     gen = np.random.default_rng(8)
     images = [gen.integers(0, 256, (int(gen.integers(9, 20)), int(gen.integers(9, 20)), 3),
                            dtype=np.uint8) for _ in range(3)]  # fmt: skip
@@ -317,18 +324,7 @@ def test_resample_calls_upload_their_host_tables_once(monkeypatch) -> None:
 def test_two_launch_calls_upload_their_host_tables_once(monkeypatch) -> None:
     """normalize (statistics + output launches) and the GPU spectrogram (frames, torch.fft,
     power) copy their host tables to the device once per call."""
-    from ndd_triton.kernels.gpu._tables import GpuRun
-    from ndd_triton.runtime import launch_memo
-
-    monkeypatch.setattr(launch_memo, "ENABLED", False)
-    uploads: list[int] = []
-    real = GpuRun.upload
-
-    def counted(self, *tables):  # type: ignore[no-untyped-def]
-        uploads.append(len(tables))
-        return real(self, *tables)
-
-    monkeypatch.setattr(GpuRun, "upload", counted)
+    uploads = _count_uploads(monkeypatch)
     gen = np.random.default_rng(4)
     images = ndd.as_batch([gen.random((int(gen.integers(2, 6)), 5), dtype=np.float32)
                            for _ in range(3)], device="gpu")  # fmt: skip

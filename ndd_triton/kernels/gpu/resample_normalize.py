@@ -195,10 +195,10 @@ def _launch_inline_taps(run: GpuRun, out: GpuBatch, inp: GpuBatch, tri: Triangle
     """The one-launch form (`_resample_normalize_taps_kernel`); False (nothing launched) where
     a sample's taps exceed `MAX_INLINE_TAPS` on an axis."""
     n = len(extent)
-    bound = np.floor(2.0 * tri.fparams[:, 3]) + 2  # each plan's tap bound (H plans, W plans)
-    if bound.max(initial=0) > MAX_INLINE_TAPS:
+    if tri.taps > MAX_INLINE_TAPS:  # the tap bound of every plan, both axes
         return False
-    kh = 1 << max(int(bound[:n].max()) - 1, 0).bit_length()  # a power of two >= the H taps
+    bound_h = int((np.floor(2.0 * tri.fparams[:n, 3]) + 2).max())  # the H plans' (`taps`' rule)
+    kh = 1 << max(bound_h - 1, 0).bit_length()  # a power of two >= the H taps
     cols = max(8, min(64, TILE_TAPS // kh))
     blocks = -(-extent[:, 1] // cols)
     table = np.stack([inp.offsets, out.offsets, inp.shapes[:, 1], extent[:, 0], extent[:, 1],
