@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
+from ndd_triton.decoders import _roi_decode
 from ndd_triton.decoders._jpeg_header import walk_jpeg_header
 from ndd_triton.decoders._jpeg_rows import decode_top_rows
 
@@ -290,8 +291,7 @@ def decode(data: np.ndarray, info: ImageInfo, output_type: int, adjust_orientati
         if rgb is None:
             rgb = _turbo_rgb(data, info, None)
     if rgb is not None:
-        pixels = {BGR: lambda: rgb[:, :, ::-1], YCBCR: lambda: rgb_to_ycbcr(rgb)}.get(
-            output_type, lambda: rgb)()
+        pixels = _from_rgb(rgb, output_type)
         if adjust_orientation and info.orientation != 1:
             pixels = _orient(pixels, info.orientation)
         return pixels
@@ -309,6 +309,29 @@ def decode(data: np.ndarray, info: ImageInfo, output_type: int, adjust_orientati
     if adjust_orientation and info.orientation != 1:
         pixels = _orient(pixels, info.orientation)
     return pixels
+
+
+def decode_window(data: np.ndarray, info: ImageInfo, output_type: int, adjust_orientation: bool,
+                  window: tuple[int, int, int, int]) -> np.ndarray:  # fmt: skip
+    """The pixels of `window` (y0, x0, h, w over the oriented image) as `decode` gives them:
+    a plain RGB JPEG decodes only the window's region when that is cheaper (`_roi_decode`),
+    anything else decodes the rows down to the window's end and is cut."""
+    y0, x0, h, w = window
+    if output_type in (RGB, BGR, YCBCR, ANY_DATA) and info.format == "JPEG" and \
+            info.mode == "RGB" and not (adjust_orientation and info.orientation != 1) and \
+            _roi_decode.worth_it(info.height, info.width, h, w):  # fmt: skip
+        rgb = _roi_decode.decode_window(data, info.height, info.width, y0, x0, h, w)
+        if rgb is not None:
+            return _from_rgb(rgb, output_type)
+    pixels = decode(data, info, output_type, adjust_orientation, y0 + h)
+    return pixels[y0:y0 + h, x0:x0 + w]
+
+
+def _from_rgb(rgb: np.ndarray, output_type: int) -> np.ndarray:
+    """RGB pixels in the output colour space (BGR a view)."""
+    if output_type == BGR:
+        return rgb[:, :, ::-1]
+    return rgb_to_ycbcr(rgb) if output_type == YCBCR else rgb
 
 
 def store(out: np.ndarray, pixels: np.ndarray) -> None:

@@ -37,6 +37,7 @@ MODULE_LOCKS: tuple[tuple[str, str], ...] = (
     ("ndd_triton.core.source_tags", "_lock"),
     ("ndd_triton.core.storage", "_pool_lock"),
     ("ndd_triton.core.storage", "_pack_lock"),
+    ("ndd_triton.decoders._roi_decode", "_lock"),
     ("ndd_triton.kernels._registry", "_lock"),
     ("ndd_triton.kernels.cpu._audio_matrix", "_lock"),
     ("ndd_triton.kernels.cpu.resize", "_BATCH_LOCK"),

@@ -30,12 +30,13 @@ def decode_sample(out: np.ndarray, arg: SampleArgs, op: str) -> None:
                                                   int(arg.output_type),
                                                   bool(arg.adjust_orientation)):  # fmt: skip
             return
-        rows = int(window[0]) + int(window[2]) if window is not None else None
-        pixels = _pillow.decode(arg.encoded, arg.info, int(arg.output_type),
-                                bool(arg.adjust_orientation), rows)  # fmt: skip
         if window is not None:
-            y0, x0, h, w = (int(v) for v in window)
-            pixels = pixels[y0:y0 + h, x0:x0 + w]
+            pixels = _pillow.decode_window(arg.encoded, arg.info, int(arg.output_type),
+                                           bool(arg.adjust_orientation),
+                                           tuple(int(v) for v in window))  # type: ignore[arg-type]  # fmt: skip
+        else:
+            pixels = _pillow.decode(arg.encoded, arg.info, int(arg.output_type),
+                                    bool(arg.adjust_orientation))  # fmt: skip
         if pixels.shape != out.shape:
             raise _pillow.ImageError(f"decoded shape {pixels.shape} differs from the header's "
                                      f"{out.shape}")  # fmt: skip
