@@ -4,7 +4,7 @@ torchvision v2, same files, same run.
 Run: `python perf/bench_detection.py [--copies 8] [--batch 32] [--epochs 5]
 [--dali-python /work/dali_venv/bin/python] [--tv-python /work/tv_venv/bin/python]
 [--baseline-src /work/main] [--compile]` (`--baseline-src`: another ndd_triton checkout in the
-same rounds, for before/after numbers of a change; `--compile`: a row of the same recipe in
+same rounds, for before/after numbers of a change, in compile mode with `--compile`; `--compile`: a row of the same recipe in
 compile mode, `detection_batches(compile=True)`).
 
 Data: the bundled photos with their hand-drawn boxes (`ndd_triton/data/images/
@@ -171,7 +171,7 @@ seed = [0]
 def epoch():
     n = 0
     for images, _, _ in detection_batches(cfg["batch"], 300, "cpu", seed=seed[0], anchors=anchors,
-                                          reader=reader):
+                                          reader=reader, compile=cfg["compile"]):
         n += images.shape[0]
     seed[0] += 1
     return n
@@ -286,9 +286,11 @@ def main() -> None:
             libs["ndd_triton (dynamic mode, CPU)"] = Ndd(cfg)
         if args.compile:
             libs["ndd_triton compile=True (CPU)"] = Ndd(cfg, compile_=True)
-        if args.baseline_src:
-            libs[f"ndd_triton at {args.baseline_src}"] = Sub(
-                sys.executable, NDD_CODE, {**cfg, "src": os.path.abspath(args.baseline_src)})
+        if args.baseline_src:  # in compile mode with --compile
+            mode = " compile=True" if args.compile else ""
+            libs[f"ndd_triton{mode} at {args.baseline_src}"] = Sub(
+                sys.executable, NDD_CODE, {**cfg, "src": os.path.abspath(args.baseline_src),
+                                           "compile": args.compile})  # fmt: skip
         for key, python, code in (("dali", args.dali_python, DALI_CODE),
                                   ("tv", args.tv_python, TV_CODE)):  # fmt: skip
             if key in args.only and python and os.path.exists(python):

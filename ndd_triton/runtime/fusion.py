@@ -8,9 +8,10 @@ chain: its normalising store joins the chain's pass on the GPU); a *flip_cmn* pa
 read only by crop_mirror_normalize, which then reads the flip's input with its crop window and
 `mirror` mirrored where the flip mirrored (the RN50 recipe's flip costs no pass); a
 *resample_cmn* group is resize/random_resized_crop -> [flip ->] crop_mirror_normalize, one
-launch on the GPU (`kernels/gpu/resample_normalize.py`). The calls between the members (the random
-draws of their arguments) stay where they are, so every call is still prepared in program order
-and draws what eager mode draws.
+launch on the GPU (`kernels/gpu/resample_normalize.py`); a *decode_slice* pair is a CPU
+decoders.image read only by slice, decoded as `decoders.image_slice` would (only the window).
+The calls between the members (the random draws of their arguments) stay where they are, so
+every call is still prepared in program order and draws what eager mode draws.
 
 When an iteration is issued, a group's members are prepared one by one; the last member's
 result comes from one invocation running the whole chain (`fused_invocation`): on the GPU one
@@ -104,6 +105,10 @@ def plan_groups(program: list[CallRecord]) -> dict[int, Group]:
             group = Group("resample_cmn", (src.index, *members))
             for q in group.calls:
                 groups[q] = group
+    for p, rec in enumerate(program):  # decoders.image -> slice: decode only the window
+        d = _sole_producer(program, uses, rec, "decoders.image") if rec.name == "slice" else None
+        if d is not None:
+            groups[d] = groups[p] = Group("decode_slice", (d, p))
     normalizer = {}  # colour op -> the crop_mirror_normalize that alone reads it
     for p, rec in enumerate(program):
         src = rec.inputs[0] if rec.inputs else None
@@ -129,6 +134,19 @@ def plan_groups(program: list[CallRecord]) -> dict[int, Group]:
     return groups
 
 
+def _sole_producer(program: list[CallRecord], uses: dict[tuple[int, int], int],
+                   rec: CallRecord, name: str) -> int | None:  # fmt: skip
+    """The call `name` whose first output is `rec`'s first input and read by nothing else
+    (same eval mode and context), or None."""
+    src = rec.inputs[0] if rec.inputs else None
+    if rec.mode not in _FUSABLE_MODES or src is None or src.kind != "op" or src.output != 0 or \
+            uses.get((src.index, 0), 0) != 1:  # fmt: skip
+        return None
+    prev = program[src.index]
+    return src.index if prev.name == name and prev.mode is rec.mode and prev.ctx is rec.ctx \
+        else None  # fmt: skip
+
+
 def lazy_invocation(prep: Any, ctx: Any) -> Invocation:
     """A member's own invocation, run only if its result is read (on the reading thread)."""
     run = make_run(prep.call, prep.kernel, prep.batches, prep.specs, prep.dev, ctx)
@@ -147,6 +165,14 @@ def fused_invocation(group: Group, members: list[Any], ctx: Any) -> Invocation |
     name = "+".join(m.call.schema.name for m in members)
     if group.kind == "resample_cmn":
         return _resample_cmn(name, members, ctx)
+    if group.kind == "decode_slice":
+        call = _windowed_decode(first.call, first.specs[0], last.call, last.specs[0]) \
+            if dev.device_type == "cpu" else None  # fmt: skip
+        if call is None:
+            return None
+        return Invocation(name, make_run(call, first.kernel, first.batches, last.specs, dev, ctx),
+                          ctx, None, make_stage(call, first.kernel, first.batches, last.specs, dev,
+                                                ctx))  # fmt: skip
     if group.kind == "flip_cmn":
         call = _mirrored_cmn(first.call, last.call)
         if call is None:
@@ -238,6 +264,24 @@ def _mirrored_cmn(flip: Any, cmn: Any) -> Any:
     values["window_start"] = start
     values["mirror"] = ((mirror.reshape(n) != 0) ^ h).astype(mirror.dtype).reshape(mirror.shape)
     return dataclasses.replace(cmn, values=values, per_sample=set(cmn.per_sample))
+
+
+def _windowed_decode(decode: Any, decoded: Any, sliced: Any, spec: Any) -> Any:
+    """decoders.image's call decoding only slice's window of each image, as
+    `decoders.image_slice` does (the same bytes: `decoders/_roi_decode.py`), or None when a
+    window leaves the image (slice fills), cuts the channels or converts the type."""
+    if decode.window is not None or decoded.layout != "HWC" or spec.dtype != decoded.dtype:
+        return None
+    dims, anchor = decoded.shapes, np.asarray(sliced.anchor_full)
+    if anchor.shape != dims.shape or spec.shapes.shape != dims.shape:
+        return None
+    end = anchor + spec.shapes
+    if (anchor < 0).any() or (end > dims).any() or (spec.shapes[:, 2] != dims[:, 2]).any():
+        return None
+    values = dict(decode.values)
+    values["window"] = np.concatenate([anchor[:, :2], spec.shapes[:, :2]], axis=1)
+    return dataclasses.replace(decode, values=values,
+                               per_sample=set(decode.per_sample) | {"window"})  # fmt: skip
 
 
 def _cpu_chain(members: list[Any]) -> Any:

@@ -1,0 +1,83 @@
+"""Compile mode's decode_slice fusion: decoders.image read only by slice decodes just the window
+(as decoders.image_slice), with the bytes of eager mode's decode + slice."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ndd_triton as ndd
+from ndd_triton.decoders import _roi_decode
+from ndd_triton.runtime.compiled import CompileFallbackWarning
+
+PHOTOS = Path(ndd.__file__).parent / "data" / "images"
+BS = 4
+
+
+def _jpeg_batches(iterations: int = 3) -> list[list[np.ndarray]]:
+    files = [np.fromfile(p, np.uint8) for p in sorted(PHOTOS.glob("*.jpg"))]
+    return [[files[(k * BS + i) % len(files)] for i in range(BS)] for k in range(iterations)]
+
+
+def _detection_like(x: ndd.Batch) -> ndd.Batch:
+    images = ndd.decoders.image(x)
+    start = ndd.random.uniform(batch_size=BS, range=[0.0, 0.4], shape=[2])
+    size = ndd.random.uniform(batch_size=BS, range=[0.3, 0.6], shape=[2])
+    images = ndd.slice(images, start, size)
+    return ndd.resize(images, size=[24, 20])
+
+
+def _padded(x: ndd.Batch) -> ndd.Batch:
+    images = ndd.decoders.image(x)
+    start = ndd.random.uniform(batch_size=BS, range=[0.5, 0.9], shape=[2])
+    return ndd.slice(images, start, [0.5, 0.5], out_of_bounds_policy="pad")
+
+
+def _run(body, data, compile_: bool):
+    ndd.random.set_seed(5)
+    batches = [ndd.as_batch(d) for d in data]
+    epoch = ndd.ExternalSource(iter(batches)).captured(BS) if compile_ else iter(batches)
+    outs = []
+    with ndd.profile() as prof, warnings.catch_warnings():
+        warnings.simplefilter("error", CompileFallbackWarning)
+        for x in epoch:
+            outs.append([np.array(s) for s in body(x).cpu()])
+    return outs, prof, epoch
+
+
+@pytest.mark.parametrize("body", [_detection_like, _padded], ids=lambda b: b.__name__)
+def test_decode_then_slice_decodes_the_window(monkeypatch, body) -> None:
+    """Windows inside the images: one invocation decoding only the window (region decodes
+    counted); windows leaving the image (slice pads): decode and slice run on their own.
+    Both give eager mode's bytes."""
+    data = _jpeg_batches()
+    eager, _, _ = _run(body, data, False)
+    regions = []
+    real = _roi_decode.decode_window
+
+    def counting(*args):
+        regions.append(args[3:])
+        return real(*args)
+
+    monkeypatch.setattr(_roi_decode, "decode_window", counting)
+    compiled, prof, epoch = _run(body, data, True)
+    for a, b in zip(eager, compiled, strict=True):
+        for sa, sb in zip(a, b, strict=True):
+            assert sa.shape == sb.shape and np.array_equal(sa, sb)
+    assert {g.kind for g in epoch.session.groups.values()} == {"decode_slice"}
+    later = prof.compiled[1:]  # iteration 0 is traced eagerly
+    assert later
+    for it in later:
+        names = [g.ops for g in it.groups]
+        if body is _detection_like:
+            assert ("decoders.image", "slice") in names, names
+        else:
+            assert ("decoders.image",) in names and ("slice",) in names, names
+    if body is _detection_like:
+        assert len(regions) >= 4  # the large photos' windows (small images decode whole)
+    else:
+        assert not regions
+
