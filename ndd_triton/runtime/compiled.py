@@ -44,7 +44,6 @@ from ndd_triton.runtime.issued import (
     as_tuple,
     invocations,
     speculation_barrier,
-    splits_group,
 )
 from ndd_triton.runtime.trace import CallRecord, IterationRefs
 
@@ -92,7 +91,7 @@ class Session:
         self.replayed = 0  # calls answered from the program
         self.finished = False  # the epoch ran to its end in compile mode (reusable program)
         # a reused program is issued ahead only up to `_barrier` until iteration 0 confirms it
-        self._barrier = speculation_barrier(self.program, self.groups) if reuse else 0
+        self._barrier = speculation_barrier(self.program) if reuse else 0
         self._confirmed = reuse is None or self._barrier >= len(self.program or ())
         if reuse is not None:
             self._rngs = reuse._rngs
@@ -167,8 +166,6 @@ class Session:
                 self._buffered[k] = (values, self._issue(as_tuple(values)))
             elif not self._confirmed or issued.issued >= len(self.program or ()):
                 continue
-            elif splits_group(issued.issued, self.groups):
-                self._buffered[k] = (values, self._issue(as_tuple(values)))  # issued again
             else:  # read ahead up to the barrier: the rest of its calls
                 self._issue_calls(issued)
         while not self.eager and not self._stalled and len(self._buffered) <= self.depth:
@@ -191,7 +188,10 @@ class Session:
 
     def _issue_calls(self, issued: Issued) -> None:
         """Issue the program's calls from where `issued` stopped: to the end, or up to the
-        barrier while the program is not confirmed (a barrier never splits a fusion group)."""
+        barrier while the program is not confirmed. A fusion group this issue does not hold
+        whole (begun by an earlier, partial issue or reaching past the barrier) runs as its
+        members' own calls: the calls before the barrier stay issued ahead (and kept when
+        iteration 0 re-traces from the barrier on), none is issued twice."""
         program = self.program
         assert program is not None
         plain = PLAIN_CALL[0]
@@ -208,6 +208,8 @@ class Session:
             inputs = [refs.resolve(r) for r in rec.inputs]
             args = [refs.resolve(r) for r in rec.args]
             group = self.groups.get(p)
+            if group is not None and (group.calls[0] < start or group.calls[-1] >= stop):
+                group = None
             try:
                 with ExitStack() as stack:
                     if rec.ctx is not EvalContext.current():

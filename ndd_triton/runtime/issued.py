@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ndd_triton.random._rng import RNG, RNGState
-from ndd_triton.runtime.fusion import Group
 from ndd_triton.runtime.trace import CallRecord, IterationRefs
 
 if TYPE_CHECKING:
@@ -60,25 +59,13 @@ class CompiledEpoch:
         self._gen.close()  # type: ignore[attr-defined]
 
 
-def speculation_barrier(program: list[CallRecord] | None, groups: dict[int, Group]) -> int:
-    """The program's first random call or call reading an object compared by identity,
-    moved back to the start of a fusion group it would split (len(program): none)."""
+def speculation_barrier(program: list[CallRecord] | None) -> int:
+    """The program's first random call or call reading an object compared by identity
+    (len(program): none)."""
     program = program or []
-    stop = next((p for p, rec in enumerate(program) if rec.schema.random or any(
+    return next((p for p, rec in enumerate(program) if rec.schema.random or any(
         ref.kind == "obj" for ref in (*rec.inputs, *rec.args, rec.batch_size, rec.device))),
         len(program))  # fmt: skip
-    moved = True
-    while moved:
-        moved = False
-        for group in groups.values():
-            if group.calls[0] < stop <= group.calls[-1]:
-                stop, moved = group.calls[0], True
-    return stop
-
-
-def splits_group(position: int, groups: dict[int, Group]) -> bool:
-    """Whether a fusion group has members both before `position` and at or after it."""
-    return any(g.calls[0] < position <= g.calls[-1] for g in groups.values())
 
 
 def as_tuple(values: Any) -> tuple[Any, ...]:

@@ -81,3 +81,41 @@ def test_decode_then_slice_decodes_the_window(monkeypatch, body) -> None:
     else:
         assert not regions
 
+
+def test_an_rng_made_anew_each_epoch_decodes_each_batch_once(tmp_path) -> None:
+    """A reader's later epochs reuse the program, whose decode_slice group spans the first
+    random call (the window's draw, with an RNG made anew each epoch: the program re-traces
+    there). The iterations read ahead before it run the group as two calls (the decoding stays
+    issued ahead), later ones fused: every batch is decoded once, with eager mode's bytes."""
+    root = tmp_path / "0"
+    root.mkdir()
+    photos = sorted(PHOTOS.glob("*.jpg"))
+    for i in range(12):
+        (root / f"{i:02d}.jpg").write_bytes(photos[i % len(photos)].read_bytes())
+
+    def run(compile_: bool) -> tuple[list, list]:
+        ndd.random.set_seed(5)
+        reader = ndd.readers.File(file_root=str(tmp_path), random_shuffle=True, seed=3)
+        outs = []
+        with ndd.profile() as prof:
+            for epoch in range(3):
+                rng = ndd.random.RNG(seed=10 + epoch)
+                for jpegs, _ in reader.next_epoch(batch_size=2, compile=compile_):
+                    images = ndd.decoders.image(jpegs)
+                    start = ndd.random.uniform(batch_size=2, range=[0.0, 0.4], shape=[2],
+                                               rng=rng)  # fmt: skip
+                    images = ndd.slice(images, start, [0.5, 0.5])
+                    outs.append([np.array(s) for s in images.cpu()])
+        decodes = [r.op for r in prof.records if r.op.startswith("decoders.image") and
+                   r.run_s is not None]  # fmt: skip
+        return outs, decodes
+
+    eager, eager_decodes = run(False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileFallbackWarning)
+        compiled, decodes = run(True)
+    for a, b in zip(eager, compiled, strict=True):
+        for sa, sb in zip(a, b, strict=True):
+            assert sa.shape == sb.shape and np.array_equal(sa, sb)
+    assert len(eager_decodes) == len(decodes) == 3 * 6
+    assert decodes.count("decoders.image+slice") >= 2 * 3  # fused past the first iterations
