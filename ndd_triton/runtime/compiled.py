@@ -154,7 +154,10 @@ class Session:
             rngs += [r for r in rec.rngs() if all(r is not seen for seen in rngs)]
         self._rngs = rngs
         if self.fuse:
-            self.groups = plan_groups(self.program)
+            old, self.groups = self.groups, plan_groups(self.program)
+            for _, ahead in self._buffered:  # kept prefixes of a re-traced reused program
+                if ahead is not None:
+                    ahead.keep_groups(old, self.groups)
 
     def _fill(self, source: Iterator[Any]) -> None:
         """Read and issue iterations until `depth` are ahead of the one about to start (first
@@ -188,16 +191,16 @@ class Session:
 
     def _issue_calls(self, issued: Issued) -> None:
         """Issue the program's calls from where `issued` stopped: to the end, or up to the
-        barrier while the program is not confirmed. A fusion group this issue does not hold
-        whole (begun by an earlier, partial issue or reaching past the barrier) runs as its
-        members' own calls: the calls before the barrier stay issued ahead (and kept when
-        iteration 0 re-traces from the barrier on), none is issued twice."""
+        barrier while the program is not confirmed. A fusion group reaching past the barrier
+        has its earlier members prepared (their results computed only if read) and is
+        scheduled when its last member is issued, after the confirmation; one whose earlier
+        calls were issued on their own (before a re-trace) runs as its members' own calls."""
         program = self.program
         assert program is not None
         plain = PLAIN_CALL[0]
         refs = issued.refs
         prof = bool(_profiling.ACTIVE)
-        members: dict[int, list[Any]] = {}  # group start -> prepared members so far
+        members = issued.members  # group start -> prepared members so far
         start, stop = issued.issued, len(program) if self._confirmed else self._barrier
         if start >= stop:
             return
@@ -208,8 +211,9 @@ class Session:
             inputs = [refs.resolve(r) for r in rec.inputs]
             args = [refs.resolve(r) for r in rec.args]
             group = self.groups.get(p)
-            if group is not None and (group.calls[0] < start or group.calls[-1] >= stop):
-                group = None
+            if group is not None and len(members.get(group.calls[0], ())) != \
+                    sum(q < p for q in group.calls):  # fmt: skip
+                group = None  # its earlier calls were issued on their own (another program)
             try:
                 with ExitStack() as stack:
                     if rec.ctx is not EvalContext.current():
@@ -329,7 +333,7 @@ class Session:
         issued, p = self._current, self.position
         assert issued is not None
         self._restore(issued, p)
-        issued.refs.truncate(p)
+        issued.truncate(p, self.groups)
         self.reused, self._current, self._refs = False, None, issued.refs
         self._trace = list(self.program[:p]) if self.program is not None else []
         # calls before the barrier draw nothing: the iterations read ahead keep those (the
@@ -337,8 +341,7 @@ class Session:
         keep = not self._confirmed and p <= self._barrier
         for _, ahead in self._buffered:
             if keep and ahead is not None:
-                ahead.refs.truncate(p)
-                del ahead.snapshots[p + 1:]
+                ahead.truncate(p, self.groups)
         self._buffered = deque((values, ahead if keep else None)
                                for values, ahead in self._buffered)  # fmt: skip
         return self.call(schema, inputs, arg_values, batch_size, device)

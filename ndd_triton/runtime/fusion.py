@@ -9,7 +9,7 @@ read only by crop_mirror_normalize, which then reads the flip's input with its c
 `mirror` mirrored where the flip mirrored (the RN50 recipe's flip costs no pass); a
 *resample_cmn* group is resize/random_resized_crop -> [flip ->] crop_mirror_normalize, one
 launch on the GPU (`kernels/gpu/resample_normalize.py`); a *decode_slice* pair is a CPU
-decoders.image read only by slice, decoded as `decoders.image_slice` would (only the window).
+decoders.image read only by slice, decoding only the windows (`runtime/fusion_decode.py`).
 The calls between the members (the random draws of their arguments) stay where they are, so
 every call is still prepared in program order and draws what eager mode draws.
 
@@ -24,7 +24,6 @@ by its own invocation (lazily, from its own inputs).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -36,45 +35,23 @@ from ndd_triton.runtime import profiling as _profiling
 from ndd_triton.runtime.dispatch import make_run, make_stage
 from ndd_triton.runtime.eval_mode import EvalMode
 from ndd_triton.runtime.executor import execute
+from ndd_triton.runtime.fusion_decode import DECODE_KINDS, decode_groups, decode_invocation
+from ndd_triton.runtime.fusion_group import FUSABLE_MODES, Group, count_uses
 from ndd_triton.runtime.invocation import Invocation
 from ndd_triton.runtime.trace import CallRecord
 
 COLOR_OPS = frozenset(s.name for s in color.schemas)
 RESAMPLE_OPS = frozenset(("random_resized_crop", "resize"))
-_FUSABLE_MODES = (EvalMode.eager, EvalMode.deferred)
-
-
-@dataclass(frozen=True, slots=True)
-class Group:
-    """Calls of the program that run as one pass (program indices, in chain order)."""
-
-    kind: str
-    calls: tuple[int, ...]
-
-    @property
-    def last(self) -> int:
-        """The member whose result the group's invocation produces."""
-        return self.calls[-1]
-
-
-def _uses(program: list[CallRecord]) -> dict[tuple[int, int], int]:
-    """How often each (call, output) is read by later calls."""
-    uses: dict[tuple[int, int], int] = {}
-    for rec in program:
-        for ref in (*rec.inputs, *rec.args, rec.batch_size, rec.device):
-            if ref.kind == "op":
-                uses[(ref.index, ref.output)] = uses.get((ref.index, ref.output), 0) + 1
-    return uses
 
 
 def plan_groups(program: list[CallRecord]) -> dict[int, Group]:
     """Member index -> its group: every colour chain of two or more calls, and every flip read
     only by a crop_mirror_normalize."""
-    uses = _uses(program)
+    uses = count_uses(program)
     nxt: dict[int, int] = {}
     has_prev: set[int] = set()
     for p, rec in enumerate(program):
-        if rec.name not in COLOR_OPS or rec.mode not in _FUSABLE_MODES or not rec.inputs:
+        if rec.name not in COLOR_OPS or rec.mode not in FUSABLE_MODES or not rec.inputs:
             continue
         src = rec.inputs[0]
         if src.kind != "op" or uses.get((src.index, 0), 0) != 1:
@@ -87,7 +64,7 @@ def plan_groups(program: list[CallRecord]) -> dict[int, Group]:
     groups: dict[int, Group] = {}
     for p, rec in enumerate(program):  # flip -> crop_mirror_normalize: one cmn, mirror ^= flip
         src = rec.inputs[0] if rec.inputs else None
-        if rec.name != "crop_mirror_normalize" or rec.mode not in _FUSABLE_MODES or \
+        if rec.name != "crop_mirror_normalize" or rec.mode not in FUSABLE_MODES or \
                 src is None or src.kind != "op" or uses.get((src.index, 0), 0) != 1:  # fmt: skip
             continue
         prev = program[src.index]
@@ -105,14 +82,11 @@ def plan_groups(program: list[CallRecord]) -> dict[int, Group]:
             group = Group("resample_cmn", (src.index, *members))
             for q in group.calls:
                 groups[q] = group
-    for p, rec in enumerate(program):  # decoders.image -> slice: decode only the window
-        d = _sole_producer(program, uses, rec, "decoders.image") if rec.name == "slice" else None
-        if d is not None:
-            groups[d] = groups[p] = Group("decode_slice", (d, p))
+    decode_groups(program, uses, groups)
     normalizer = {}  # colour op -> the crop_mirror_normalize that alone reads it
     for p, rec in enumerate(program):
         src = rec.inputs[0] if rec.inputs else None
-        if rec.name == "crop_mirror_normalize" and rec.mode in _FUSABLE_MODES and \
+        if rec.name == "crop_mirror_normalize" and rec.mode in FUSABLE_MODES and \
                 src is not None and src.kind == "op" and uses.get((src.index, 0), 0) == 1 and \
                 program[src.index].name in COLOR_OPS and program[src.index].ctx is rec.ctx and \
                 program[src.index].mode is rec.mode:  # fmt: skip
@@ -134,19 +108,6 @@ def plan_groups(program: list[CallRecord]) -> dict[int, Group]:
     return groups
 
 
-def _sole_producer(program: list[CallRecord], uses: dict[tuple[int, int], int],
-                   rec: CallRecord, name: str) -> int | None:  # fmt: skip
-    """The call `name` whose first output is `rec`'s first input and read by nothing else
-    (same eval mode and context), or None."""
-    src = rec.inputs[0] if rec.inputs else None
-    if rec.mode not in _FUSABLE_MODES or src is None or src.kind != "op" or src.output != 0 or \
-            uses.get((src.index, 0), 0) != 1:  # fmt: skip
-        return None
-    prev = program[src.index]
-    return src.index if prev.name == name and prev.mode is rec.mode and prev.ctx is rec.ctx \
-        else None  # fmt: skip
-
-
 def lazy_invocation(prep: Any, ctx: Any) -> Invocation:
     """A member's own invocation, run only if its result is read (on the reading thread)."""
     run = make_run(prep.call, prep.kernel, prep.batches, prep.specs, prep.dev, ctx)
@@ -165,14 +126,8 @@ def fused_invocation(group: Group, members: list[Any], ctx: Any) -> Invocation |
     name = "+".join(m.call.schema.name for m in members)
     if group.kind == "resample_cmn":
         return _resample_cmn(name, members, ctx)
-    if group.kind == "decode_slice":
-        call = _windowed_decode(first.call, first.specs[0], last.call, last.specs[0]) \
-            if dev.device_type == "cpu" else None  # fmt: skip
-        if call is None:
-            return None
-        return Invocation(name, make_run(call, first.kernel, first.batches, last.specs, dev, ctx),
-                          ctx, None, make_stage(call, first.kernel, first.batches, last.specs, dev,
-                                                ctx))  # fmt: skip
+    if group.kind in DECODE_KINDS:
+        return decode_invocation(name, members, ctx)
     if group.kind == "flip_cmn":
         call = _mirrored_cmn(first.call, last.call)
         if call is None:
@@ -264,24 +219,6 @@ def _mirrored_cmn(flip: Any, cmn: Any) -> Any:
     values["window_start"] = start
     values["mirror"] = ((mirror.reshape(n) != 0) ^ h).astype(mirror.dtype).reshape(mirror.shape)
     return dataclasses.replace(cmn, values=values, per_sample=set(cmn.per_sample))
-
-
-def _windowed_decode(decode: Any, decoded: Any, sliced: Any, spec: Any) -> Any:
-    """decoders.image's call decoding only slice's window of each image, as
-    `decoders.image_slice` does (the same bytes: `decoders/_roi_decode.py`), or None when a
-    window leaves the image (slice fills), cuts the channels or converts the type."""
-    if decode.window is not None or decoded.layout != "HWC" or spec.dtype != decoded.dtype:
-        return None
-    dims, anchor = decoded.shapes, np.asarray(sliced.anchor_full)
-    if anchor.shape != dims.shape or spec.shapes.shape != dims.shape:
-        return None
-    end = anchor + spec.shapes
-    if (anchor < 0).any() or (end > dims).any() or (spec.shapes[:, 2] != dims[:, 2]).any():
-        return None
-    values = dict(decode.values)
-    values["window"] = np.concatenate([anchor[:, :2], spec.shapes[:, :2]], axis=1)
-    return dataclasses.replace(decode, values=values,
-                               per_sample=set(decode.per_sample) | {"window"})  # fmt: skip
 
 
 def _cpu_chain(members: list[Any]) -> Any:

@@ -15,19 +15,34 @@ if TYPE_CHECKING:
 
 
 class Issued:
-    """One iteration issued ahead: its source values, results and the RNG states before each
-    call (`snapshots[p]`; one more after the last call)."""
+    """One iteration issued ahead: its source values, results, the RNG states before each
+    call (`snapshots[p]`; one more after the last call) and the members of its fusion groups
+    prepared so far (`members[first call]`: (prepared call, its own lazy invocation) in call
+    order; a group issued in two parts, around the barrier, finds its first part here)."""
 
-    __slots__ = ("groups", "refs", "snapshots")
+    __slots__ = ("groups", "members", "refs", "snapshots")
 
     def __init__(self, source_values: tuple[Any, ...]) -> None:
         self.refs = IterationRefs(source_values)
         self.snapshots: list[list[tuple[RNG, RNGState]]] = []
         self.groups: list[Any] = []  # profiling: (op names, invocations) per issued group
+        self.members: dict[int, list[Any]] = {}
 
     @property
     def issued(self) -> int:
         return len(self.refs.results)
+
+    def truncate(self, position: int, groups: dict[int, Any]) -> None:
+        """Forget the calls from `position` on (results, RNG states, group members)."""
+        self.refs.truncate(position)
+        del self.snapshots[position + 1:]
+        self.members = {start: done[:sum(q < position for q in groups[start].calls)]
+                        for start, done in self.members.items() if start < position}  # fmt: skip
+
+    def keep_groups(self, old: dict[int, Any], new: dict[int, Any]) -> None:
+        """After a re-trace: keep the members of the groups the new program has as well."""
+        self.members = {start: done for start, done in self.members.items()
+                        if new.get(start) == old.get(start)}  # fmt: skip
 
 
 class Failed:

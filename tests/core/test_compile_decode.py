@@ -1,5 +1,6 @@
-"""Compile mode's decode_slice fusion: decoders.image read only by slice decodes just the window
-(as decoders.image_slice), with the bytes of eager mode's decode + slice."""
+"""Compile mode's decode_slice fusion (runtime/fusion_decode.py): decoders.image read only by
+slice decodes just the window (as decoders.image_slice), with the bytes of eager mode's decode +
+slice, also when the group spans a reused program's first random call."""
 
 from __future__ import annotations
 
@@ -82,21 +83,39 @@ def test_decode_then_slice_decodes_the_window(monkeypatch, body) -> None:
         assert not regions
 
 
-def test_an_rng_made_anew_each_epoch_decodes_each_batch_once(tmp_path) -> None:
+def test_an_rng_made_anew_each_epoch_decodes_each_image_once(monkeypatch, tmp_path) -> None:
     """A reader's later epochs reuse the program, whose decode_slice group spans the first
     random call (the window's draw, with an RNG made anew each epoch: the program re-traces
-    there). The iterations read ahead before it run the group as two calls (the decoding stays
-    issued ahead), later ones fused: every batch is decoded once, with eager mode's bytes."""
+    there). The iterations read ahead prepare the decoder (run only if read: the re-traced
+    iteration 0 reads it) and fuse it once the window is drawn: every image is decoded once,
+    with eager mode's bytes."""
+    from ndd_triton.decoders import _pillow
+    from ndd_triton.kernels.cpu import decoders as cpu_decoders
+
     root = tmp_path / "0"
     root.mkdir()
     photos = sorted(PHOTOS.glob("*.jpg"))
     for i in range(12):
         (root / f"{i:02d}.jpg").write_bytes(photos[i % len(photos)].read_bytes())
+    decoded = []
+    sample, direct = cpu_decoders.decode_sample, _pillow.direct_rgb_decoder()
 
-    def run(compile_: bool) -> tuple[list, list]:
+    def counted_sample(out, arg, op):
+        decoded.append(op)
+        return sample(out, arg, op)
+
+    def counted_direct(*args, **kwargs):
+        decoded.append("direct")
+        return direct(*args, **kwargs)
+
+    monkeypatch.setattr(cpu_decoders, "decode_sample", counted_sample)
+    monkeypatch.setattr(_pillow, "direct_rgb_decoder", lambda: counted_direct)
+
+    def run(compile_: bool) -> tuple[list, int, list]:
         ndd.random.set_seed(5)
         reader = ndd.readers.File(file_root=str(tmp_path), random_shuffle=True, seed=3)
         outs = []
+        decoded.clear()
         with ndd.profile() as prof:
             for epoch in range(3):
                 rng = ndd.random.RNG(seed=10 + epoch)
@@ -106,16 +125,16 @@ def test_an_rng_made_anew_each_epoch_decodes_each_batch_once(tmp_path) -> None:
                                                rng=rng)  # fmt: skip
                     images = ndd.slice(images, start, [0.5, 0.5])
                     outs.append([np.array(s) for s in images.cpu()])
-        decodes = [r.op for r in prof.records if r.op.startswith("decoders.image") and
-                   r.run_s is not None]  # fmt: skip
-        return outs, decodes
+        fused = [r.op for r in prof.records if r.op == "decoders.image+slice" and
+                 r.run_s is not None]  # fmt: skip
+        return outs, len(decoded), fused
 
-    eager, eager_decodes = run(False)
+    eager, eager_decodes, _ = run(False)
     with warnings.catch_warnings():
         warnings.simplefilter("error", CompileFallbackWarning)
-        compiled, decodes = run(True)
+        compiled, decodes, fused = run(True)
     for a, b in zip(eager, compiled, strict=True):
         for sa, sb in zip(a, b, strict=True):
             assert sa.shape == sb.shape and np.array_equal(sa, sb)
-    assert len(eager_decodes) == len(decodes) == 3 * 6
-    assert decodes.count("decoders.image+slice") >= 2 * 3  # fused past the first iterations
+    assert eager_decodes == decodes == 3 * 12
+    assert len(fused) >= 3 * 5 - 1  # all but each epoch's re-traced iteration 0

@@ -1,0 +1,47 @@
+"""What compile mode's fusion groups are made of: `Group`, and the program queries that find
+them (how often a result is read, which call alone feeds another)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ndd_triton.runtime.eval_mode import EvalMode
+from ndd_triton.runtime.trace import CallRecord
+
+FUSABLE_MODES = (EvalMode.eager, EvalMode.deferred)
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Calls of the program that run as one pass (program indices, in chain order)."""
+
+    kind: str
+    calls: tuple[int, ...]
+
+    @property
+    def last(self) -> int:
+        """The member whose result the group's invocation produces."""
+        return self.calls[-1]
+
+
+def count_uses(program: list[CallRecord]) -> dict[tuple[int, int], int]:
+    """How often each (call, output) is read by later calls."""
+    uses: dict[tuple[int, int], int] = {}
+    for rec in program:
+        for ref in (*rec.inputs, *rec.args, rec.batch_size, rec.device):
+            if ref.kind == "op":
+                uses[(ref.index, ref.output)] = uses.get((ref.index, ref.output), 0) + 1
+    return uses
+
+
+def sole_producer(program: list[CallRecord], uses: dict[tuple[int, int], int],
+                  rec: CallRecord, name: str) -> int | None:  # fmt: skip
+    """The call `name` whose first output is `rec`'s first input and read by nothing else
+    (same eval mode and context), or None."""
+    src = rec.inputs[0] if rec.inputs else None
+    if rec.mode not in FUSABLE_MODES or src is None or src.kind != "op" or src.output != 0 or \
+            uses.get((src.index, 0), 0) != 1:  # fmt: skip
+        return None
+    prev = program[src.index]
+    return src.index if prev.name == name and prev.mode is rec.mode and prev.ctx is rec.ctx \
+        else None  # fmt: skip
