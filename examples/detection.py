@@ -50,6 +50,7 @@ def detection_batches(batch_size: int = 4, size: int = 300, device: str = "cpu",
                       root: str = DATA, annotations: str | None = None, seed: int = 0,
                       anchors: np.ndarray | None = None, images: list[str] | None = None,
                       reader: ndd.readers.COCO | None = None, compile: bool = False,
+                      image_slice: bool = False,
                       ) -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:  # fmt: skip
     """One epoch of `(images [N, 3, size, size] float, boxes [N, M, 4], labels [N, M])`.
 
@@ -57,18 +58,24 @@ def detection_batches(batch_size: int = 4, size: int = 300, device: str = "cpu",
     next epoch's files ahead, as a training loop would keep it); default: a new one per call
     (`root`, `annotations`, `seed` and `images` then configure it). `compile`: run the epoch
     in compile mode (docs/compile.md: the next batches are computed while the caller works on
-    this one; the same tensors as eager mode)."""
+    this one; the same tensors as eager mode). `image_slice`: decode only each window
+    (`decoders.image_slice`, as DALI's SSD examples do) instead of decoding and slicing; the
+    same tensors."""
     anchors = ssd_anchors() if anchors is None else anchors
     reader = coco_reader(root, annotations, seed, images) if reader is None else reader
     rng = ndd.random.RNG(seed=seed)
     for jpegs, boxes, labels in reader.next_epoch(batch_size=batch_size, compile=compile):
-        images = ndd.decoders.image(jpegs, device=device)
+        if not image_slice:
+            images = ndd.decoders.image(jpegs, device=device)
         # a window that keeps the objects (SSD's IoU thresholds), boxes re-expressed in it
         anchor, shape, boxes, labels = ndd.random_bbox_crop(
             boxes, labels, thresholds=[0.1, 0.3, 0.5, 0.7, 0.9], scaling=[0.3, 1.0],
             aspect_ratio=[0.5, 2.0], bbox_layout="xyXY", num_attempts=1,
             total_num_attempts=50, quiet=True, rng=rng)  # fmt: skip
-        images = ndd.slice(images, anchor, shape)  # relative (x, y) window, as the op returns it
+        if image_slice:  # relative (x, y) window, as random_bbox_crop returns it
+            images = ndd.decoders.image_slice(jpegs, anchor, shape, device=device)
+        else:
+            images = ndd.slice(images, anchor, shape)
         images = ndd.resize(images, size=[size, size])
         coin = ndd.random.coin_flip(probability=0.5, batch_size=jpegs.batch_size, rng=rng)
         images = ndd.flip(images, horizontal=coin)

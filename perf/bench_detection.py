@@ -3,9 +3,11 @@ torchvision v2, same files, same run.
 
 Run: `python perf/bench_detection.py [--copies 8] [--batch 32] [--epochs 5]
 [--dali-python /work/dali_venv/bin/python] [--tv-python /work/tv_venv/bin/python]
-[--baseline-src /work/main] [--compile]` (`--baseline-src`: another ndd_triton checkout in the
-same rounds, for before/after numbers of a change, in compile mode with `--compile`; `--compile`: a row of the same recipe in
-compile mode, `detection_batches(compile=True)`).
+[--baseline-src /work/main] [--compile] [--image-slice]` (`--baseline-src`: another
+ndd_triton checkout in the same rounds, for before/after numbers of a change, in compile mode
+with `--compile`; `--compile`: a row of the same recipe in compile mode,
+`detection_batches(compile=True)`; `--image-slice`: both ndd_triton and DALI decode each
+window with `decoders.image_slice`, as DALI's SSD examples do, instead of decode + slice).
 
 Data: the bundled photos with their hand-drawn boxes (`ndd_triton/data/images/
 detection_coco.json`), each annotated image listed `--copies` times (8 images x 8 = 64 per
@@ -69,11 +71,15 @@ rng = ndd.random.RNG(seed=0)
 def epoch():
     n = 0
     for jpegs, boxes, labels in reader.next_epoch(batch_size=cfg["batch"]):
-        images = ndd.decoders.image(jpegs)
+        if not cfg["image_slice"]:
+            images = ndd.decoders.image(jpegs)
         anchor, shape, boxes, labels = ndd.random_bbox_crop(boxes, labels, thresholds=[0.1, 0.3, 0.5, 0.7, 0.9],
             scaling=[0.3, 1.0], aspect_ratio=[0.5, 2.0], bbox_layout="xyXY", num_attempts=1,
             total_num_attempts=50, quiet=True, rng=rng)
-        images = ndd.slice(images, anchor, shape)
+        if cfg["image_slice"]:
+            images = ndd.decoders.image_slice(jpegs, anchor, shape)
+        else:
+            images = ndd.slice(images, anchor, shape)
         images = ndd.resize(images, size=[300, 300])
         coin = ndd.random.coin_flip(probability=0.5, batch_size=jpegs.batch_size, rng=rng)
         images = ndd.flip(images, horizontal=coin)
@@ -171,7 +177,8 @@ seed = [0]
 def epoch():
     n = 0
     for images, _, _ in detection_batches(cfg["batch"], 300, "cpu", seed=seed[0], anchors=anchors,
-                                          reader=reader, compile=cfg["compile"]):
+                                          reader=reader, compile=cfg["compile"],
+                                          **({"image_slice": True} if cfg["image_slice"] else {})):
         n += images.shape[0]
     seed[0] += 1
     return n
@@ -222,7 +229,8 @@ class Ndd:
         wall, cpu = time.perf_counter(), time.process_time()
         for images, _, _ in detection_batches(cfg["batch"], 300, "cpu", seed=self.seed,
                                               anchors=self.anchors, reader=self.reader,
-                                              compile=self.compile):  # fmt: skip
+                                              compile=self.compile,
+                                              image_slice=cfg["image_slice"]):  # fmt: skip
             n += images.shape[0]
         self.seed += 1
         return {"n": n, "wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu}
@@ -269,6 +277,9 @@ def main() -> None:
     parser.add_argument("--baseline-src", default=None, metavar="DIR",
                         help="also run the ndd_triton checkout in DIR (e.g. the main branch), in "
                              "a subprocess of this interpreter, in the same rounds")  # fmt: skip
+    parser.add_argument("--image-slice", action="store_true",
+                        help="ndd_triton and DALI decode each window with decoders.image_slice "
+                             "(DALI's SSD examples) instead of decoders.image + slice")  # fmt: skip
     args = parser.parse_args()
     sys.path[:0] = [ROOT, os.path.join(ROOT, "examples")]
     import numpy as np
@@ -280,7 +291,7 @@ def main() -> None:
         anchors = os.path.join(tmp, "anchors.npy")
         np.save(anchors, ssd_anchors())
         cfg = {"root": DATA, "ann": ann, "anchors": anchors, "batch": args.batch,
-               "threads": args.threads}
+               "threads": args.threads, "image_slice": args.image_slice}
         libs: dict[str, Any] = {}
         if "ndd" in args.only:
             libs["ndd_triton (dynamic mode, CPU)"] = Ndd(cfg)

@@ -35,9 +35,11 @@ def test_detection_recipe_end_to_end(device):
         assert np.isfinite(targets.cpu().numpy()[classes.cpu().numpy() > 0]).all()
 
 
-def test_detection_recipe_compiled_is_eager_over_epochs():
+@pytest.mark.parametrize("image_slice", [False, True], ids=["decode+slice", "image_slice"])
+def test_detection_recipe_compiled_is_eager_over_epochs(image_slice):
     """`compile=True` over three epochs of one reader (each epoch makes its RNG anew, so each
-    later epoch re-traces at random_bbox_crop): eager mode's tensors, no fallback warning."""
+    later epoch re-traces at random_bbox_crop): eager mode's tensors, no fallback warning; and
+    `image_slice=True` (each window decoded by decoders.image_slice) gives the same tensors."""
     import warnings
 
     import ndd_triton as ndd
@@ -47,23 +49,24 @@ def test_detection_recipe_compiled_is_eager_over_epochs():
     anchors = example.ssd_anchors(feature_sizes=(3, 1), scales=(0.3, 0.8), ratios=(1.0, 2.0))
     small = ["chelsea_small_97x65.jpg", "ihc_333x333.jpg", "chelsea_451x300.jpg"]
 
-    def epochs(compile_):
+    def epochs(compile_, image_slice=False):
         ndd.random.set_seed(2)
         reader = example.coco_reader(images=small)
         return [[tuple(t.clone() for t in batch) for batch in example.detection_batches(
-            batch_size=2, size=24, seed=epoch, anchors=anchors, reader=reader, compile=compile_)]
-            for epoch in range(3)]  # fmt: skip
+            batch_size=2, size=24, seed=epoch, anchors=anchors, reader=reader, compile=compile_,
+            image_slice=image_slice)] for epoch in range(3)]  # fmt: skip
 
     eager = epochs(False)
     with warnings.catch_warnings():
         warnings.simplefilter("error", CompileFallbackWarning)
-        compiled = epochs(True)
-    assert len(eager) == len(compiled) == 3
-    for e, c in zip(eager, compiled, strict=True):
-        assert len(e) == len(c) == 2
-        for be, bc in zip(e, c, strict=True):
-            for te, tc in zip(be, bc, strict=True):
-                assert torch.equal(te, tc)
+        others = [epochs(True, image_slice)] + ([epochs(False, True)] if image_slice else [])
+    for other in others:
+        assert len(eager) == len(other) == 3
+        for e, c in zip(eager, other, strict=True):
+            assert len(e) == len(c) == 2
+            for be, bc in zip(e, c, strict=True):
+                for te, tc in zip(be, bc, strict=True):
+                    assert torch.equal(te, tc)
 
 
 def test_bundled_annotations_are_valid_coco():
