@@ -227,6 +227,8 @@ class Session:
                     else:
                         prep = PREPARE[0](rec.schema, inputs, args, batch_size, device)
                         result, scheduled = issue_member(group, p, prep, members, rec.ctx)
+                        if p == group.last:  # scheduled: its prepared members are not needed
+                            members.pop(group.calls[0], None)
             except Exception:
                 self._stalled = True  # the caller's own call raises it, eagerly
                 return
