@@ -266,3 +266,41 @@ def test_a_reused_gpu_program_keeps_its_fused_pass(tmp_path) -> None:
     assert len(prof.compiled) == 3
     for it in prof.compiled:
         assert ("random_resized_crop", "flip", "crop_mirror_normalize") in [g.ops for g in it.groups]
+
+
+def test_a_colour_chain_around_a_per_epoch_rng_is_issued_once(tmp_path) -> None:
+    """A colour chain whose first random draw sits between its members (the reused program's
+    barrier inside a fusion group) with an RNG made anew each epoch: every batch's chain runs
+    once (its first member prepared ahead, fused after the draw), eager mode's bytes."""
+    root = tmp_path / "0"
+    root.mkdir()
+    gen = np.random.default_rng(6)
+    for i in range(FILES):
+        np.save(root / f"{i}.npy", gen.integers(0, 256, (5 + i % 3, 7, 3), dtype=np.uint8))
+
+    def run(compile_: bool) -> tuple[list, list]:
+        ndd.random.set_seed(8)
+        reader = ndd.readers.Numpy(file_root=str(root), random_shuffle=True, seed=2)
+        outs = []
+        with ndd.profile() as prof:
+            for epoch in range(3):
+                rng = ndd.random.RNG(seed=20 + epoch)
+                for (x,) in reader.next_epoch(batch_size=BS, compile=compile_):
+                    x = ndd.brightness(x, brightness=1.2)
+                    contrast = ndd.random.uniform(batch_size=x.batch_size, range=[0.5, 1.5],
+                                                  rng=rng)  # fmt: skip
+                    x = ndd.contrast(x, contrast=contrast)
+                    outs.append([np.array(s) for s in x])
+        runs = [r.op for r in prof.records if r.op.startswith("brightness") and
+                r.run_s is not None]  # fmt: skip
+        return outs, runs
+
+    eager, eager_runs = run(False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileFallbackWarning)
+        compiled, runs = run(True)
+    _same([eager], [compiled])
+    assert len(eager_runs) == 3 * 4
+    # iteration 0 of epochs 1 and 2 re-traces after its prepared brightness (computed when the
+    # traced contrast reads it: a lazy run, not profiled); every other batch runs fused once
+    assert runs.count("brightness+contrast") == 3 * 4 - 1 - 2 and len(runs) == 3 * 4 - 2
