@@ -12,9 +12,10 @@ or Pillow, both libjpeg-turbo with the default ISLOW IDCT and fancy upsampling).
 The region asked for is the window plus `MARGIN` pixels on every side that has image there,
 so that the edge effects of a cropped decode (upsampled chroma at the cut, which libjpeg-turbo
 places at an iMCU boundary) fall outside the window; the window is then cut out of it. The
-first use checks this on a generated 4:2:0 JPEG against the full decode, over windows that
-start and end on and off iMCU boundaries; any difference (another libjpeg-turbo build) turns
-this path off for the process, as does `NDD_TRITON_ROI_DECODE=0`.
+first use checks this on generated JPEGs (4:2:0, and 4:4:4 with an EXIF orientation, which must
+not be applied) against the full decode, over windows that start and end on and off iMCU
+boundaries; any difference (another libjpeg-turbo build) turns this path off for the process,
+as does `NDD_TRITON_ROI_DECODE=0`.
 """
 
 from __future__ import annotations
@@ -90,14 +91,15 @@ def _load() -> Any:
         return _codec[0]
 
 
-def _decoder(module: Any) -> Any:
-    """This thread's CPU-only decoder (one libjpeg-turbo worker, no CUDA)."""
-    dec = getattr(_local, "decoder", None)
-    if dec is None:
-        dec = _local.decoder = module.Decoder(
-            device_id=module.NVIMGCODEC_DEVICE_CPU_ONLY, max_num_cpu_threads=1,
-            backends=[module.Backend(module.BackendKind.CPU_ONLY)])  # fmt: skip
-    return dec
+def _decoder(module: Any) -> tuple[Any, Any]:
+    """This thread's CPU-only decoder (one libjpeg-turbo worker, no CUDA) and its parameters:
+    the stored pixels, EXIF orientation not applied (the caller windows the raw image)."""
+    found = getattr(_local, "decoder", None)
+    if found is None:
+        dec = module.Decoder(device_id=module.NVIMGCODEC_DEVICE_CPU_ONLY, max_num_cpu_threads=1,
+                             backends=[module.Backend(module.BackendKind.CPU_ONLY)])  # fmt: skip
+        found = _local.decoder = (dec, module.DecodeParams(apply_exif_orientation=False))
+    return found
 
 
 def worth_it(height: int, width: int, h: int, w: int) -> bool:
@@ -109,9 +111,9 @@ def worth_it(height: int, width: int, h: int, w: int) -> bool:
 def decode_window(data: np.ndarray, height: int, width: int, y0: int, x0: int, h: int,
                   w: int) -> np.ndarray | None:  # fmt: skip
     """RGB uint8 `(h, w, 3)` pixels of the window `[y0, y0 + h) x [x0, x0 + w)` of a
-    3-component JPEG of `height x width` (EXIF orientation not applied: the caller checks
-    orientation 1), the full decode's bytes; None when this path is unavailable or the
-    decoder gives up (the caller then decodes the whole image and reports its errors)."""
+    3-component JPEG of `height x width` as stored (EXIF orientation not applied), the full
+    decode's bytes; None when this path is unavailable or the decoder gives up (the caller
+    then decodes the whole image and reports its errors)."""
     module = _load()
     if module is None:
         return None
@@ -129,7 +131,8 @@ def _region(module: Any, data: Any, height: int, width: int, y0: int, x0: int, h
         if (top, left, bottom, right) != (0, 0, height, width):
             region = module.Region(start=[top, left], end=[bottom, right])
             stream = stream.get_sub_code_stream(region=region)
-        image = _decoder(module).decode(stream)
+        dec, params = _decoder(module)
+        image = dec.decode(stream, params=params)
     except Exception:
         return None
     if image is None:
@@ -141,7 +144,8 @@ def _region(module: Any, data: Any, height: int, width: int, y0: int, x0: int, h
 
 
 def _self_check() -> bool:
-    """Whether windows of a generated 4:2:0 JPEG (and a 4:4:4 one) equal its full decode."""
+    """Whether windows of a generated 4:2:0 JPEG (and a 4:4:4 one with an EXIF orientation)
+    equal its full decode as stored."""
     from PIL import Image
 
     module = _codec[0]
@@ -151,9 +155,12 @@ def _self_check() -> bool:
     noisy = (base + rng.integers(0, 60, base.shape)).clip(0, 255).astype(np.uint8)
     windows = [(0, 0, 75, 101), (16, 16, 32, 48), (17, 15, 40, 50), (0, 33, 75, 20),
                (48, 0, 27, 101), (31, 64, 33, 37), (5, 90, 9, 11)]  # fmt: skip
-    for subsampling in (2, 0):  # 4:2:0, 4:4:4
+    exif = Image.Exif()
+    exif[0x0112] = 3  # rotated 180 degrees: must come back as stored
+    for subsampling, extra in ((2, {}), (0, {"exif": exif.tobytes()})):  # 4:2:0, 4:4:4
         buf = io.BytesIO()
-        Image.fromarray(noisy).save(buf, format="JPEG", quality=85, subsampling=subsampling)
+        Image.fromarray(noisy).save(buf, format="JPEG", quality=85, subsampling=subsampling,
+                                    **extra)  # fmt: skip
         data = np.frombuffer(buf.getvalue(), np.uint8)
         full = _full_decode(buf.getvalue())
         for y0, x0, h, w in windows:

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _check import assert_close
-from _decoder_data import encode, ref_crop
+from _decoder_data import _pixels, encode, ref_crop, with_orientation
 from PIL import Image
 
 import ndd_triton as ndd
@@ -131,3 +131,25 @@ def test_worth_it_rule():
     assert _roi_decode.worth_it(480, 640, 224, 224)
     assert not _roi_decode.worth_it(480, 640, 470, 600)  # 92% of the image
     assert not _roi_decode.worth_it(100, 100, 10, 10)  # 10k pixels
+
+
+@pytest.mark.parametrize("orientation", [3, 6, 2])
+@pytest.mark.parametrize("adjust", [False, True])
+def test_exif_orientation_is_the_full_decodes(orientation, adjust):
+    """A JPEG with an EXIF orientation: the window is taken from the stored image when
+    adjust_orientation=False (the region decode must not rotate it: nvImageCodec does by
+    default) and from the oriented one otherwise, as without the region decode."""
+    data = with_orientation(_pixels(300, 400, 3, seed=1), orientation, "JPEG")
+    batch = ndd.as_batch([data])
+    loaded = _roi_decode._load()
+    outs = []
+    for codec in (loaded, None):
+        _roi_decode._codec[:] = [codec]
+        try:
+            (got,) = ndd.decoders.image_slice(batch, rel_start=[0.1, 0.2], rel_shape=[0.5, 0.4],
+                                              adjust_orientation=adjust).cpu()  # fmt: skip
+        finally:
+            _roi_decode._codec[:] = [loaded]
+        outs.append(np.asarray(got))
+    assert outs[0].shape == outs[1].shape
+    np.testing.assert_array_equal(outs[0], outs[1])
