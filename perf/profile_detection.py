@@ -195,7 +195,8 @@ def main() -> None:
         if opts.cprofile:
             profiler = cProfile.Profile()
             run(cfg, profiler)
-            pstats.Stats(profiler).sort_stats("cumulative").print_stats(opts.cprofile)
+            order = os.environ.get("SORT", "cumulative")  # e.g. SORT=tottime
+            pstats.Stats(profiler).sort_stats(order).print_stats(opts.cprofile)
     print(f"# batch {opts.batch}, {opts.threads} threads, load {load[0]:.1f} -> "
           f"{os.getloadavg()[0]:.1f}")
 

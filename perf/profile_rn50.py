@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import collections
 import cProfile
+import dataclasses
 import json
 import os
 import pstats
@@ -57,21 +58,37 @@ def _wrap_kernels() -> None:
 
     for info in pkgutil.iter_modules(cpu.__path__):
         importlib.import_module(f"ndd_triton.kernels.cpu.{info.name}")
-    for (op, backend), entry in list(_registry._KERNELS.items()):
-        if backend != "cpu":
-            continue
-
-        def timed(*args: Any, _fn: Any = entry.fn, _op: str = op) -> Any:
+    def timed(fn: Any, op: str) -> Any:
+        def run(*args: Any) -> Any:
             start = time.thread_time()
             try:
-                return _fn(*args)
+                return fn(*args)
             finally:
                 spent = time.thread_time() - start
                 with _lock:
-                    _kernel_cpu[_op] += spent
+                    _kernel_cpu[op] += spent
 
-        _registry._KERNELS[(op, backend)] = _registry.KernelEntry(
-            timed, entry.backend, entry.batched, entry.dense)
+        return run
+
+    def bound(bind: Any, op: str) -> Any:
+        def make(call: Any) -> Any:
+            one = bind(call)
+            return timed(one, op) if one is not None else None
+
+        return make
+
+    def wrapped(entry: Any, op: str) -> Any:
+        # every form the run phase may pick (packed spans, bound samples, the per-sample form),
+        # so the profile measures the paths the pipeline really takes
+        return dataclasses.replace(
+            entry, fn=timed(entry.fn, op),
+            packed=timed(entry.packed, op) if entry.packed is not None else None,
+            bind=bound(entry.bind, op) if entry.bind is not None else None,
+            per_sample=wrapped(entry.per_sample, op) if entry.per_sample is not None else None)
+
+    for (op, backend), entry in list(_registry._KERNELS.items()):
+        if backend == "cpu":
+            _registry._KERNELS[(op, backend)] = wrapped(entry, op)
 
 
 class OpTimer:

@@ -281,11 +281,51 @@ def constant_value(op: str, arg: Arg, value: Any) -> Any:
     if isinstance(value, list | tuple | np.ndarray):
         if not arg.vector:
             raise _type_error(op, arg, value, _expected(arg))
+        fast = _numeric_list(arg, value)
+        if fast is not None:
+            return fast
         return [convert_scalar(op, arg, v) for v in np.asarray(value, dtype=object).reshape(-1)]
     value = convert_scalar(op, arg, value)
     if arg.vector and arg.kind not in ("str", "layout"):
         return [value] if arg.length is None else [value] * arg.length
     return value
+
+
+_FAST_LIST = 16  # shorter lists convert value by value (as cheap, and no array made)
+
+
+def _numeric_list(arg: Arg, value: list | tuple | np.ndarray) -> list[Any] | None:
+    """`constant_value` of a long numeric list or array, vectorised (box_encoder's thousands of
+    anchor coordinates cost ~13 ms per call value by value): the same Python floats / ints, or
+    None where the values need `convert_scalar` (other kinds, mixed or out-of-range values:
+    it raises the precise error)."""
+    if arg.kind not in ("float", "int", "enum"):
+        return None
+    if isinstance(value, np.ndarray):
+        arr = value
+        if arr.dtype.kind not in "fiu":
+            return None
+    else:
+        if len(value) < _FAST_LIST:
+            return None
+        try:  # (a Python list: exact float64 or int64, else fall back)
+            arr = np.asarray(value)
+        except (ValueError, TypeError, OverflowError):
+            return None
+        if arr.dtype not in (np.float64, np.int64) or (arr.dtype == np.int64) != (
+                arg.kind != "float"):  # fmt: skip
+            return None
+    arr = arr.reshape(-1)
+    if arr.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            limit = _F32_MAX if arg.kind == "float" else _INT_LIMIT - 1024
+            if not (np.isfinite(arr) & (np.abs(arr) <= limit)).all():
+                return None
+    elif arr.dtype.kind == "u" and arr.size and arr.max() >= 1 << 63:
+        return None
+    if arg.kind == "float":
+        return arr.astype(np.float64).tolist()
+    return arr.astype(np.int64).tolist()  # (floats truncated, as int() does)
 
 
 def validate(op: str, arg: Arg, value: Any) -> None:

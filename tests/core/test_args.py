@@ -67,3 +67,40 @@ def test_flip_with_a_coin_flip_batch_flips_the_chosen_samples():
     for i, flipped in enumerate(chosen):
         expected = images[i, :, ::-1] if flipped else images[i]
         np.testing.assert_array_equal(np.asarray(out.select(i)), expected)
+
+
+# Long constant lists and arrays (box_encoder's thousands of anchor coordinates) convert in
+# one NumPy pass; the result must be the value-by-value conversion's, and values that need
+# the per-value path (NaN, huge ints, mixed kinds) still get its exact error.
+LONG = [
+    (Arg("x", "float", vector=True), np.linspace(-3, 3, 40, dtype=np.float32)),
+    (Arg("x", "float", vector=True), np.linspace(-3, 3, 40).tolist()),
+    (Arg("x", "float", vector=True), np.arange(24, dtype=np.int16).reshape(6, 4)),
+    (Arg("x", "float", vector=True), list(range(20))),
+    (Arg("x", "int", vector=True), np.linspace(-9.7, 9.7, 30)),
+    (Arg("x", "int", vector=True), list(range(-10, 10))),
+    (Arg("x", "int", vector=True), np.arange(20, dtype=np.uint64)),
+    (Arg("x", "int", vector=True), [True] * 10 + [2] * 10),
+    (Arg("x", "float", vector=True), [1, 2.5] * 10),
+    (Arg("fill_value", "float", vector=True), [float("nan")] * 20),
+]
+
+
+@pytest.mark.parametrize(("arg", "value"), LONG, ids=[str(i) for i in range(len(LONG))])
+def test_long_constant_lists_convert_as_value_by_value(arg, value):
+    fast = _args.constant_value("op", arg, value)
+    slow = [_args.convert_scalar("op", arg, v) for v in np.asarray(value, dtype=object).ravel()]
+    assert [type(v) for v in fast] == [type(v) for v in slow]
+    assert [repr(v) for v in fast] == [repr(v) for v in slow]
+
+
+@pytest.mark.parametrize("value", [[1.0] * 19 + [float("nan")], np.array([1.0] * 19 + [np.inf],
+                                   np.float32), [1.0] * 19 + [1e39]])  # fmt: skip
+def test_long_constant_lists_keep_the_per_value_error(value):
+    with pytest.raises(ValueError, match="argument 'x' expects a finite number"):
+        _args.constant_value("op", Arg("x", "float", vector=True), value)
+
+
+def test_long_int_lists_out_of_int64_keep_the_per_value_error():
+    with pytest.raises(ValueError, match="argument 'x' expects an integer within int64"):
+        _args.constant_value("op", Arg("x", "int", vector=True), [2**70] + [1] * 20)
