@@ -24,8 +24,13 @@ from ndd_triton.runtime.launch_memo import run_kernel
 from ndd_triton.runtime.packed_run import run_packed
 from ndd_triton.runtime.pipeline import ChainOutputs, Stage
 from ndd_triton.runtime.thread_pool import POOL_MIN_BYTES, largest_first
+from ndd_triton.runtime.torch_threads import SingleThreadedTorch
 
 _INTERPRETER_LOCK = threading.RLock()
+# Below this many bytes read, a kernel's torch ops stay under torch's parallel grain (32768
+# elements) and never start its OpenMP team: no `SingleThreadedTorch` (~6 us of ctypes calls
+# on the caller's thread, 10% of a tiny call).
+TORCH_PARALLEL_BYTES = 1 << 16
 
 
 def make_run(call: Call, kernel: KernelEntry, batches: list[Batch], specs: list[OutputSpec],
@@ -35,7 +40,10 @@ def make_run(call: Call, kernel: KernelEntry, batches: list[Batch], specs: list[
     if device.device_type == "cpu":
         def run(inv: Any) -> list[BatchStorage]:
             ins = [b._storage_or_raise() if b is not None else None for b in batches]
-            return _run_cpu(call, kernel, ins, specs, device, ctx)
+            if _nbytes(ins, []) < TORCH_PARALLEL_BYTES:
+                return _run_cpu(call, kernel, ins, specs, device, ctx)
+            with SingleThreadedTorch():  # (on the caller's thread in sync modes, inline runs)
+                return _run_cpu(call, kernel, ins, specs, device, ctx)
     else:
         def run(inv: Any) -> list[BatchStorage]:
             ins = [b._storage_or_raise() if b is not None else None for b in batches]
@@ -255,7 +263,11 @@ def run_dense_now(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None
         outs.append(out)
     if total >= max_bytes or not _uniform_args(call, known_uniform):
         return None
-    _call_dense(call, kernel, outs, arrays)
+    if total < TORCH_PARALLEL_BYTES:
+        _call_dense(call, kernel, outs, arrays)
+    else:
+        with SingleThreadedTorch():
+            _call_dense(call, kernel, outs, arrays)
     return [BatchStorage.from_numpy_dense(out, device) for out in outs]
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import heapq
 import os
 import threading
@@ -13,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ndd_triton.runtime import fork as _fork
+from ndd_triton.runtime.torch_threads import make_this_thread_single
 
 _lock = threading.Lock()
 _explicit_threads: int | None = None
@@ -91,30 +91,11 @@ def default_pool() -> ThreadPool:
 
 
 def torch_single_threaded() -> None:
-    """Worker-thread initializer: torch ops called on this thread use one OpenMP/MKL thread.
-
-    The pool is the parallelism: a per-sample kernel whose torch ops fan out to torch's own
-    intra-op threads oversubscribes the cores (2 pool threads x 2 OpenMP threads on 2 cores
-    measured 7.2 CPU ms vs 2.6 for random_resized_crop of a 500x375 image). OpenMP's thread
-    count and MKL's local one are per-thread settings, so this leaves the user's threads (and
-    `torch.get_num_threads()`) alone; `torch.set_num_threads` would be process-wide. Best
-    effort: without torch's bundled libgomp/MKL symbols nothing changes.
+    """Worker-thread initializer: torch ops called on this thread use one OpenMP/MKL thread
+    (`runtime/torch_threads.py`). The pool is the parallelism: 2 pool threads x 2 OpenMP
+    threads on 2 cores measured 7.2 CPU ms vs 2.6 for random_resized_crop of a 500x375 image.
     """
-    try:
-        import torch
-
-        torch.get_num_threads()  # torch's lazy per-thread init first, or it would undo this
-        lib = os.path.join(os.path.dirname(torch.__file__), "lib")
-        gomp = os.path.join(lib, "libgomp.so.1")
-        if os.path.exists(gomp):
-            ctypes.CDLL(gomp).omp_set_num_threads(1)
-        cpu = os.path.join(lib, "libtorch_cpu.so")
-        if os.path.exists(cpu):
-            set_local = getattr(ctypes.CDLL(cpu), "MKL_Set_Num_Threads_Local", None)
-            if set_local is not None:
-                set_local(1)
-    except Exception:
-        pass
+    make_this_thread_single()
 
 
 class ThreadPool:

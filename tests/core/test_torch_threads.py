@@ -1,0 +1,51 @@
+"""ndd_triton's CPU kernels run torch on one OpenMP thread on every thread they run on,
+including the caller's (sync modes, inlined tiny work), and leave the caller's setting as it
+was (runtime/torch_threads.py)."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+import ndd_triton as ndd
+import ndd_triton.kernels.cpu.mel_filter_bank as mel_kernel
+
+
+@pytest.fixture
+def seen_threads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """(thread name, torch.get_num_threads()) of every mel_filter_bank sample run."""
+    seen: list[tuple[str, int]] = []
+    original = mel_kernel.apply_along_axis
+
+    def probe(out, inp, arg):  # type: ignore[no-untyped-def]
+        seen.append((threading.current_thread().name, torch.get_num_threads()))
+        original(out, inp, arg)
+
+    monkeypatch.setattr(mel_kernel, "apply_along_axis", probe)
+    return seen
+
+
+@pytest.mark.parametrize("mode", [ndd.EvalMode.sync_cpu, ndd.EvalMode.eager])
+def test_kernels_on_the_callers_thread_use_one_torch_thread(seen_threads, mode):
+    caller = threading.current_thread().name
+    before = torch.get_num_threads()
+    if before < 2:
+        torch.set_num_threads(2)  # (the setting a kernel must not inherit)
+    try:
+        spectrum = ndd.as_batch([np.ones((257, 80), np.float32)])  # 82 KB: above the
+        # size where torch could go parallel (`dispatch.TORCH_PARALLEL_BYTES`)
+        with mode:
+            out = ndd.mel_filter_bank(spectrum, nfilter=8, sample_rate=16000.0)
+            out.evaluate()
+        assert seen_threads
+        assert all(threads == 1 for _, threads in seen_threads), seen_threads
+        if mode is ndd.EvalMode.sync_cpu:  # one sample: it ran right here
+            assert seen_threads[0][0] == caller
+        assert torch.get_num_threads() == max(before, 2)  # the caller's setting is back
+        reference = ndd.mel_filter_bank(spectrum, nfilter=8, sample_rate=16000.0)
+        np.testing.assert_array_equal(out.torch().numpy(), reference.torch().numpy())
+    finally:
+        torch.set_num_threads(before)
