@@ -326,6 +326,13 @@ def mark_worker_thread() -> None:
     _worker_tls.worker = True
 
 
+def run_gpu_call(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
+                 specs: list[OutputSpec], device: Device, ctx: Any
+                 ) -> list[BatchStorage]:  # fmt: skip
+    """A GPU call's run on this thread without an invocation (`prepare._run_gpu_now`)."""
+    return _run_gpu(call, kernel, ins, specs, device, ctx, None)  # type: ignore[arg-type]
+
+
 def _run_gpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: list[OutputSpec],
              device: Device, ctx: Any, record: Any) -> list[BatchStorage]:  # fmt: skip
     global _gpu_types

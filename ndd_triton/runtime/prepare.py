@@ -29,6 +29,7 @@ from ndd_triton.runtime.dispatch import (
     make_run,
     make_stage,
     run_dense_now,
+    run_gpu_call,
 )
 from ndd_triton.runtime.eval_context import EvalContext
 from ndd_triton.runtime.eval_mode import EvalMode
@@ -136,12 +137,51 @@ def _run_now(call: Call, kernel: KernelEntry, batches: list[Any], metas: list[In
         raise
     if outs is None:
         return None
+    return _computed(outs, specs, dev, call.batch_size)
+
+
+def _computed(outs: list[BatchStorage], specs: list[OutputSpec], dev: Device, n: int) -> Any:
+    """Batch results holding storage computed already (no invocation behind them)."""
     results = []
     for storage, spec in zip(outs, specs, strict=True):
-        out = Batch._pending(None, spec.dtype, spec.layout, dev, call.batch_size, spec.shapes)
+        out = Batch._pending(None, spec.dtype, spec.layout, dev, n, spec.shapes)
         out._storage = storage
         results.append(out)
     return results[0] if len(results) == 1 else tuple(results)
+
+
+def _run_gpu_now(call: Call, kernel: KernelEntry, batches: list[Any],
+                 metas: list[InputMeta | None], specs: list[OutputSpec], dev: Device,
+                 ctx: EvalContext) -> Any:  # fmt: skip
+    """Results of a GPU call launched right here, or None to take the normal path.
+
+    Where the executor would run the call on this thread anyway (sync modes; eager with an
+    idle worker and tiny work, `execute`'s inline runs), the same run without the invocation,
+    its run closure, call site and result handles. Eager failures go the normal path, which
+    runs the call again and keeps the error for the read, as eager mode requires.
+    """
+    mode = EvalMode.current()
+    eager = mode is EvalMode.eager
+    if mode is EvalMode.deferred:
+        return None
+    if eager and not (kernel.inline and ctx._worker.idle and not dynamo_running() and
+                      _is_tiny(batches, metas, specs)):  # fmt: skip
+        return None
+    ins = []
+    for b in batches:
+        storage = b._storage if b is not None else None
+        if storage is None and b is not None:
+            return None  # an input still pending: the normal path orders it
+        ins.append(storage)
+    try:
+        outs = run_gpu_call(call, kernel.for_call(call), ins, specs, dev, ctx)
+        if mode is EvalMode.sync_full and ctx.cuda_stream is not None:
+            ctx.cuda_stream.synchronize()
+    except Exception:
+        if eager:
+            return None
+        raise
+    return _computed(outs, specs, dev, call.batch_size)
 
 
 def _as_tensors(done: Any) -> Any:
@@ -247,6 +287,10 @@ def _prepare_and_execute(schema: OpSchema, inputs: Sequence[Any], arg_values: Se
     ctx = EvalContext.current()
     if plan is not None and kernel.dense and dev.device_type == "cpu" and not _profiling.ACTIVE:
         done = _run_now(call, kernel, batches, metas, specs, dev, ctx, plan.uniform)
+        if done is not None:
+            return done if is_batch else _as_tensors(done)
+    if dev.device_type == "gpu" and not _profiling.ACTIVE:
+        done = _run_gpu_now(call, kernel, batches, metas, specs, dev, ctx)
         if done is not None:
             return done if is_batch else _as_tensors(done)
     stage = make_stage(call, kernel, batches, list(specs), dev, ctx) \
