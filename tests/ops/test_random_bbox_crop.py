@@ -249,3 +249,25 @@ def test_batched_first_chunk_equals_per_sample_search(kw):
             np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
         assert (got.no_crop, got.exhausted) == (want.no_crop, want.exhausted)
     assert fallbacks < len(boxes)
+
+
+@pytest.mark.parametrize("first_chunk", [1, 3, 32])
+def test_first_chunk_size_changes_nothing(monkeypatch, first_chunk):
+    """How many attempts every sample scores together first is only a cost trade-off: the
+    windows, boxes and labels are those of the shipped size (draws are per attempt)."""
+    from ndd_triton.ops import _bbox_crop_search as s
+
+    boxes = ndd.as_batch([random_boxes(k % 7, k) for k in range(48)])
+    labels = ndd.as_batch([np.arange(k % 7, dtype=np.int32) for k in range(48)])
+    kw = {"thresholds": [0.1, 0.3, 0.5, 0.7, 0.9], "scaling": [0.3, 1.0],
+          "aspect_ratio": [0.5, 2.0], "num_attempts": 2, "total_num_attempts": 50, "quiet": True}
+
+    def run() -> list[list[np.ndarray]]:
+        out = ndd.random_bbox_crop(boxes, labels, rng=ndd.random.RNG(seed=5), **kw)
+        return [[np.asarray(x) for x in b] for b in out]
+
+    shipped = run()
+    monkeypatch.setattr(s, "FIRST_CHUNK", first_chunk)
+    for a, b in zip(run(), shipped, strict=True):
+        for x, y in zip(a, b, strict=True):
+            np.testing.assert_array_equal(x, y)
