@@ -6,8 +6,9 @@ spin-wait after every parallel region, taking a core from the pool threads for a
 pool and executor threads are made single-threaded once (`make_this_thread_single`); kernels
 also run on the caller's thread (sync modes, tiny work inlined in eager mode, external inputs),
 and there `SingleThreadedTorch` lowers the thread's own settings for the run and restores
-them after. Measured on the log-mel recipe (2 CPUs): the caller's thread at torch's default
-cost ~8% of the CPU per batch against `OMP_NUM_THREADS=1` (perf/README.md, "Audio log-mel").
+them after. Measured (perf/README.md, "Audio log-mel", fifth session): mel_filter_bank of 16
+spectrograms with one pool thread in sync mode took 7.3-8.0 ms of process CPU for 3.7-4.0 ms of
+wall per call (the team's second thread spinning), CPU = wall with this.
 
 OpenMP's thread count and MKL's local one are per-thread settings, so the user's own torch
 work on the same thread is left as it was. Best effort: without torch's bundled libgomp (or
