@@ -22,6 +22,7 @@ the ragged batches vary from call to call (`make_calls`).
 
     NDD_TRITON_EMULATE_GPU=1 TRITON_INTERPRET=1 .venv/bin/python perf/bench_gpu_host.py
     .venv/bin/python perf/bench_gpu_host.py --real        # a real GPU: nothing patched, wall too
+    .venv/bin/python perf/bench_gpu_host.py --count-calls # + Python calls per call (load-proof)
 """
 
 from __future__ import annotations
@@ -164,6 +165,8 @@ def main() -> None:
                         "calls and the 5 recurring ragged batches replay their launches), miss "
                         "(emptied before every call: each call is a new signature, as with a "
                         "new ragged batch every call), off")  # fmt: skip
+    parser.add_argument("--count-calls", action="store_true",
+                        help="also print Python function calls per call (tiny, 64 ragged)")
     opts = parser.parse_args()
     if not opts.real:
         os.environ["NDD_TRITON_EMULATE_GPU"] = "1"
@@ -195,7 +198,8 @@ def main() -> None:
           f" per call: {opts.calls} calls on 4 x 8x8x3; per sample: ({opts.big_calls} calls on "
           f"64 ragged ~500x375 - 4) / 60; launch memo {opts.memo}; load {os.getloadavg()[0]:.1f}")
     print(f"{'op':<24} {'mode':<9} {'call min':>9} {'call med':>9} {'sample min':>10} "
-          f"{'sample med':>10} {'wall/call':>10}")
+          f"{'sample med':>10} {'wall/call':>10}"
+          + (f" {'py calls':>8} {'(64)':>8}" if opts.count_calls else ""))
     for name in opts.ops.split(","):
         for mode_name in opts.modes.split(","):
             mode = getattr(ndd.EvalMode, mode_name)
@@ -208,9 +212,31 @@ def main() -> None:
                 continue
             per_min = (large[0] - small[0]) / 60
             per_med = (large[1] - small[1]) / 60
+            counts = ""
+            if opts.count_calls:
+                with mode:
+                    counts = f" {python_calls(tiny[name]):8d} {python_calls(big[name]):8d}"
             print(f"{name:<24} {mode_name:<9} {small[0]:9.1f} {small[1]:9.1f} {per_min:10.2f} "
-                  f"{per_med:10.2f} {small[2]:10.1f}")
+                  f"{per_med:10.2f} {small[2]:10.1f}{counts}")
             sys.stdout.flush()
+
+
+def python_calls(fn: Callable[[], Any], calls: int = 50) -> int:
+    """Python function calls (cProfile's count, builtins included) per call of `fn`, its result
+    read: a measure of host work that does not drift with the machine's load, for comparing
+    two checkouts where the times' run-to-run spread hides a 10-20% change. This thread's
+    calls only: an eager call that runs on the executor thread counts its prepare alone."""
+    import cProfile
+    import pstats
+
+    for _ in range(5):
+        fn().evaluate()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(calls):
+        fn().evaluate()
+    profiler.disable()
+    return round(pstats.Stats(profiler).total_calls / calls)  # type: ignore[attr-defined]
 
 
 if __name__ == "__main__":
