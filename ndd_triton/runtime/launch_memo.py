@@ -81,14 +81,17 @@ def _buffers_key(ins: list[Any], outs: list[Any], full: bool) -> list[Any] | Non
     None when two buffers share memory (their relation is not part of the key)."""
     parts: list[Any] = []
     ptrs = set()
-    for b in (*ins, *outs):
+    buffers = (*ins, *outs)
+    shared = len(buffers) - buffers.count(None) > 1  # (one buffer cannot share with another)
+    for b in buffers:
         if b is None:
             parts.append(None)
             continue
-        ptrs.add(b.data.untyped_storage().data_ptr())
+        if shared:
+            ptrs.add(b.data.untyped_storage().data_ptr())
         parts.append((b.data.dtype, b.offsets.tobytes(), b.shapes.shape, b.shapes.tobytes(),
                       b.layout, b.dtype) if full else (b.data.dtype, b.offsets.tobytes()))
-    return parts if len(ptrs) == len(parts) - parts.count(None) else None
+    return parts if not shared or len(ptrs) == len(parts) - parts.count(None) else None
 
 
 def memo_key(kernel: KernelEntry, call: Call, ins: list[Any], outs: list[Any],
@@ -101,7 +104,10 @@ def memo_key(kernel: KernelEntry, call: Call, ins: list[Any], outs: list[Any],
     replay = kernel.replay
     if not replay or (replay is not True and not replay(call)):
         return None
-    buffers = _buffers_key(ins, outs, full=call.signature is None)
+    # With a signature the outputs are implied: `_launch_gpu` allocates them afresh (no
+    # sharing) from the remembered infer result's shapes (their dtype and packing)
+    buffers = _buffers_key(ins, outs if call.signature is None else [],
+                           full=call.signature is None)  # fmt: skip
     if buffers is None:
         return None
     key: list[Any] = [id(kernel), id(stream), call.batch_size, *buffers]
