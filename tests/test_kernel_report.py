@@ -31,8 +31,6 @@ ALLOWED: dict[str, set[str]] = {
     "_elementwise._unary_kernel": {SPILLS},
     # noise.shot: 16 Poisson draws per element, 255 registers, 1.8-4 KB of spills
     "noise._shot_kernel": {SPILLS},
-    # reductions (sum, mean, min, max, ...): 6 to 64 div/rem.s64 in the reduction loop
-    "reductions._reduce_kernel": {DIV64},
 }
 
 

@@ -58,6 +58,26 @@ def _helper_strided_offset(idx, row, EXT: tl.constexpr, STR: tl.constexpr):
 
 
 @triton.jit
+def _helper_reduced_offset(idx, row, RED_DIMS: tl.constexpr, SMALL: tl.constexpr):
+    """Offset of the reduced elements `idx` (int64): one merged axis is a multiply; several
+    unravel in 32 bits when the sample's reduced count fits (SMALL), keeping 64-bit division
+    (a software routine of dozens of instructions) out of the reduction loop."""
+    if RED_DIMS == 1:
+        off = idx * tl.load(row + RED_STR + 5)
+    elif SMALL:
+        rem = idx.to(tl.int32)
+        off = idx * 0
+        for d in tl.static_range(RED_DIMS):
+            axis = 5 - d
+            extent = tl.load(row + RED_EXT + axis).to(tl.int32)
+            off += (rem % extent).to(tl.int64) * tl.load(row + RED_STR + axis)
+            rem = rem // extent
+    else:
+        off = _helper_strided_offset(idx, row, RED_EXT, RED_STR)
+    return off
+
+
+@triton.jit
 def _helper_finish(total, n, ddof, OP: tl.constexpr, INT_ACC: tl.constexpr):
     """Turn the accumulated total of one row into the result (mean, rms, variance, ...)."""
     if OP == OP_SUM or OP == OP_MIN or OP == OP_MAX:  # noqa: SIM109 (Triton constexpr test)
@@ -83,7 +103,8 @@ def _helper_finish(total, n, ddof, OP: tl.constexpr, INT_ACC: tl.constexpr):
 
 @triton.jit
 def _reduce_kernel(src, dst, mean, ident, samples, rows, ddof, OP: tl.constexpr,
-                   INT_ACC: tl.constexpr, NO_AXES: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
+                   INT_ACC: tl.constexpr, NO_AXES: tl.constexpr, BLOCK: tl.constexpr,
+                   RED_DIMS: tl.constexpr, SMALL: tl.constexpr):  # fmt: skip
     """Reduce one (sample, output element) row. NO_AXES: variance / std_dev over no axes,
     which DALI 2.4 returns as 0."""
     sample, o = _helper_find_tile(rows)
@@ -104,7 +125,7 @@ def _reduce_kernel(src, dst, mean, ident, samples, rows, ddof, OP: tl.constexpr,
     for start in range(0, n, BLOCK):
         idx = start + tl.arange(0, BLOCK).to(tl.int64)
         mask = idx < n
-        x = tl.load(src + base + _helper_strided_offset(idx, row, RED_EXT, RED_STR), mask=mask)
+        x = tl.load(src + base + _helper_reduced_offset(idx, row, RED_DIMS, SMALL), mask=mask)
         if OP == OP_MIN:
             acc = tl.where(mask, tl.minimum(acc, x), acc)
         elif OP == OP_MAX:
@@ -133,23 +154,38 @@ def _reduce_kernel(src, dst, mean, ident, samples, rows, ddof, OP: tl.constexpr,
     tl.store(dst + tl.load(row + OUT_OFF) + o, result.to(dst.dtype.element_ty))
 
 
-def _split_table(shapes: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    """`[N, 24]`: kept extents, kept strides, reduced extents, reduced strides (C order)."""
+def _runs(axes: list[int]) -> list[list[int]]:
+    """Runs of consecutive axes: `[0, 1, 3]` -> `[[0, 1], [3]]`."""
+    runs: list[list[int]] = []
+    for d in axes:
+        if runs and runs[-1][-1] == d - 1:
+            runs[-1].append(d)
+        else:
+            runs.append([d])
+    return runs
+
+
+def _split_table(shapes: np.ndarray, axes: tuple[int, ...]) -> tuple[np.ndarray, int]:
+    """`[N, 24]`: kept extents, kept strides, reduced extents, reduced strides (C order), and
+    the number of reduced axes. Consecutive reduced axes are one axis (their extents multiplied,
+    the last one's stride: the same offsets in the same order), so reducing HW of HWC, or a
+    whole sample, walks a single strided axis."""
     n, ndim = shapes.shape
     strides = np.ones((n, ndim), dtype=np.int64)
     for d in range(ndim - 2, -1, -1):
         strides[:, d] = strides[:, d + 1] * shapes[:, d + 1]
-    reduced = [d for d in range(ndim) if d in axes]
-    kept = [d for d in range(ndim) if d not in axes]
+    reduced = _runs([d for d in range(ndim) if d in axes])
+    kept = [[d] for d in range(ndim) if d not in axes]
     cols = []
     for group in (kept, reduced):
         ext = np.ones((n, MAX_RANK), dtype=np.int64)
         stride = np.zeros((n, MAX_RANK), dtype=np.int64)
-        if group:
-            ext[:, MAX_RANK - len(group) :] = shapes[:, group]
-            stride[:, MAX_RANK - len(group) :] = strides[:, group]
+        for k, run in enumerate(group):
+            col = MAX_RANK - len(group) + k
+            ext[:, col] = np.prod(shapes[:, run], axis=1, dtype=np.int64)
+            stride[:, col] = strides[:, run[-1]]
         cols += [ext, stride]
-    return np.concatenate(cols, axis=1)
+    return np.concatenate(cols, axis=1), max(len(reduced), 1)
 
 
 def _block_for(counts: np.ndarray) -> int:
@@ -174,8 +210,9 @@ def reduce_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, *rest: GpuBatch | Call
     else:
         mean_off = mean_step = np.zeros(len(shapes), dtype=np.int64)
         mean_data = inp.data
+    split, red_dims = _split_table(shapes, axes)
     samples = np.concatenate([np.stack([inp.offsets, out.offsets, mean_off, mean_step, red_n],
-                                       axis=1), _split_table(shapes, axes)], axis=1)  # fmt: skip
+                                       axis=1), split], axis=1)  # fmt: skip
     rows = tile_starts(out.sizes)
     np_in = inp.dtype.numpy_dtype
     int_acc = op not in (red.MIN, red.MAX) and out.dtype.is_integer
@@ -184,7 +221,8 @@ def reduce_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, *rest: GpuBatch | Call
     ddof = int(call.values.get("ddof") or 0)
     run.launch(_reduce_kernel, (grid_of(rows),), inp.data, out.data, mean_data, ident, samples,
                rows, ddof, OP=op, INT_ACC=int_acc, NO_AXES=op >= red.VARIANCE and not axes,
-               BLOCK=_block_for(red_n))  # fmt: skip
+               BLOCK=_block_for(red_n), RED_DIMS=red_dims,
+               SMALL=bool(len(red_n) == 0 or red_n.max() < 1 << 31))  # fmt: skip
 
 
 for _schema in red.schemas[1:]:
