@@ -24,7 +24,7 @@ from ndd_triton.runtime.launch_memo import run_kernel
 from ndd_triton.runtime.packed_run import run_packed
 from ndd_triton.runtime.pipeline import ChainOutputs, Stage
 from ndd_triton.runtime.thread_pool import POOL_MIN_BYTES, largest_first
-from ndd_triton.runtime.torch_threads import SingleThreadedTorch
+from ndd_triton.runtime.torch_threads import SingleThreadedTorch, single_already
 
 _INTERPRETER_LOCK = threading.RLock()
 # Below this many bytes read, a kernel's torch ops stay under torch's parallel grain (32768
@@ -40,7 +40,7 @@ def make_run(call: Call, kernel: KernelEntry, batches: list[Batch], specs: list[
     if device.device_type == "cpu":
         def run(inv: Any) -> list[BatchStorage]:
             ins = [b._storage_or_raise() if b is not None else None for b in batches]
-            if _nbytes(ins, []) < TORCH_PARALLEL_BYTES:
+            if single_already() or _nbytes(ins, []) < TORCH_PARALLEL_BYTES:
                 return _run_cpu(call, kernel, ins, specs, device, ctx)
             with SingleThreadedTorch():  # (on the caller's thread in sync modes, inline runs)
                 return _run_cpu(call, kernel, ins, specs, device, ctx)

@@ -36,7 +36,7 @@ from ndd_triton.runtime.dispatch import make_run, make_stage
 from ndd_triton.runtime.eval_mode import EvalMode
 from ndd_triton.runtime.executor import execute
 from ndd_triton.runtime.fusion_decode import DECODE_KINDS, decode_groups, decode_invocation
-from ndd_triton.runtime.fusion_group import FUSABLE_MODES, Group, count_uses
+from ndd_triton.runtime.fusion_group import Group, count_uses, sole_producer
 from ndd_triton.runtime.invocation import Invocation
 from ndd_triton.runtime.trace import CallRecord
 
@@ -48,49 +48,33 @@ def plan_groups(program: list[CallRecord]) -> dict[int, Group]:
     """Member index -> its group: every colour chain of two or more calls, and every flip read
     only by a crop_mirror_normalize."""
     uses = count_uses(program)
-    nxt: dict[int, int] = {}
+    nxt: dict[int, int] = {}  # colour op -> the colour op that alone reads it
     has_prev: set[int] = set()
-    for p, rec in enumerate(program):
-        if rec.name not in COLOR_OPS or rec.mode not in FUSABLE_MODES or not rec.inputs:
-            continue
-        src = rec.inputs[0]
-        if src.kind != "op" or uses.get((src.index, 0), 0) != 1:
-            continue
-        prev = program[src.index]
-        if prev.name in COLOR_OPS and prev.mode is rec.mode and prev.ctx is rec.ctx and \
-                src.output == 0:  # fmt: skip
-            nxt[src.index] = p
-            has_prev.add(p)
-    groups: dict[int, Group] = {}
-    for p, rec in enumerate(program):  # flip -> crop_mirror_normalize: one cmn, mirror ^= flip
-        src = rec.inputs[0] if rec.inputs else None
-        if rec.name != "crop_mirror_normalize" or rec.mode not in FUSABLE_MODES or \
-                src is None or src.kind != "op" or uses.get((src.index, 0), 0) != 1:  # fmt: skip
-            continue
-        prev = program[src.index]
-        members = [p]
-        if prev.name == "flip" and prev.mode is rec.mode and prev.ctx is rec.ctx:
-            group = Group("flip_cmn", (src.index, p))
-            groups[src.index] = groups[p] = group
-            members = [src.index, p]
-            src = prev.inputs[0] if prev.inputs else None
-            if src is None or src.kind != "op" or uses.get((src.index, 0), 0) != 1:
-                continue
-            prev = program[src.index]
-        if prev.name in RESAMPLE_OPS and prev.mode is rec.mode and prev.ctx is rec.ctx and \
-                src.output == 0:  # fmt: skip
-            group = Group("resample_cmn", (src.index, *members))
-            for q in group.calls:
-                groups[q] = group
-    decode_groups(program, uses, groups)
     normalizer = {}  # colour op -> the crop_mirror_normalize that alone reads it
+    groups: dict[int, Group] = {}
     for p, rec in enumerate(program):
-        src = rec.inputs[0] if rec.inputs else None
-        if rec.name == "crop_mirror_normalize" and rec.mode in FUSABLE_MODES and \
-                src is not None and src.kind == "op" and uses.get((src.index, 0), 0) == 1 and \
-                program[src.index].name in COLOR_OPS and program[src.index].ctx is rec.ctx and \
-                program[src.index].mode is rec.mode:  # fmt: skip
-            normalizer[src.index] = p
+        if rec.name in COLOR_OPS:
+            q = sole_producer(program, uses, rec, COLOR_OPS)
+            if q is not None:
+                nxt[q] = p
+                has_prev.add(p)
+        if rec.name != "crop_mirror_normalize":
+            continue
+        q = sole_producer(program, uses, rec, COLOR_OPS)
+        if q is not None:
+            normalizer[q] = p
+        # flip -> crop_mirror_normalize: one cmn, mirror ^= flip; a resample before them: one pass
+        members, head = [p], rec
+        f = sole_producer(program, uses, rec, ("flip",))
+        if f is not None:
+            groups[f] = groups[p] = Group("flip_cmn", (f, p))
+            members, head = [f, p], program[f]
+        r = sole_producer(program, uses, head, RESAMPLE_OPS)
+        if r is not None:
+            group = Group("resample_cmn", (r, *members))
+            for m in group.calls:
+                groups[m] = group
+    decode_groups(program, uses, groups)
     for start in sorted(set(nxt) | set(normalizer)):
         if start in has_prev:
             continue

@@ -29,7 +29,7 @@ def decode_groups(program: list[CallRecord], uses: dict[tuple[int, int], int],
                   groups: dict[int, Group]) -> None:  # fmt: skip
     """Add the decode_slice groups to `groups`."""
     for p, rec in enumerate(program):
-        d = sole_producer(program, uses, rec, "decoders.image") if rec.name == "slice" else None
+        d = sole_producer(program, uses, rec, ("decoders.image",)) if rec.name == "slice" else None
         if d is not None:
             groups[d] = groups[p] = Group("decode_slice", (d, p))
 

@@ -3,6 +3,7 @@ them (how often a result is read, which call alone feeds another)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from ndd_triton.runtime.eval_mode import EvalMode
@@ -35,13 +36,13 @@ def count_uses(program: list[CallRecord]) -> dict[tuple[int, int], int]:
 
 
 def sole_producer(program: list[CallRecord], uses: dict[tuple[int, int], int],
-                  rec: CallRecord, name: str) -> int | None:  # fmt: skip
-    """The call `name` whose first output is `rec`'s first input and read by nothing else
-    (same eval mode and context), or None."""
+                  rec: CallRecord, names: Collection[str]) -> int | None:  # fmt: skip
+    """The call (an op of `names`) whose first output is `rec`'s first input and read by
+    nothing else (same eval mode and context), or None."""
     src = rec.inputs[0] if rec.inputs else None
     if rec.mode not in FUSABLE_MODES or src is None or src.kind != "op" or src.output != 0 or \
             uses.get((src.index, 0), 0) != 1:  # fmt: skip
         return None
     prev = program[src.index]
-    return src.index if prev.name == name and prev.mode is rec.mode and prev.ctx is rec.ctx \
+    return src.index if prev.name in names and prev.mode is rec.mode and prev.ctx is rec.ctx \
         else None  # fmt: skip

@@ -112,15 +112,9 @@ def _run_now(call: Call, kernel: KernelEntry, batches: list[Any], metas: list[In
     elif mode is not EvalMode.sync_cpu and (mode is not EvalMode.sync_full or
                                             ctx.cuda_stream is not None):  # fmt: skip
         return None  # (sync_full with a CUDA stream: the normal path synchronises it)
-    ins = []
-    for b in batches:
-        if b is None:
-            ins.append(None)
-            continue
-        storage = b._storage
-        if storage is None:
-            return None
-        ins.append(storage)
+    ins = _computed_inputs(batches)
+    if ins is None:
+        return None
     try:
         outs = run_dense_now(
             call,
@@ -138,6 +132,17 @@ def _run_now(call: Call, kernel: KernelEntry, batches: list[Any], metas: list[In
     if outs is None:
         return None
     return _computed(outs, specs, dev, call.batch_size)
+
+
+def _computed_inputs(batches: list[Any]) -> list[BatchStorage | None] | None:
+    """The inputs' storage, or None while one is pending (the normal path orders it)."""
+    ins = []
+    for b in batches:
+        storage = b._storage if b is not None else None
+        if storage is None and b is not None:
+            return None
+        ins.append(storage)
+    return ins
 
 
 def _computed(outs: list[BatchStorage], specs: list[OutputSpec], dev: Device, n: int) -> Any:
@@ -167,12 +172,9 @@ def _run_gpu_now(call: Call, kernel: KernelEntry, batches: list[Any],
     if eager and not (kernel.inline and ctx._worker.idle and not dynamo_running() and
                       _is_tiny(batches, metas, specs)):  # fmt: skip
         return None
-    ins = []
-    for b in batches:
-        storage = b._storage if b is not None else None
-        if storage is None and b is not None:
-            return None  # an input still pending: the normal path orders it
-        ins.append(storage)
+    ins = _computed_inputs(batches)
+    if ins is None:
+        return None
     try:
         outs = run_gpu_call(call, kernel.for_call(call), ins, specs, dev, ctx)
         if mode is EvalMode.sync_full and ctx.cuda_stream is not None:

@@ -69,6 +69,11 @@ def make_this_thread_single() -> None:
     _tls.single = True
 
 
+def single_already() -> bool:
+    """Whether this thread's torch runs on one thread for good (a pool or executor thread)."""
+    return getattr(_tls, "single", False)
+
+
 class SingleThreadedTorch:
     """`with SingleThreadedTorch():` torch ops in the block use one OpenMP/MKL thread on this
     thread (nothing to do on ndd_triton's own threads); the settings come back after."""
