@@ -85,6 +85,23 @@ def test_to_decibels(args):
              all_modes=not args)  # fmt: skip
 
 
+@pytest.mark.parametrize("numpy_log10", [True, False])
+def test_to_decibels_cpu_log10_choices(monkeypatch, numpy_log10):
+    """Both float32 log10s the CPU kernel may pick (NumPy's AVX-512 loop or torch's) match the
+    reference, per sample and packed (a batch laid out in one buffer) alike."""
+    from ndd_triton.kernels.cpu import to_decibels as kernel
+
+    monkeypatch.setattr(kernel, "_NUMPY_LOG10", numpy_log10)
+    samples = _spectra((64, 9), (64, 31), (1, 1)) + [np.zeros((3, 2), np.float32)]
+    want = [to_decibels(x, multiplier=20.0, cutoff_db=-80.0) for x in samples]
+    separate = ndd.to_decibels(ndd.as_batch(samples), multiplier=20.0, cutoff_db=-80.0)
+    one_buffer = ndd.copy(ndd.as_batch(samples))  # an op's output: the packed kernel runs
+    packed = ndd.to_decibels(one_buffer, multiplier=20.0, cutoff_db=-80.0)
+    for got in (separate, packed):
+        for k, expected in enumerate(want):
+            np.testing.assert_allclose(np.asarray(got.select(k)), expected, atol=1e-4, rtol=1e-6)
+
+
 def test_to_decibels_zero_multiplier_gives_zeros():
     for device in ("cpu", "gpu"):
         x = ndd.as_tensor(np.array([0.0, 0.5, 2.0], np.float32))

@@ -11,6 +11,32 @@ from ndd_triton.ops import to_decibels
 from ndd_triton.ops.schema import Call, SampleArgs
 
 
+def _numpy_log10_is_simd() -> bool:
+    """Whether NumPy's float32 log10 is its AVX-512 (SVML) loop: measured 0.06 ms for 260k
+    values there vs torch's 0.28 (AMD EPYC, AVX-512); without AVX-512 NumPy's is the scalar
+    libm loop, which torch's vectorised one beat ~6x on an earlier (AVX2) machine."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__
+    except ImportError:  # NumPy < 2
+        return False
+    return bool(__cpu_features__.get("AVX512_SKX"))
+
+
+_NUMPY_LOG10 = _numpy_log10_is_simd()
+
+
+def _decibels_in_place(dst: torch.Tensor, mult: float, floor: float) -> None:
+    """dst = mult * log10(max(dst, floor)), in place, with the faster float32 log10 here
+    (either is within 2 ulp of the exact value; packed and per-sample runs share it)."""
+    dst.clamp_(min=floor)
+    if _NUMPY_LOG10:
+        values = dst.numpy()
+        np.log10(values, out=values)
+    else:
+        dst.log10_()
+    dst.mul_(mult)
+
+
 def _floor(mult: float, cutoff_db: float) -> float:
     return 10.0 ** (cutoff_db / mult) if mult else 1.0  # multiplier 0: zeros
 
@@ -39,14 +65,14 @@ def to_decibels_packed(out: Packed, inp: Packed, call: Call, lo: int, hi: int) -
     scale = torch.from_numpy(np.repeat(inv.astype(np.float32), sizes))
     dst = torch.from_numpy(out.flat[int(out.offsets[lo]) : int(out.offsets[hi])])
     torch.mul(torch.from_numpy(x), scale, out=dst)
-    dst.clamp_(min=_floor(mult, float(call.cutoff_db))).log10_().mul_(mult)
+    _decibels_in_place(dst, mult, _floor(mult, float(call.cutoff_db)))
 
 
 @register(to_decibels.schema, "cpu", packed=to_decibels_packed)
 def to_decibels_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
     """multiplier * log10(max(floor, x / reference)), reference 0 = the sample's maximum.
 
-    torch's float32 log10 (6x NumPy's here), in place in `out`.
+    float32 torch ops and log10 (`_decibels_in_place`), in place in `out`.
     """
     if not inp.size:
         return
@@ -56,4 +82,4 @@ def to_decibels_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
     inv = 1.0 / reference if reference > 0 else 0.0  # all-zero sample: every value -> floor
     dst = torch.from_numpy(out)
     torch.mul(x, inv, out=dst)
-    dst.clamp_(min=_floor(mult, float(arg.cutoff_db))).log10_().mul_(mult)
+    _decibels_in_place(dst, mult, _floor(mult, float(arg.cutoff_db)))
