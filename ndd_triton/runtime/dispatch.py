@@ -137,8 +137,11 @@ def _run_cpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: li
     if kernel.dense and known and n > 1 and work < _DENSE_MAX_BYTES and \
             _run_dense(call, kernel, ins, outs):  # fmt: skip
         return outs
+    # this thread may run samples beside the pool's when its torch is single-threaded (ndd's
+    # threads; `make_run`'s guard on a caller's thread), else its OpenMP team would spin
+    helps = single_already() or _nbytes(ins, []) >= TORCH_PARALLEL_BYTES
     if kernel.packed is not None and known and n > 1 and \
-            run_packed(call, kernel, ins, outs, ctx.thread_pool, work):  # fmt: skip
+            run_packed(call, kernel, ins, outs, ctx.thread_pool, work, helps):  # fmt: skip
         return outs
     in_np = [sample_arrays(storage, op) if storage is not None else [None] * n
              for storage in ins]  # fmt: skip
@@ -164,7 +167,8 @@ def _run_cpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: li
 
     pooled = not known or work >= POOL_MIN_BYTES
     order = _sample_order(ins, outs, ctx.thread_pool.num_threads) if pooled else None
-    ctx.thread_pool.run(one, n, work_bytes=work if known else 1 << 30, order=order)
+    ctx.thread_pool.run(one, n, work_bytes=work if known else 1 << 30, order=order,
+                        caller_helps=helps)  # fmt: skip
     if known:
         return outs
     per_output = [[p if not isinstance(p, tuple) else p[k] for p in produced_samples]

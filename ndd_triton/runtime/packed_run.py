@@ -20,9 +20,11 @@ _PACKED_SPLIT_BYTES = 1 << 23
 
 
 def run_packed(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
-               outs: list[BatchStorage], pool: Any, work: int) -> bool:  # fmt: skip
-    """Run a packed kernel over spans of samples (one per pool thread; one span on this thread
-    for small calls); False when an input or output is not laid out in one host buffer."""
+               outs: list[BatchStorage], pool: Any, work: int,
+               caller_helps: bool = False) -> bool:  # fmt: skip
+    """Run a packed kernel over spans of samples (one per pool thread, this thread one of them
+    with `caller_helps`; one span on this thread for small calls); False when an input or
+    output is not laid out in one host buffer."""
     packs_in: list[Packed | None] = []
     for storage in ins:
         view = packed_view(storage) if storage is not None else None
@@ -42,7 +44,7 @@ def run_packed(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
     def span(k: int) -> None:
         fn(dst, *packs_in, call, bounds[k], bounds[k + 1])
 
-    pool.run(span, len(bounds) - 1, work_bytes=work)
+    pool.run(span, len(bounds) - 1, work_bytes=work, caller_helps=caller_helps)
     return True
 
 

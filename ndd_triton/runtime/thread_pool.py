@@ -124,14 +124,17 @@ class ThreadPool:
         return self._device_id
 
     def run(self, fn: Callable[[int], None], count: int, work_bytes: int = 1 << 30,
-            order: Sequence[int] | None = None) -> None:  # fmt: skip
+            order: Sequence[int] | None = None, caller_helps: bool = False) -> None:  # fmt: skip
         """Call fn(i) for i in range(count), in parallel when it is worth a thread hop.
 
         `order` (a permutation) is the order samples are started in, e.g. `largest_first`.
         Small jobs (under 64 KiB in total, or one sample, or one thread) run on the calling
         thread: a hop to the pool costs tens of microseconds, more than the work itself. Larger
-        ones run on the pool's threads only (the caller waits), so `num_threads` is the number
-        of samples processed at once.
+        ones run on the pool's threads (the caller waits), so `num_threads` is the number of
+        samples processed at once; with `caller_helps` the caller is one of those threads
+        (one wake-up fewer and no wait for the last one when the caller ends last: a pool
+        round trip costs ~50-70 us here; for callers whose thread may run the kernels: CPU
+        runs, whose torch settings are single-threaded there).
         """
         if count <= 1 or self.num_threads <= 1 or work_bytes < POOL_MIN_BYTES:
             for i in range(count):
@@ -158,10 +161,12 @@ class ThreadPool:
 
         futures = []
         try:
-            for _ in range(min(self.num_threads, count)):
+            for _ in range(min(self.num_threads, count) - caller_helps):
                 futures.append(executor.submit(drain))
         except RuntimeError:  # no new work after interpreter shutdown began: run it here (a
             drain()           # non-daemon thread of the user may still compute then)
+        if caller_helps:
+            drain()
         for f in futures:
             f.result()
         if errors:

@@ -156,6 +156,36 @@ def test_pool_runs_every_sample_once_and_raises_the_lowest_failing_one():
     pool.shutdown()
 
 
+def test_pool_with_the_caller_helping_keeps_num_threads_at_once():
+    """`caller_helps`: the caller is one of the `num_threads` threads (one pool thread woken for
+    a pool of 2), every sample runs once, the lowest failing sample's error is raised."""
+    from ndd_triton.runtime.thread_pool import ThreadPool
+
+    pool = ThreadPool(2)
+    threads: dict[int, str] = {}
+    lock = threading.Lock()
+    barrier = threading.Barrier(2, timeout=10)
+
+    def record(i: int) -> None:
+        if i < 2:
+            barrier.wait()  # samples 0 and 1 run at once, on two threads
+        with lock:
+            threads[i] = threading.current_thread().name
+
+    pool.run(record, 30, caller_helps=True)
+    assert sorted(threads) == list(range(30))
+    names = set(threads.values())
+    assert threading.current_thread().name in names and len(names) == 2
+
+    def fail(i: int) -> None:
+        if i in (5, 22):
+            raise ValueError(f"sample {i}")
+
+    with pytest.raises(ValueError, match="sample 5"):
+        pool.run(fail, 40, caller_helps=True)
+    pool.shutdown()
+
+
 def test_sync_cpu_shortcut_raises_at_the_call_and_gives_exact_results():
     b = _batch()
     zeros = ndd.as_batch([np.zeros((4, 5, 3), np.uint8)] * 3, layout="HWC")
