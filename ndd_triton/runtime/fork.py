@@ -41,6 +41,7 @@ MODULE_LOCKS: tuple[tuple[str, str], ...] = (
     ("ndd_triton.kernels._registry", "_lock"),
     ("ndd_triton.kernels.cpu._audio_matrix", "_lock"),
     ("ndd_triton.kernels.cpu.resize", "_BATCH_LOCK"),
+    ("ndd_triton.kernels.cpu.spectrogram", "_setups_lock"),
     ("ndd_triton.kernels.gpu._tables", "_rings_lock"),
     ("ndd_triton.kernels.gpu.flip", "_lock"),
     ("ndd_triton.random._philox", "_ahead_lock"),

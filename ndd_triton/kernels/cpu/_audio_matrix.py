@@ -43,10 +43,16 @@ def apply_along_axis(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
     if not out.size:
         return
     matrix = _torch_matrix(arg.matrices[extent])
+    sparse = matrix.layout == torch.sparse_csr
+    if outer == 1 and sparse:  # mel bands of `ft` spectrograms: 2-D views, the same product
+        # as below without its per-slice indexing (~5 us of a sample's ~20 us of Python)
+        x = torch.from_numpy(np.ascontiguousarray(inp).reshape(extent, inner))
+        torch.mm(matrix, x, out=torch.from_numpy(out).view(-1, inner))
+        return
     x = torch.from_numpy(np.ascontiguousarray(inp).reshape(outer, extent, inner))
     dst = torch.from_numpy(out).view(outer, matrix.shape[0], inner)
-    if matrix.layout == torch.sparse_csr:
-        for o in range(outer):  # outer is 1 for spectrograms (`ft`); no temporary + copy
+    if sparse:
+        for o in range(outer):  # no temporary + copy
             torch.mm(matrix, x[o], out=dst[o])
     else:
         torch.matmul(matrix, x, out=dst)

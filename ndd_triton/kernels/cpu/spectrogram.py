@@ -11,6 +11,9 @@ place in the FFT's own buffer and one transposed copy, 5.4. The results are bit-
 
 from __future__ import annotations
 
+import threading
+from typing import Any, NamedTuple
+
 import numpy as np
 import torch
 
@@ -70,34 +73,75 @@ def _centred_fits(n: int, nfft: int, length: int, center: bool) -> bool:
     return center and nfft % 2 == 0 and aligned and n > nfft // 2
 
 
+class _Setup(NamedTuple):
+    """The per-call constants of a spectrogram call, as the kernel uses them."""
+
+    length: int
+    step: int
+    nfft: int
+    center: bool
+    reflect: bool
+    magnitude: bool  # power 1
+    bins_first: bool
+    window: torch.Tensor  # the window as given (`length` values)
+    centred_window: torch.Tensor  # zero-padded to `nfft`, centred (the `_centred_fits` path)
+
+
+_setups: dict[int, tuple[Any, _Setup]] = {}
+_setups_lock = threading.Lock()
+
+
+def _setup(arg: SampleArgs) -> _Setup:
+    """The call's constants, made once per call signature: its values dict (kept by the plan
+    for repeated calls) is the key, held so that its id is not reused. Each sample's kernel
+    otherwise read eight arguments and built the padded window again (~6 us of ~45 us of
+    Python per sample)."""
+    values = arg.batch_values
+    hit = _setups.get(id(values))
+    if hit is not None and hit[0] is values:
+        return hit[1]
+    window = np.ascontiguousarray(arg.window, dtype=np.float32)
+    length, nfft = len(window), int(arg.nfft_value)
+    centred = np.zeros(max(nfft, length), np.float32)
+    offset = (nfft - length) // 2 if nfft >= length else 0
+    centred[offset : offset + length] = window
+    setup = _Setup(length, int(arg.window_step), nfft, bool(arg.center_windows),
+                   bool(arg.reflect_padding), arg.power == 1, bool(arg.bins_first),
+                   torch.from_numpy(window), torch.from_numpy(centred))  # fmt: skip
+    with _setups_lock:
+        if len(_setups) > 64:
+            _setups.clear()
+        _setups[id(values)] = (values, setup)
+    return setup
+
+
 @register(spectrogram.schema, "cpu")
 def spectrogram_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
     """Frames -> window -> rfft(nfft) -> power or magnitude, written as `ft` or `tf`."""
     frames = int(arg.frames)
     if not frames:
         return
-    window = arg.window
-    length, step, nfft = len(window), int(arg.window_step), int(arg.nfft_value)
-    x = np.ascontiguousarray(inp.reshape(-1))
-    center, reflect = bool(arg.center_windows), bool(arg.reflect_padding)
-    if _centred_fits(x.size, nfft, length, center):
+    c = _setup(arg)
+    length, step, nfft = c.length, c.step, c.nfft
+    x = inp.reshape(-1)
+    if _centred_fits(x.size, nfft, length, c.center):
         half = nfft // 2
-        view = torch.from_numpy(_padded(x, half, half, reflect)).unfold(0, nfft, step)[:frames]
-        padded_window = np.zeros(nfft, np.float32)
-        offset = (nfft - length) // 2
-        padded_window[offset : offset + length] = window
-        spectrum = torch.fft.rfft(view * torch.from_numpy(padded_window), dim=1)
+        view = torch.from_numpy(_padded(x, half, half, c.reflect)).unfold(0, nfft, step)
+        if view.shape[0] != frames:
+            view = view[:frames]
+        spectrum = torch.fft.rfft(view * c.centred_window, dim=1)
     else:
-        view = _frames_view(x, frames, step, length, center, reflect)
+        x = np.ascontiguousarray(x)
+        view = _frames_view(x, frames, step, length, c.center, c.reflect)
         if view is None:
             pos, valid = frame_positions(x.size, frames, step, length, True, True)
             view = torch.from_numpy(np.where(valid, x[pos], np.float32(0)))
-        spectrum = torch.fft.rfft(view * torch.from_numpy(window), n=nfft, dim=1)
+        spectrum = torch.fft.rfft(view * c.window, n=nfft, dim=1)
     # (frames, bins) complex, a fresh buffer: square re and im in place, sum into re.
     parts = torch.view_as_real(spectrum).numpy()
     np.square(parts, out=parts)
     power = parts[..., 0]
     power += parts[..., 1]
-    if arg.power == 1:  # torch's float32 sqrt (not always NumPy's rounding), as before
+    if c.magnitude:  # torch's float32 sqrt (not always NumPy's rounding), as before
         torch.from_numpy(power).sqrt_()
-    out[...] = power.T if arg.bins_first else power
+    out[...] = power.T if c.bins_first else power
