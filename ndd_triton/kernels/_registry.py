@@ -51,6 +51,12 @@ class KernelEntry:
     release is a hand-off between them (tens of microseconds on a busy machine), which costs
     more than a small op's arithmetic; a packed kernel makes the same few calls per span (one
     span per pool thread), on the whole span's data.
+
+    `pool_min_bytes` (per-sample CPU kernels whose work is a pass or two over memory): a run
+    outside a pipeline reading and writing fewer bytes stays on one thread. Such a kernel's
+    NumPy calls are short, and two threads trading the GIL between them (and sharing the
+    memory bandwidth) ran it slower than one: `preemphasis_filter` of 16-256 clips (5-80 MB)
+    took 1.6-2.1x the time of one thread on two (2-vCPU VM). 0: the pool's own 64 KiB.
     """
 
     fn: Callable[..., Any]
@@ -63,6 +69,7 @@ class KernelEntry:
     per_sample: KernelEntry | None = None
     per_sample_when: Callable[[Any], bool] | None = None
     packed: Callable[..., Any] | None = None
+    pool_min_bytes: int = 0
 
     def for_call(self, call: Any) -> KernelEntry:
         """The form of this kernel that runs `call` (itself, or its per-sample form)."""
@@ -79,7 +86,7 @@ def register(schema: Any, backend: str, *, batched: bool = False, dense: bool = 
              replay: bool | Callable[[Any], bool] = False,
              per_sample: Callable[..., Any] | None = None,
              per_sample_when: Callable[[Any], bool] | None = None,
-             packed: Callable[..., Any] | None = None,
+             packed: Callable[..., Any] | None = None, pool_min_bytes: int = 0,
              ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # fmt: skip
     """Register `fn` as the `backend` kernel of `schema` (an OpSchema)."""
     if backend not in ("cpu", "gpu"):
@@ -92,7 +99,7 @@ def register(schema: Any, backend: str, *, batched: bool = False, dense: bool = 
             if per_sample else None  # fmt: skip
         _KERNELS[(schema.name, backend)] = KernelEntry(
             fn, backend, batched, dense, inline, bind, replay, sample_form, per_sample_when,
-            packed if per_sample is None else None)
+            packed if per_sample is None else None, pool_min_bytes)
         return fn
 
     return decorate

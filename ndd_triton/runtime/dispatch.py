@@ -165,10 +165,10 @@ def _run_cpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: li
         else:
             produced_samples[i] = kernel.fn(*sample_ins, arg)
 
-    pooled = not known or work >= POOL_MIN_BYTES
+    pooled = not known or work >= max(POOL_MIN_BYTES, kernel.pool_min_bytes)
     order = _sample_order(ins, outs, ctx.thread_pool.num_threads) if pooled else None
-    ctx.thread_pool.run(one, n, work_bytes=work if known else 1 << 30, order=order,
-                        caller_helps=helps)  # fmt: skip
+    ctx.thread_pool.run(one, n, work_bytes=(work if pooled else 0) if known else 1 << 30,
+                        order=order, caller_helps=helps)  # fmt: skip
     if known:
         return outs
     per_output = [[p if not isinstance(p, tuple) else p[k] for p in produced_samples]

@@ -273,3 +273,46 @@ def test_plan_cache_reads_argument_like_inputs_on_every_call():
         want = np.arange(60, dtype=np.uint8).reshape(5, 4, 3)[start[1]:start[1] + 1,
                                                               start[0]:start[0] + 2]
         np.testing.assert_array_equal(got[0], want)
+
+
+def test_streaming_kernel_stays_on_one_thread_below_its_pool_minimum(monkeypatch):
+    """A kernel registered with `pool_min_bytes` (preemphasis_filter: a pass or two over memory)
+    runs a smaller batch on the calling thread only; a larger one goes to the pool."""
+    import dataclasses
+
+    from ndd_triton.kernels import _registry
+    from ndd_triton.ops import preemphasis_filter
+    from ndd_triton.runtime.plans import PLANS
+
+    entry = _registry.lookup(preemphasis_filter.schema, "cpu")
+    threads: set[str] = set()
+    meet: list[threading.Barrier] = []
+
+    def spy(out, inp, arg):
+        threads.add(threading.current_thread().name)
+        if meet and arg.index < 2:
+            meet[0].wait()  # pooled: samples 0 and 1 run at once, on two threads
+        entry.fn(out, inp, arg)
+
+    signals = [np.random.default_rng(k).random(20_000 + k).astype(np.float32) for k in range(8)]
+    want = [np.asarray(s) for s in ndd.preemphasis_filter(ndd.as_batch(signals))]
+    before = ndd.get_num_threads()
+    ndd.set_num_threads(2)
+    try:
+        for limit, pooled in ((entry.pool_min_bytes, False), (0, True)):
+            monkeypatch.setitem(_registry._KERNELS, ("preemphasis_filter", "cpu"),
+                                dataclasses.replace(entry, fn=spy, pool_min_bytes=limit))
+            PLANS.clear()
+            threads.clear()
+            meet[:] = [threading.Barrier(2, timeout=10)] if pooled else []
+            with ndd.EvalMode.sync_cpu:
+                got = ndd.preemphasis_filter(ndd.as_batch(signals))
+            for g, w in zip(got, want, strict=True):
+                np.testing.assert_array_equal(np.asarray(g), w)
+            if pooled:
+                assert len(threads) == 2, threads
+            else:
+                assert threads == {threading.current_thread().name}, threads
+    finally:
+        ndd.set_num_threads(before)
+        PLANS.clear()

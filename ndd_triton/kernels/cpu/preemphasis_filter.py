@@ -10,7 +10,8 @@ from ndd_triton.ops import preemphasis_filter
 from ndd_triton.ops.schema import SampleArgs
 
 
-@register(preemphasis_filter.schema, "cpu")
+# two passes over memory per sample: one thread up to 32 MiB (`KernelEntry.pool_min_bytes`)
+@register(preemphasis_filter.schema, "cpu", pool_min_bytes=1 << 25)
 def preemphasis_filter_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
     """out[t] = x[t] - c * x[t - 1] over the flattened sample (border value before t = 0).
 
