@@ -84,7 +84,7 @@ class _Setup(NamedTuple):
     magnitude: bool  # power 1
     bins_first: bool
     window: torch.Tensor  # the window as given (`length` values)
-    centred_window: torch.Tensor  # zero-padded to `nfft`, centred (the `_centred_fits` path)
+    centred: np.ndarray  # zero-padded to `nfft`, centred (the `_centred_fits` path)
 
 
 _setups: dict[int, tuple[Any, _Setup]] = {}
@@ -107,7 +107,7 @@ def _setup(arg: SampleArgs) -> _Setup:
     centred[offset : offset + length] = window
     setup = _Setup(length, int(arg.window_step), nfft, bool(arg.center_windows),
                    bool(arg.reflect_padding), arg.power == 1, bool(arg.bins_first),
-                   torch.from_numpy(window), torch.from_numpy(centred))  # fmt: skip
+                   torch.from_numpy(window), centred)  # fmt: skip
     with _setups_lock:
         if len(_setups) > 64:
             _setups.clear()
@@ -126,10 +126,12 @@ def spectrogram_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
     x = inp.reshape(-1)
     if _centred_fits(x.size, nfft, length, c.center):
         half = nfft // 2
-        view = torch.from_numpy(_padded(x, half, half, c.reflect)).unfold(0, nfft, step)
-        if view.shape[0] != frames:
-            view = view[:frames]
-        spectrum = torch.fft.rfft(view * c.centred_window, dim=1)
+        padded = _padded(x, half, half, c.reflect)
+        # frames as a strided NumPy view and the window applied by NumPy: every torch call
+        # releases the GIL (a view op too), and on two pool threads each release is a
+        # hand-off between them; the same float32 products as torch's
+        view = np.ndarray((frames, nfft), np.float32, padded, 0, (4 * step, 4))
+        spectrum = torch.fft.rfft(torch.from_numpy(view * c.centred), dim=1)
     else:
         x = np.ascontiguousarray(x)
         view = _frames_view(x, frames, step, length, c.center, c.reflect)
@@ -138,7 +140,7 @@ def spectrogram_cpu(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
             view = torch.from_numpy(np.where(valid, x[pos], np.float32(0)))
         spectrum = torch.fft.rfft(view * c.window, n=nfft, dim=1)
     # (frames, bins) complex, a fresh buffer: square re and im in place, sum into re.
-    parts = torch.view_as_real(spectrum).numpy()
+    parts = spectrum.numpy().view(np.float32).reshape(frames, -1, 2)
     np.square(parts, out=parts)
     power = parts[..., 0]
     power += parts[..., 1]
