@@ -26,11 +26,11 @@ def _torch_matrix(matrix: np.ndarray) -> torch.Tensor:
     if hit is not None and hit[0] is matrix:
         return hit[1]
     dense = torch.from_numpy(matrix.astype(np.float32))
-    if np.count_nonzero(matrix) * 4 < matrix.size:
-        with warnings.catch_warnings():  # "sparse CSR support is in beta": a stable product
-            warnings.simplefilter("ignore", UserWarning)
-            dense = dense.to_sparse_csr()
-    with _lock:
+    with _lock:  # (catch_warnings swaps the process's filters: one thread at a time here)
+        if np.count_nonzero(matrix) * 4 < matrix.size:
+            with warnings.catch_warnings():  # "sparse CSR support is in beta": a stable product
+                warnings.simplefilter("ignore", UserWarning)
+                dense = dense.to_sparse_csr()
         if len(_cache) > 64:
             _cache.clear()
         _cache[id(matrix)] = (matrix, dense)  # holds `matrix`, so its id is not reused
