@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import inspect
 import os
-import threading
 import weakref
+from collections import deque
 from typing import Any, Protocol
 
 import numpy as np
@@ -31,10 +31,11 @@ from ndd_triton.core.dtype import DType
 from ndd_triton.core.storage import BatchStorage
 from ndd_triton.core.tensor import Tensor
 from ndd_triton.readers import _args
+from ndd_triton.readers._compile_mode import CompileModeEpochs
 from ndd_triton.readers._prefetch import Item, Prefetcher, stop_prefetcher
 from ndd_triton.readers._sharding import StreamConfig, padded_epoch_size, shard_size
 from ndd_triton.readers._state import ReaderState
-from ndd_triton.runtime.compiled import DEFAULT_DEPTH, Session
+from ndd_triton.runtime.compiled import DEFAULT_DEPTH
 
 # A fixed default so that every rank of a sharded job draws the same global permutation.
 _SHUFFLE_AFTER_EPOCH_SEED = 0x5EED_5EED
@@ -55,7 +56,7 @@ class Source(Protocol):
         """One storage per output holding the samples `indices`, and their source paths."""
 
 
-class Reader:
+class Reader(CompileModeEpochs):
     """Base of the `ndd.readers` classes; see the module docstring."""
 
     _SPECIFIC: dict[str, Any] = {}  # reader-specific keywords and defaults
@@ -99,13 +100,14 @@ class Reader:
                               else int(given) & (2**63 - 1))  # fmt: skip
         self._checkpointing = bool(args["enable_checkpointing"])
         self._capture = False
-        self._compiled: tuple[Any, Any] | None = None  # ((thread, size, depth), last Session)
         self._mode: str | None = None  # "sample", "batch" or "call"
         self._batch_size: int | None = None
         self._call_batch_size: int | None = None
         self._position = (0, 0, 0)
         self._pending_state: ReaderState | None = None
         self._open_epoch = False
+        self._compiled: tuple[Any, Any] | None = None  # compile mode (`_compile_mode`)
+        self._ahead: deque[tuple[tuple[Any, ...], bool]] = deque()
         self._dataset_size: int | None = None
         self._holder: dict[str, Prefetcher] = {}
         weakref.finalize(self, stop_prefetcher, self._holder)
@@ -142,10 +144,9 @@ class Reader:
         """Iterator over one epoch: tuples of Batch (with a batch size) or of Tensor.
 
         `compile=True` (the seeds' spelling) and `capture=True` (DALI 2.4's) run the epoch in
-        compile mode (docs/compile.md): the loop body's op calls are traced in the first
-        iteration and issued `compile_depth` iterations ahead after that. Both need a batch
-        size and are refused with checkpointing enabled.
-        """
+        compile mode (docs/compile.md; `_compile_mode`): the loop body's op calls are traced in
+        the first iteration and issued `compile_depth` iterations ahead after that. Both need a
+        batch size and are refused with checkpointing enabled."""
         cls = type(self).__name__
         capture = capture or compile
         if batch_size is not None:
@@ -175,16 +176,16 @@ class Reader:
                              f"{self._batch_size} used in the previous call")
         self._start(size or 1)
         self._open_epoch = True
-        epoch = self._epoch(as_batch=size is not None)
-        if capture:  # the last epoch's program when it ran to its end in the same setting
-            key, last = (threading.get_ident(), size, compile_depth), self._compiled
-            reuse = last[1] if last is not None and last[0] == key and last[1].finished else None
-            self._compiled = (key, Session(f"readers.{cls}", compile_depth, reuse=reuse))
-            return self._compiled[1].epoch(epoch)
-        return epoch
+        if capture:
+            return self._compiled_epoch(f"readers.{cls}", size, compile_depth)
+        return self._epoch(as_batch=size is not None)
 
-    def _epoch(self, as_batch: bool) -> Any:
-        while True:
+    def _epoch(self, as_batch: bool, ended: bool = False) -> Any:
+        while self._ahead and not ended:  # taken ahead by compile mode and not adopted
+            values, ended = self._ahead.popleft()
+            self._open_epoch = self._open_epoch and not ended
+            yield values
+        while not ended:  # (`ended` already: a compiled epoch adopted all of them)
             try:
                 item = self._take()
             except Exception:
@@ -193,8 +194,8 @@ class Reader:
             if item.last_in_epoch:
                 self._open_epoch = False
             yield self._wrap(item, as_batch)
-            if item.last_in_epoch:
-                return
+            ended = item.last_in_epoch
+        self._open_epoch = False
 
     def __call__(self, *, batch_size: int | None = None) -> tuple[Any, ...]:
         """One direct step: a tuple of Tensors (no batch size) or of Batches."""
@@ -379,7 +380,6 @@ def file_size(path: str) -> int:
 
 def pack_arrays(arrays: list[np.ndarray], what: str) -> BatchStorage:
     """One packed CPU storage holding copies of `arrays` (one dtype for the whole batch)."""
-
     from ndd_triton.core.dtype import dtype as to_dtype
 
     dtypes = {a.dtype for a in arrays}

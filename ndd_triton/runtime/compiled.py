@@ -95,6 +95,9 @@ class Session:
         self._confirmed = reuse is None or self._barrier >= len(self.program or ())
         if reuse is not None:
             self._rngs = reuse._rngs
+        self.ahead: Callable[[int], list[Any]] | None = None  # the reader's next batches
+        self.next_epoch: list[tuple[Any, Issued]] = []  # issued on them (`_issue_next_epoch`)
+        self.adopted, self._ahead_taken = 0, False  # iterations started with; taken ahead
 
     # ---- the epoch ------------------------------------------------------------------------
     def epoch(self, source: Iterator[Any]) -> CompiledEpoch:
@@ -179,9 +182,36 @@ class Session:
                 self._stalled = True
                 return
             if values is _END:
+                self._issue_next_epoch()
                 return
             issued = self._issue(as_tuple(values))
             self._buffered.append((values, issued))
+
+    def _issue_next_epoch(self) -> None:
+        """The source ended: take the reader's next `depth + 1` batches and issue their calls
+        up to the barrier (the decoding: no draws, only the batch read) to run while the caller
+        finishes this epoch. A next epoch of this program adopts them (`adopt`), any other
+        drops them (the reader hands the batches out again)."""
+        if self.ahead is None or self._ahead_taken or self.eager or self._stalled or \
+                not self._confirmed:  # fmt: skip
+            return
+        self._ahead_taken = True
+        barrier = speculation_barrier(self.program)
+        for values in self.ahead(self.depth + 1) if barrier else ():
+            issued = Issued(as_tuple(values))
+            self._issue_calls(issued, barrier)
+            if self._stalled:  # a prepare failed: the next epoch makes (and reports) the calls
+                self._stalled, self.next_epoch = False, []
+                return
+            # no draws so far, and the RNGs move on before the next epoch: these states are the
+            # ones before the barrier call, filled in when it is issued (`_issue_calls`)
+            issued.snapshots = [None] * len(issued.snapshots)
+            self.next_epoch.append((values, issued))
+
+    def adopt(self, ahead: list[tuple[Any, Issued]]) -> None:
+        """Start with the iterations the last epoch issued ahead (`_issue_next_epoch`)."""
+        self._buffered.extend(ahead)
+        self.adopted = len(ahead)
 
     def _issue(self, source_values: tuple[Any, ...]) -> Issued:
         """Prepare (and schedule) the program's calls on one iteration's source values."""
@@ -189,7 +219,7 @@ class Session:
         self._issue_calls(issued)
         return issued
 
-    def _issue_calls(self, issued: Issued) -> None:
+    def _issue_calls(self, issued: Issued, stop: int | None = None) -> None:
         """Issue the program's calls from where `issued` stopped: to the end, or up to the
         barrier while the program is not confirmed. A fusion group reaching past the barrier
         has its earlier members prepared (their results computed only if read) and is
@@ -201,13 +231,18 @@ class Session:
         refs = issued.refs
         prof = bool(_profiling.ACTIVE)
         members = issued.members  # group start -> prepared members so far
-        start, stop = issued.issued, len(program) if self._confirmed else self._barrier
+        start = issued.issued
+        if stop is None:
+            stop = len(program) if self._confirmed else self._barrier
         if start >= stop:
             return
         del issued.snapshots[start:]  # (the end state of an earlier, partial issue)
         for p in range(start, stop):
             rec = program[p]
-            issued.snapshots.append([(r, r.state) for r in self._rngs])
+            snapshot = [(r, r.state) for r in self._rngs]
+            if p == start and start and issued.snapshots[0] is None:  # issued ahead, drew nothing
+                issued.snapshots = [snapshot] * start
+            issued.snapshots.append(snapshot)
             inputs = [refs.resolve(r) for r in rec.inputs]
             args = [refs.resolve(r) for r in rec.args]
             group = self.groups.get(p)
@@ -275,7 +310,7 @@ class Session:
         current = self._current
         ahead = any(issued is not None for _, issued in self._buffered)
         if not self.eager and current is not None and (ahead or self.position < current.issued):
-            self._restore(current, self.position)
+            current.restore(self.position)
         self._buffered.clear()
         self._current = None
 
@@ -334,7 +369,7 @@ class Session:
         body may change between epochs); the iterations read ahead are issued again later."""
         issued, p = self._current, self.position
         assert issued is not None
-        self._restore(issued, p)
+        issued.restore(p)
         issued.truncate(p, self.groups)
         self.reused, self._current, self._refs = False, None, issued.refs
         self._trace = list(self.program[:p]) if self.program is not None else []
@@ -351,7 +386,7 @@ class Session:
     def _fall_back(self, reason: str, where: tuple[str, int] | None) -> None:
         """Continue the epoch eagerly from the current call, with one warning."""
         if self._current is not None:
-            self._restore(self._current, self.position)
+            self._current.restore(self.position)
         self.eager = True
         self._current = None
         self._buffered = deque((values, None) for values, _ in self._buffered)
@@ -361,9 +396,3 @@ class Session:
             warnings.warn(message, CompileFallbackWarning, stacklevel=4)
         else:
             warnings.warn_explicit(message, CompileFallbackWarning, where[0], where[1])
-
-    @staticmethod
-    def _restore(issued: Issued, position: int) -> None:
-        if position < len(issued.snapshots):
-            for rng, state in issued.snapshots[position]:
-                rng.set_state(state)

@@ -24,13 +24,20 @@ class Issued:
 
     def __init__(self, source_values: tuple[Any, ...]) -> None:
         self.refs = IterationRefs(source_values)
-        self.snapshots: list[list[tuple[RNG, RNGState]]] = []
+        self.snapshots: list[list[tuple[RNG, RNGState]] | None] = []
         self.groups: list[Any] = []  # profiling: (op names, invocations) per issued group
         self.members: dict[int, list[Any]] = {}
 
     @property
     def issued(self) -> int:
         return len(self.refs.results)
+
+    def restore(self, position: int) -> None:
+        """The RNGs back to their states before call `position` (undoing the draws issued
+        after it; a None state: only calls before the barrier were issued, nothing to undo)."""
+        snapshot = self.snapshots[position] if position < len(self.snapshots) else None
+        for rng, state in snapshot or ():
+            rng.set_state(state)
 
     def truncate(self, position: int, groups: dict[int, Any]) -> None:
         """Forget the calls from `position` on (results, RNG states, group members)."""
