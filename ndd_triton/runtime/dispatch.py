@@ -40,10 +40,12 @@ def make_run(call: Call, kernel: KernelEntry, batches: list[Batch], specs: list[
     if device.device_type == "cpu":
         def run(inv: Any) -> list[BatchStorage]:
             ins = [b._storage_or_raise() if b is not None else None for b in batches]
-            if single_already() or _nbytes(ins, []) < TORCH_PARALLEL_BYTES:
-                return _run_cpu(call, kernel, ins, specs, device, ctx)
+            if single_already():  # a pool or executor thread: it may help the pool
+                return _run_cpu(call, kernel, ins, specs, device, ctx, True)
+            if _nbytes(ins, []) < TORCH_PARALLEL_BYTES:  # torch stays serial: no guard
+                return _run_cpu(call, kernel, ins, specs, device, ctx, False)
             with SingleThreadedTorch():  # (on the caller's thread in sync modes, inline runs)
-                return _run_cpu(call, kernel, ins, specs, device, ctx)
+                return _run_cpu(call, kernel, ins, specs, device, ctx, True)
     else:
         def run(inv: Any) -> list[BatchStorage]:
             ins = [b._storage_or_raise() if b is not None else None for b in batches]
@@ -122,7 +124,9 @@ def _none(i: int) -> None:
 
 
 def _run_cpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: list[OutputSpec],
-             device: Device, ctx: Any) -> list[BatchStorage]:  # fmt: skip
+             device: Device, ctx: Any, helps: bool) -> list[BatchStorage]:  # fmt: skip
+    """`helps`: this thread's torch is single-threaded, so it may run samples beside the pool's
+    (else its OpenMP team would spin)."""
     op = call.schema.name
     n = call.batch_size
     known = True
@@ -137,9 +141,6 @@ def _run_cpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: li
     if kernel.dense and known and n > 1 and work < _DENSE_MAX_BYTES and \
             _run_dense(call, kernel, ins, outs):  # fmt: skip
         return outs
-    # this thread may run samples beside the pool's when its torch is single-threaded (ndd's
-    # threads; `make_run`'s guard on a caller's thread), else its OpenMP team would spin
-    helps = single_already() or _nbytes(ins, []) >= TORCH_PARALLEL_BYTES
     if kernel.packed is not None and known and n > 1 and \
             run_packed(call, kernel, ins, outs, ctx.thread_pool, work, helps):  # fmt: skip
         return outs

@@ -9,21 +9,12 @@ import warnings
 
 import numpy as np
 import pytest
+from test_compile_epochs import BS, _folder, _same
 
 import ndd_triton as ndd
 from ndd_triton.runtime.compiled import DEFAULT_DEPTH, CompileFallbackWarning
 
-BS = 2
-FILES = 7  # 4 iterations per epoch (the reader fills the last batch)
-
-
-def _folder(tmp_path) -> str:
-    root = tmp_path / "0"
-    root.mkdir()
-    for i in range(FILES):
-        (root / f"{i}.jpg").write_bytes(bytes(range(i + 3, 2 * i + 9)))
-    return str(tmp_path)
-
+ITERATIONS = 4  # per epoch: _folder's 7 files in batches of BS = 2 (the reader fills the last)
 
 def _body(files: ndd.Batch, dtype=ndd.float32) -> list[np.ndarray]:
     x = ndd.cast(files, dtype=dtype)  # the calls before the first random one: issued ahead
@@ -44,15 +35,6 @@ def _run(root: str, modes: list[bool], dtypes: list | None = None) -> tuple[list
         outs.append([_body(files, dtype) for files, _ in it])
         sessions.append(getattr(it, "session", None))
     return outs, str(ndd.random.get_default_rng().state), sessions
-
-
-def _same(a: list, b: list) -> None:
-    assert len(a) == len(b)
-    for ea, eb in zip(a, b, strict=True):
-        assert len(ea) == len(eb)
-        for ia, ib in zip(ea, eb, strict=True):
-            for x, y in zip(ia, ib, strict=True):
-                np.testing.assert_array_equal(x, y)
 
 
 def test_the_next_epoch_starts_with_batches_issued_ahead(tmp_path) -> None:
@@ -79,7 +61,7 @@ def test_the_calls_issued_ahead_are_the_next_epochs_results(tmp_path) -> None:
     for k, (files, _) in enumerate(it):
         _body(files)
         ahead = it.session.next_epoch
-        assert len(ahead) == (DEFAULT_DEPTH + 1 if k >= 4 - DEFAULT_DEPTH else 0)
+        assert len(ahead) == (DEFAULT_DEPTH + 1 if k >= ITERATIONS - DEFAULT_DEPTH else 0)
     casts = [issued.refs.results[0] for _, issued in ahead]
     for cast in casts:
         cast.evaluate()  # computed on the executor: nothing of the next epoch has started

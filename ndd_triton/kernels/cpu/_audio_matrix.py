@@ -47,10 +47,10 @@ def apply_along_axis(out: np.ndarray, inp: np.ndarray, arg: SampleArgs) -> None:
     if outer == 1 and sparse:  # mel bands of `ft` spectrograms: 2-D views, the same product
         # as below without its per-slice indexing (~5 us of a sample's ~20 us of Python)
         x = torch.from_numpy(np.ascontiguousarray(inp).reshape(extent, inner))
-        if out.flags.c_contiguous:  # (a NumPy reshape: torch's view would release the GIL)
-            torch.mm(matrix, x, out=torch.from_numpy(out.reshape(-1, inner)))
-            return
-        torch.mm(matrix, x, out=torch.from_numpy(out).view(-1, inner))
+        # (a NumPy reshape where it is a view: torch's view op would release the GIL)
+        dst = torch.from_numpy(out.reshape(-1, inner)) if out.flags.c_contiguous else \
+            torch.from_numpy(out).view(-1, inner)  # fmt: skip
+        torch.mm(matrix, x, out=dst)
         return
     x = torch.from_numpy(np.ascontiguousarray(inp).reshape(outer, extent, inner))
     dst = torch.from_numpy(out).view(outer, matrix.shape[0], inner)
