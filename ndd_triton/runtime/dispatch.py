@@ -7,7 +7,6 @@ CUDA live here, so kernels never see them.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -15,18 +14,17 @@ import numpy as np
 import torch
 
 from ndd_triton.core.batch import Batch
-from ndd_triton.core.device import Device, is_emulated
+from ndd_triton.core.device import Device
 from ndd_triton.core.host_views import dense_array, sample_arrays, sample_getter, to_numpy
 from ndd_triton.core.storage import NUMPY_DTYPES, BatchStorage
 from ndd_triton.kernels import KernelEntry
 from ndd_triton.ops.schema import Call, OutputSpec, SampleArgs
-from ndd_triton.runtime.launch_memo import run_kernel
+from ndd_triton.runtime.gpu_run import _run_gpu
 from ndd_triton.runtime.packed_run import run_packed
 from ndd_triton.runtime.pipeline import ChainOutputs, Stage
 from ndd_triton.runtime.thread_pool import POOL_MIN_BYTES, largest_first
 from ndd_triton.runtime.torch_threads import SingleThreadedTorch, single_already
 
-_INTERPRETER_LOCK = threading.RLock()
 # Below this many bytes read, a kernel's torch ops stay under torch's parallel grain (32768
 # elements) and never start its OpenMP team: no `SingleThreadedTorch` (~6 us of ctypes calls
 # on the caller's thread, 10% of a tiny call).
@@ -320,80 +318,3 @@ def _wrap_produced(produced: list[list[Any]], specs: list[OutputSpec], device: D
     return result
 
 
-_gpu_types: tuple[Any, Any] | None = None
-_worker_tls = threading.local()  # `stream`: the torch stream an executor thread has set
-
-
-def mark_worker_thread() -> None:
-    """Called by an executor thread when it starts: GPU runs there leave the context's stream
-    set as torch's current stream between runs (nothing else runs on that thread), instead of
-    setting and restoring it around every run."""
-    _worker_tls.worker = True
-
-
-def run_gpu_call(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
-                 specs: list[OutputSpec], device: Device, ctx: Any
-                 ) -> list[BatchStorage]:  # fmt: skip
-    """A GPU call's run on this thread without an invocation (`prepare._run_gpu_now`)."""
-    return _run_gpu(call, kernel, ins, specs, device, ctx, None)  # type: ignore[arg-type]
-
-
-def _run_gpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: list[OutputSpec],
-             device: Device, ctx: Any, record: Any) -> list[BatchStorage]:  # fmt: skip
-    global _gpu_types
-    if _gpu_types is None:
-        from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
-
-        _gpu_types = (GpuBatch, GpuRun)
-    stream = ctx.cuda_stream
-    torch_stream = stream.torch_stream if stream is not None else None
-    if torch_stream is None:  # the emulated gpu: no streams, no events
-        return _launch_gpu(call, kernel, ins, specs, device, ctx, record, None)
-    if getattr(_worker_tls, "worker", False):
-        if getattr(_worker_tls, "stream", None) is not torch_stream:
-            torch.cuda.set_stream(torch_stream)
-            _worker_tls.stream = torch_stream
-        outs = _launch_gpu(call, kernel, ins, specs, device, ctx, record, torch_stream)
-    else:
-        with torch.cuda.stream(torch_stream):
-            outs = _launch_gpu(call, kernel, ins, specs, device, ctx, record, torch_stream)
-    from ndd_triton.runtime.stream import Event
-
-    event = Event(stream)
-    for storage in outs:
-        storage.event = event
-    return outs
-
-
-def _launch_gpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: list[OutputSpec],
-                device: Device, ctx: Any, record: Any, torch_stream: Any
-                ) -> list[BatchStorage]:  # fmt: skip
-    """Outputs allocated, the kernel called (on torch's current stream, the context's)."""
-    assert _gpu_types is not None
-    gpu_batch, gpu_run = _gpu_types
-    gpu_ins = []
-    for storage, meta in zip(ins, call.inputs, strict=False):
-        if storage is None or meta is None:
-            gpu_ins.append(None)
-            continue
-        if torch_stream is not None and storage.event is not None:
-            storage.event.wait_stream(torch_stream)
-        gpu_ins.append(gpu_batch(*storage.packed(), meta.shapes, meta.layout, meta.dtype))
-    torch_device = device.torch_device
-    outs = []
-    gpu_outs = []
-    for spec in specs:
-        storage = BatchStorage.allocate(spec.shapes, spec.dtype.torch_dtype, device)  # type: ignore[arg-type]
-        outs.append(storage)
-        gpu_outs.append(gpu_batch(*storage.packed(), spec.shapes, spec.layout, spec.dtype))
-    run = gpu_run(torch_device, record, ctx.thread_pool)
-    if call.batch_size > 0:
-        dst = gpu_outs[0] if len(gpu_outs) == 1 else tuple(gpu_outs)
-        if torch_stream is None and is_emulated():
-            # Triton's interpreter patches `triton.language` globally while a kernel runs,
-            # so two threads (two contexts' executors) must not interpret at the same time.
-            with _INTERPRETER_LOCK:
-                run_kernel(kernel, run, dst, gpu_ins, call, torch_stream)
-        else:
-            run_kernel(kernel, run, dst, gpu_ins, call, torch_stream)
-    return outs

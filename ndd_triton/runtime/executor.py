@@ -23,8 +23,8 @@ from typing import Any
 
 from ndd_triton.runtime import fork as _fork
 from ndd_triton.runtime import thread_pool as _thread_pool
-from ndd_triton.runtime.dispatch import mark_worker_thread
 from ndd_triton.runtime.eval_mode import EvalMode
+from ndd_triton.runtime.gpu_run import mark_worker_thread
 from ndd_triton.runtime.invocation import _DONE, Invocation
 from ndd_triton.runtime.pipeline import Chain, ChainEnd
 

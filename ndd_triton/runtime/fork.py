@@ -46,7 +46,7 @@ MODULE_LOCKS: tuple[tuple[str, str], ...] = (
     ("ndd_triton.kernels.gpu.flip", "_lock"),
     ("ndd_triton.random._philox", "_ahead_lock"),
     ("ndd_triton.runtime.compiled", "_active_lock"),
-    ("ndd_triton.runtime.dispatch", "_INTERPRETER_LOCK"),
+    ("ndd_triton.runtime.gpu_run", "_INTERPRETER_LOCK"),
     ("ndd_triton.runtime.launch_memo", "_lock"),
     ("ndd_triton.runtime.profiling", "_lock"),
     ("ndd_triton.runtime.stream", "_default_lock"),

@@ -1,4 +1,4 @@
-"""GPU calls launched on the caller's thread without an invocation (`prepare._run_gpu_now`:
+"""GPU calls launched on the caller's thread without an invocation (`run_now.run_gpu_now`:
 sync modes, eager with an idle worker and tiny work) keep the eval-mode contract: a failing run
 raises at the call in sync modes and at the first read in eager mode (wrapped, with the call
 site), later calls are unaffected, and results equal those of the invocation path."""
@@ -48,11 +48,11 @@ def test_a_failing_run_raises_at_the_call_in_sync_modes(failing_flip):
 
 
 def test_a_failing_run_raises_at_the_read_in_eager_mode(failing_flip, monkeypatch):
-    from ndd_triton.runtime import prepare
+    from ndd_triton.runtime import run_now
 
     direct = []
-    run = prepare.run_gpu_call
-    monkeypatch.setattr(prepare, "run_gpu_call", lambda *a: direct.append(1) or run(*a))
+    run = run_now.run_gpu_call
+    monkeypatch.setattr(run_now, "run_gpu_call", lambda *a: direct.append(1) or run(*a))
     images = _images()
     with ndd.EvalMode.eager:
         result = ndd.flip(images, horizontal=1)  # tiny, worker idle: launched right here
