@@ -125,6 +125,8 @@ def measure(fn: Callable[[], Any], calls: int, reps: int, real: bool) -> tuple[f
         gc.collect()
         gc.disable()
         try:
+            fn().evaluate()  # caches warm again after the collection (a pipeline's steady state)
+            sync()
             t0, w0 = time.process_time(), time.perf_counter()
             outs = [fn() for _ in range(calls)]
             for o in outs:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -235,6 +235,30 @@ class BatchStorage:
         storage._shape_rows = shape_rows
         storage._sample_sizes = sizes
         return storage
+
+    @staticmethod
+    def device_allocator(shapes: np.ndarray, dtype: torch.dtype,
+                         device: Device) -> Callable[[], BatchStorage]:  # fmt: skip
+        """`allocate` of device memory for batches of these shapes, its per-shape work done
+        once: each call allocates only the buffer (the offsets and shape rows are shared by
+        the storages it makes: read-only by convention, as `allocate`'s are)."""
+        like = BatchStorage.allocate(shapes, dtype, device)
+        offsets, rows, sizes = like._offsets, like._shape_rows, like._sample_sizes
+        dense = like._dense_t
+        total = like._buffer.numel() if like._buffer is not None else 0
+        torch_device = device.torch_device
+        row = tuple(dense.shape) if dense is not None else None
+
+        def allocate() -> BatchStorage:
+            flat = torch.empty(total, dtype=dtype, device=torch_device)
+            storage = BatchStorage(None, device, flat, offsets)  # type: ignore[arg-type]
+            if row is not None:
+                storage._dense_t = flat.view(row)
+            else:
+                storage._shape_rows, storage._sample_sizes = rows, sizes
+            return storage
+
+        return allocate
 
     @property
     def samples(self) -> list[torch.Tensor]:

@@ -19,7 +19,7 @@ from ndd_triton.core.device import Device, is_emulated
 from ndd_triton.core.storage import BatchStorage
 from ndd_triton.kernels import KernelEntry
 from ndd_triton.ops.schema import Call, OutputSpec
-from ndd_triton.runtime.launch_memo import run_kernel
+from ndd_triton.runtime.launch_memo import forget_last, run_kernel
 
 # Triton's interpreter patches `triton.language` globally while a kernel runs, so two threads
 # (two contexts' executors) must not interpret at the same time.
@@ -107,4 +107,6 @@ def _launch_gpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs:
     if call.batch_size > 0:
         dst = gpu_outs[0] if len(gpu_outs) == 1 else tuple(gpu_outs)
         run_kernel(kernel, run, dst, gpu_ins, call, torch_stream)
+    else:
+        forget_last()
     return outs

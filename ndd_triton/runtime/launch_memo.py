@@ -41,6 +41,7 @@ _seen: set[tuple[Any, ...]] = set()
 _bytes = 0
 _lock = threading.Lock()
 stats = {"hits": 0, "recorded": 0, "misses": 0, "unkeyed": 0}
+_last = threading.local()  # `replay`: what this thread's last `run_kernel` replayed or recorded
 
 
 class _Unkeyable(Exception):
@@ -131,6 +132,7 @@ def run_kernel(kernel: KernelEntry, run: Any, dst: Any, ins: list[Any], call: Ca
     """`kernel.fn(run, dst, *ins, call)`, through the memo where the kernel allows it."""
     outs = list(dst) if isinstance(dst, tuple) else [dst]
     key = memo_key(kernel, call, ins, outs, stream) if ENABLED else None
+    _last.replay = None
     if key is None:
         stats["unkeyed"] += 1
         kernel.fn(run, dst, *ins, call)
@@ -144,6 +146,7 @@ def run_kernel(kernel: KernelEntry, run: Any, dst: Any, ins: list[Any], call: Ca
             if key in _entries:
                 _entries.move_to_end(key)
         entry.replay(run, in_data, out_data)
+        _last.replay = entry
         return
     if not RECORD_AT_FIRST_SIGHT and key not in _seen:
         # first sight: run it; record only when the signature comes back
@@ -161,6 +164,20 @@ def run_kernel(kernel: KernelEntry, run: Any, dst: Any, ins: list[Any], call: Ca
     if replay is not None:
         stats["recorded"] += 1
         _store(key, replay)
+        _last.replay = replay
+
+
+def forget_last() -> None:
+    """A call that launched nothing: no earlier call's replay may be taken for it."""
+    _last.replay = None
+
+
+def last_replay() -> Any:
+    """The `Replay` this thread's last `run_kernel` used or recorded (then forgotten), or None:
+    what a whole-call replay (`runtime/call_replay.py`) of the same call may launch."""
+    replay = getattr(_last, "replay", None)
+    _last.replay = None
+    return replay
 
 
 def _store(key: tuple[Any, ...], replay: Any) -> None:

@@ -70,6 +70,9 @@ class InferResult(NamedTuple):
     specs: list[Any]
     signature: int  # unique per result: equal signatures mean equal values
     generation: int  # `ndd.set_limits` generation it was checked under
+    # GPU calls of this signature replayed whole, by input packing and stream
+    # (`runtime/call_replay.py`)
+    calls: dict[tuple[Any, ...], Any]
 
 
 def shapes_key(metas: Sequence[Any]) -> tuple[Any, ...]:
@@ -89,7 +92,7 @@ def remember_infer(memo: dict[tuple[Any, ...], InferResult], key: tuple[Any, ...
         with contextlib.suppress(KeyError, RuntimeError, StopIteration):
             del memo[next(iter(memo))]  # the oldest
     memo[key] = InferResult(dict(call.values), frozenset(call.per_sample), specs,
-                            call.signature, _limits.GENERATION)  # fmt: skip
+                            call.signature, _limits.GENERATION, {})  # fmt: skip
 
 
 # Input shapes remembered per plan: a few recurring batch shapes (e.g. the sizes of a dataset's
@@ -121,7 +124,15 @@ def plan_key(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
         # "gpu" is the thread's current device: keyed by that device's id
         device = (device, _device.current_cuda_device())
     values = tuple(arg_values)
-    key: list[Any] = [id(schema), batch_size, device, values, tuple(map(type, values))]
+    types = tuple(map(type, values))
+    if list in types:  # list-valued arguments (size=[224, 224]): keyed by their items
+        values = tuple([(list, tuple(v)) if t is list else v
+                        for v, t in zip(values, types, strict=True)])  # fmt: skip
+    try:
+        hash(values)  # (the rest of the key is hashable)
+    except TypeError:
+        return None
+    key: list[Any] = [id(schema), batch_size, device, values, types]
     for x in inputs:
         if type(x) is Batch:
             shapes = x._shapes
@@ -144,16 +155,6 @@ def plan_key(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
             key.append(None)
         else:
             return None
-    out = tuple(key)
-    try:
-        hash(out)
-    except TypeError:  # list-valued arguments (size=[224, 224]): key them by their items
-        try:
-            key[3] = tuple((list, tuple(v)) if type(v) is list else v for v in values)
-            out = tuple(key)
-            hash(out)
-        except TypeError:
-            return None
-    return out
+    return tuple(key)
 
 

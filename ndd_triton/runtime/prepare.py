@@ -22,6 +22,7 @@ from ndd_triton.ops.limits import check_outputs
 from ndd_triton.ops.schema import Call, InputMeta, OpSchema, OutputSpec
 from ndd_triton.runtime import compiled as _compiled
 from ndd_triton.runtime import profiling as _profiling
+from ndd_triton.runtime.call_replay import remember, remembering, replay_call
 from ndd_triton.runtime.dispatch import make_run, make_stage
 from ndd_triton.runtime.eval_context import EvalContext
 from ndd_triton.runtime.eval_mode import EvalMode
@@ -39,6 +40,7 @@ from ndd_triton.runtime.invocation import Invocation, user_callsite
 from ndd_triton.runtime.plans import (
     PLAN_LIMIT,
     PLANS,
+    InferResult,
     Plan,
     plan_key,
     remember_infer,
@@ -116,15 +118,18 @@ def _failed_results(schema: OpSchema, error: Exception, inputs: Sequence[Any],
 class Prepared:
     """A prepared call (inputs converted, arguments checked, outputs inferred), not scheduled."""
 
-    __slots__ = ("batches", "call", "dev", "external", "is_batch", "kernel", "metas", "plan",
+    __slots__ = ("batches", "call", "dev", "external", "is_batch", "kernel", "known", "metas",
+                 "plan",
                  "specs")  # fmt: skip
 
     def __init__(self, call: Call, kernel: KernelEntry, batches: list[Any],
                  metas: list[InputMeta | None], specs: list[OutputSpec], dev: Device,
-                 is_batch: bool, external: bool, plan: Plan | None) -> None:  # fmt: skip
+                 is_batch: bool, external: bool, plan: Plan | None,
+                 known: InferResult | None = None) -> None:  # fmt: skip
         self.call, self.kernel, self.batches, self.metas = call, kernel, batches, metas
         self.specs, self.dev, self.is_batch, self.external = specs, dev, is_batch, external
         self.plan = plan
+        self.known = known  # the plan's remembered infer result this call reused
 
     def results(self, inv: Invocation) -> Any:
         """Pending Tensor/Batch results produced by `inv`."""
@@ -139,7 +144,12 @@ class Prepared:
 def _prepare_and_execute(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
                          batch_size: Any, device: Any) -> Any:  # fmt: skip
     start = time.perf_counter() if _profiling.ACTIVE else 0.0
-    prep = prepare(schema, inputs, arg_values, batch_size, device)
+    key = plan_key(schema, inputs, arg_values, batch_size, device)
+    if key is not None and not _profiling.ACTIVE:
+        done = replay_call(schema, inputs, key)  # a repeated GPU call, replayed whole
+        if done is not None:
+            return done
+    prep = prepare(schema, inputs, arg_values, batch_size, device, key)
     call, kernel, batches, metas = prep.call, prep.kernel, prep.batches, prep.metas
     specs, dev, is_batch, plan, n = prep.specs, prep.dev, prep.is_batch, prep.plan, call.batch_size
     ctx = EvalContext.current()
@@ -150,11 +160,16 @@ def _prepare_and_execute(schema: OpSchema, inputs: Sequence[Any], arg_values: Se
     if dev.device_type == "gpu" and not _profiling.ACTIVE:
         done = run_gpu_now(call, kernel, batches, metas, specs, dev, ctx)
         if done is not None:
+            if prep.known is not None:  # kept for a whole replay of the next such call
+                remember(prep.known, [b._storage if b is not None else None for b in batches],
+                         specs, dev, ctx)  # fmt: skip
             return done if is_batch else as_tensors(done)
     stage = make_stage(call, kernel, batches, list(specs), dev, ctx) \
         if dev.device_type == "cpu" else None  # fmt: skip
-    inv = Invocation(schema.name, make_run(call, kernel, batches, list(specs), dev, ctx), ctx,
-                     user_callsite(), stage)  # fmt: skip
+    run = make_run(call, kernel, batches, list(specs), dev, ctx)
+    if prep.known is not None and dev.device_type == "gpu":
+        run = remembering(run, prep.known, batches, specs, dev, ctx)
+    inv = Invocation(schema.name, run, ctx, user_callsite(), stage)
     if _profiling.ACTIVE:
         inv.record = _profiling.new_record(schema.name, str(dev), EvalMode.current().name, n)
     results = prep.results(inv)
@@ -183,10 +198,15 @@ def _prepare_and_execute(schema: OpSchema, inputs: Sequence[Any], arg_values: Se
     return results
 
 
+_NO_KEY: Any = object()
+
+
 def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
-            batch_size: Any, device: Any) -> Prepared:  # fmt: skip
-    """The prepare phase of one call (raises what the call's checks and infer raise)."""
-    key = plan_key(schema, inputs, arg_values, batch_size, device)
+            batch_size: Any, device: Any, key: Any = _NO_KEY) -> Prepared:  # fmt: skip
+    """The prepare phase of one call (raises what the call's checks and infer raise); `key`:
+    its plan key when the caller computed it already."""
+    if key is _NO_KEY:
+        key = plan_key(schema, inputs, arg_values, batch_size, device)
     plan = PLANS.get(key) if key is not None else None
     created: Plan | None = None
     shapes: tuple[Any, ...] = ()
@@ -211,7 +231,7 @@ def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
                 call = Call(schema, n, dev.device_type, metas, dict(known.values),
                             set(known.per_sample), plan.given, known.signature)  # type: ignore[arg-type]  # fmt: skip
                 return Prepared(call, kernel, batches, metas, known.specs, dev, is_batch,
-                                external, plan)  # fmt: skip
+                                external, plan, known)  # fmt: skip
         call = Call(
             schema, n, dev.device_type, metas, dict(plan.values), set(plan.per_sample), plan.given
         )  # type: ignore[arg-type]  # read-only after conversion

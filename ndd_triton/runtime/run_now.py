@@ -130,8 +130,8 @@ def computed(outs: list[BatchStorage], specs: list[OutputSpec], dev: Device, n: 
 
 
 def run_gpu_now(call: Call, kernel: KernelEntry, batches: list[Any],
-                 metas: list[InputMeta | None], specs: list[OutputSpec], dev: Device,
-                 ctx: EvalContext) -> Any:  # fmt: skip
+                metas: list[InputMeta | None], specs: list[OutputSpec], dev: Device,
+                ctx: EvalContext) -> Any:  # fmt: skip
     """Results of a GPU call launched right here, or None to take the normal path.
 
     Where the executor would run the call on this thread anyway (sync modes; eager with an

@@ -46,7 +46,7 @@ def _storage_ptr(t: torch.Tensor) -> int:
 class Replay:
     """The recorded launches of one call (immutable; shared by threads)."""
 
-    __slots__ = ("nbytes", "scratch", "steps", "tables")
+    __slots__ = ("__weakref__", "nbytes", "scratch", "steps", "tables")
 
     def __init__(self, steps: list[Step], scratch: list[tuple[int, torch.dtype]],
                  tables: list[torch.Tensor]) -> None:  # fmt: skip
@@ -216,8 +216,14 @@ class Recorder(GpuRun):
                                     (self._out_ptrs, self._outputs, _VIEW_OUT)):  # fmt: skip
             index = ptrs.get(ptr)
             if index is not None:
-                view = _describe_view(t, buffers[index], index)  # type: ignore[arg-type]
-                return (kind, view) if view is not None else None
+                base = buffers[index]
+                view = _describe_view(t, base, index)  # type: ignore[arg-type]
+                if view is None:
+                    return None
+                if view[1:] == (base.dtype, tuple(base.shape), tuple(base.stride()), 0):  # type: ignore[union-attr]
+                    # the whole buffer again (another tensor object): the buffer itself
+                    return (_IN if kind == _VIEW_IN else _OUT), index
+                return kind, view
         for x in self._tables:  # a view of an uploaded table (kept as it is)
             if ptr == _storage_ptr(x):
                 return None, None

@@ -1,0 +1,189 @@
+"""Whole-call replay: a GPU call whose signature repeats skips prepare and launch building.
+
+The launch memo (`runtime/launch_memo.py`) already replays a repeated call's launches, but the
+call still pays for everything around them: argument conversion lookups, `Call` and
+`InputMeta` objects, the memo's key (buffer packing, signature), `GpuBatch` wrappers, output
+allocation from shapes. A call that runs on the caller's thread (`run_now.run_gpu_now`: sync
+modes, tiny eager calls with an idle worker) is fully described by
+
+* its plan (op, argument values, input dtypes/layouts/devices, batch size: the plan key),
+* its input shapes (the plan's remembered `infer` result, hence its output specs),
+* its inputs' packing (buffer dtype and per-sample offsets) and the context's stream,
+
+and what it launches then is the launch memo's recorded `Replay` for that signature. Once a
+call has been replayed by the memo (`launch_memo.last_replay`), `remember` keeps a `CallEntry`
+under the plan's infer result; `replay_call` answers later calls with the same description
+straight from it: outputs allocated from precomputed recipes, the recorded launches on the new
+buffers, results wrapped. The entry holds the `Replay` weakly: when the memo evicts it, the
+entry is dead and the call takes the normal path (which records again).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ndd_triton.core.batch import Batch
+from ndd_triton.core.device import Device
+from ndd_triton.core.storage import BatchStorage
+from ndd_triton.core.tensor import Tensor
+from ndd_triton.ops import limits as _limits
+from ndd_triton.ops.schema import OpSchema, OutputSpec
+from ndd_triton.runtime import launch_memo
+from ndd_triton.runtime.eval_context import EvalContext
+from ndd_triton.runtime.eval_mode import EvalMode
+from ndd_triton.runtime.executor import execute
+from ndd_triton.runtime.gpu_run import on_stream
+from ndd_triton.runtime.inputs import tensor_batch
+from ndd_triton.runtime.invocation import Invocation, user_callsite
+from ndd_triton.runtime.plans import PLANS, InferResult
+from ndd_triton.runtime.run_now import OutputRef, as_tensors
+from ndd_triton.runtime.torch_compile import dynamo_running
+
+# Entries per infer result (input packings x streams); the oldest goes first
+_CALLS_PER_SHAPES = 4
+_gpu_run: Any = None
+
+
+class CallEntry:
+    """How to replay one call description (see the module docstring)."""
+
+    __slots__ = ("allocators", "replay", "specs")
+
+    def __init__(self, replay: Any, specs: list[OutputSpec], device: Device) -> None:
+        self.replay = weakref.ref(replay)
+        self.specs = specs
+        self.allocators: tuple[Callable[[], BatchStorage], ...] = tuple(
+            BatchStorage.device_allocator(spec.shapes, spec.dtype.torch_dtype, device)  # type: ignore[arg-type]
+            for spec in specs)  # fmt: skip
+
+
+def _packing(storages: Sequence[BatchStorage | None]) -> tuple[Any, ...] | None:
+    """The inputs' buffer dtypes and offsets, or None: one not packed yet, or two inputs on
+    one buffer (the launch memo does not record such calls either)."""
+    key: list[Any] = []
+    for s in storages:
+        if s is None:
+            key.append(None)
+            continue
+        buffer, offsets = s._buffer, s._offsets
+        if buffer is None or offsets is None:
+            return None
+        key.append((buffer.dtype, offsets.tobytes()))
+    if len(key) > 1:
+        ptrs = [s._buffer.untyped_storage().data_ptr() for s in storages if s is not None]  # type: ignore[union-attr]
+        if len(set(ptrs)) != len(ptrs):
+            return None
+    return tuple(key)
+
+
+def remember(known: InferResult, ins: list[BatchStorage | None], specs: list[OutputSpec],
+             device: Device, ctx: EvalContext) -> None:  # fmt: skip
+    """After a call with this infer result ran on the caller's thread: keep it for
+    `replay_call` when the launch memo replayed (or recorded) what it launched."""
+    replay = launch_memo.last_replay()
+    if replay is None:
+        return
+    packing = _packing(ins)
+    if packing is None:
+        return
+    calls = known.calls
+    if len(calls) >= _CALLS_PER_SHAPES:
+        calls.clear()
+    calls[(packing, id(ctx.cuda_stream))] = CallEntry(replay, specs, device)
+
+
+def remembering(run: Callable[[Any], list[BatchStorage]], known: InferResult,
+                batches: list[Any], specs: list[OutputSpec], device: Device,
+                ctx: EvalContext) -> Callable[[Any], list[BatchStorage]]:  # fmt: skip
+    """An invocation's GPU run closure that `remember`s the call after it ran (on the
+    executor's thread, where its launch-memo replay was used or recorded)."""
+
+    def run_and_remember(inv: Any) -> list[BatchStorage]:
+        outs = run(inv)
+        remember(known, [b._storage if b is not None else None for b in batches], specs,
+                 device, ctx)  # fmt: skip
+        return outs
+
+    return run_and_remember
+
+
+def replay_call(schema: OpSchema, inputs: Sequence[Any], key: tuple[Any, ...]) -> Any:
+    """The results of a GPU call answered from its `CallEntry`, or None (the normal path)."""
+    plan = PLANS.get(key)
+    if plan is None or plan.schema is not schema or plan.infer_memo is None:
+        return None
+    n = plan.n
+    batches = [tensor_batch(x, n, plan.in_dev) if type(x) is Tensor else x for x in inputs]
+    shapes = []
+    ins: list[BatchStorage | None] = []
+    for b in batches:
+        if b is None:
+            shapes.append(None)
+            ins.append(None)
+            continue
+        s = b._shapes
+        storage = b._storage
+        if s is None or storage is None:
+            return None
+        shapes.append((s.shape, s.tobytes()))
+        ins.append(storage)
+    known = plan.infer_memo.get(tuple(shapes))
+    if known is None or not known.calls or known.generation != _limits.GENERATION:
+        return None
+    packing = _packing(ins)
+    ctx = EvalContext.current()
+    entry = known.calls.get((packing, id(ctx.cuda_stream)))
+    if entry is None:
+        return None
+    replay = entry.replay()
+    if replay is None:  # evicted from the launch memo
+        known.calls.pop((packing, id(ctx.cuda_stream)), None)
+        return None
+    mode = EvalMode.current()
+    if mode is EvalMode.deferred:
+        return None
+    dev = plan.dev
+
+    def launch(_: Any) -> list[BatchStorage]:
+        return _launch(entry, replay, ins, dev, ctx)
+
+    launch_memo.stats["hits"] += 1
+    eager = mode is EvalMode.eager
+    if eager and not (ctx._worker.idle and not dynamo_running()):
+        # the executor runs it after the work queued before it
+        inv = Invocation(schema.name, lambda _: on_stream(ctx, ins, launch), ctx,
+                         user_callsite(), None)  # fmt: skip
+        results = [Batch._pending(OutputRef(inv, k), spec.dtype, spec.layout, dev, n, spec.shapes)
+                   for k, spec in enumerate(entry.specs)]  # fmt: skip
+        execute(inv, force_sync=plan.external)
+    else:
+        try:
+            outs = on_stream(ctx, ins, launch)
+            if mode is EvalMode.sync_full and ctx.cuda_stream is not None:
+                ctx.cuda_stream.synchronize()
+        except Exception:
+            if eager:
+                return None  # (the normal path runs it again and keeps the error for the read)
+            raise
+        results = [Batch._pending(None, spec.dtype, spec.layout, dev, n, spec.shapes)
+                   for spec in entry.specs]  # fmt: skip
+        for out, storage in zip(results, outs, strict=True):
+            out._storage = storage
+    done = results[0] if len(results) == 1 else tuple(results)
+    return done if plan.is_batch else as_tensors(done)
+
+
+def _launch(entry: CallEntry, replay: Any, ins: list[BatchStorage | None], dev: Device,
+            ctx: EvalContext) -> list[BatchStorage]:  # fmt: skip
+    global _gpu_run
+    if _gpu_run is None:
+        from ndd_triton.kernels.gpu._tables import GpuRun
+
+        _gpu_run = GpuRun
+    outs = [allocate() for allocate in entry.allocators]
+    run = _gpu_run(dev.torch_device, None, ctx.thread_pool)
+    replay.replay(run, [s._buffer if s is not None else None for s in ins],
+                  [s._buffer for s in outs])  # fmt: skip
+    return outs
