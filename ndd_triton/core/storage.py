@@ -80,6 +80,7 @@ def ensure_pool_count(count: int) -> None:
         _POOL_COUNT = max(_POOL_COUNT, int(count))
 
 
+
 NUMPY_DTYPES: dict[torch.dtype, np.dtype] = {  # torch -> NumPy element types (no bfloat16)
     t: np.dtype(n) for t, n in (
         (torch.bool, np.bool_), (torch.uint8, np.uint8), (torch.int8, np.int8),
@@ -97,8 +98,8 @@ class BatchStorage:
     """Samples of one batch as torch tensors, optionally views into one packed buffer."""
 
     __slots__ = ("_buffer", "_buffer_np", "_dense_np", "_dense_t", "_host_views", "_offsets",
-                 "_sample_sizes", "_samples", "_shape_rows", "device", "event", "external",
-                 "hints")
+                 "_sample_sizes", "_samples", "_shape_rows", "contiguous", "device", "event",
+                 "external", "hints")
 
     def __init__(self, samples: list[torch.Tensor], device: Device,
                  buffer: torch.Tensor | None = None,
@@ -126,6 +127,10 @@ class BatchStorage:
         # recompute them. Only the storage object that was annotated carries them: selections
         # and op outputs do not.
         self.hints: dict[str, Any] | None = None
+        # The samples lie back to back in `buffer`, in order (offsets = running sums of the
+        # sample sizes): how `allocate` and packing lay them out, so every op output is
+        # contiguous; a whole-call replay keys such inputs without their offsets
+        self.contiguous = False
 
     @staticmethod
     def from_numpy_dense(array: np.ndarray, device: Device) -> BatchStorage:
@@ -221,6 +226,7 @@ class BatchStorage:
                                    np.arange(0, n * size, size or 1, dtype=np.int64)
                                    if size else np.zeros(n, np.int64))  # fmt: skip
             storage._dense_t = flat.view(n, *row)
+            storage.contiguous = True
             return storage
         sizes = arr.prod(axis=1) if arr.shape[1] else np.ones(n, dtype=np.int64)
         offsets = np.zeros(n, dtype=np.int64)
@@ -228,6 +234,7 @@ class BatchStorage:
             np.cumsum(sizes[:-1], out=offsets[1:])
         total = int(sizes.sum())
         storage = BatchStorage(None, device, None, offsets)  # type: ignore[arg-type]
+        storage.contiguous = True
         if np_dtype is not None:
             storage._buffer_np = host_empty(total * dtype.itemsize).view(np_dtype)
         else:
@@ -252,6 +259,7 @@ class BatchStorage:
         def allocate() -> BatchStorage:
             flat = torch.empty(total, dtype=dtype, device=torch_device)
             storage = BatchStorage(None, device, flat, offsets)  # type: ignore[arg-type]
+            storage.contiguous = True
             if row is not None:
                 storage._dense_t = flat.view(row)
             else:
@@ -357,6 +365,7 @@ class BatchStorage:
                         np.cumsum(sizes[:-1], out=offsets[1:])
                     if flat:
                         self.buffer = torch.cat(flat)
+                        self.contiguous = True
                     else:
                         self.buffer = torch.empty(0, device=self.device.torch_device)
                     self.offsets = offsets

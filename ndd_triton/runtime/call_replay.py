@@ -16,6 +16,12 @@ under the plan's infer result; `replay_call` answers later calls with the same d
 straight from it: outputs allocated from precomputed recipes, the recorded launches on the new
 buffers, results wrapped. The entry holds the `Replay` weakly: when the memo evicts it, the
 entry is dead and the call takes the normal path (which records again).
+
+Inputs are keyed by their buffer's dtype and offsets, or as `contiguous` when their samples lie
+back to back (`BatchStorage.contiguous`: every op output, every packed batch). An eager input
+still being computed by an earlier GPU call (its `OutputRef` pending) is predicted contiguous:
+the replay is queued behind its producer and checks the prediction when the input is there; an
+input laid out otherwise runs the normal run of the call (`_run_normally`).
 """
 
 from __future__ import annotations
@@ -29,20 +35,21 @@ from ndd_triton.core.device import Device
 from ndd_triton.core.storage import BatchStorage
 from ndd_triton.core.tensor import Tensor
 from ndd_triton.ops import limits as _limits
-from ndd_triton.ops.schema import OpSchema, OutputSpec
+from ndd_triton.ops.schema import Call, InputMeta, OpSchema, OutputSpec
 from ndd_triton.runtime import launch_memo
 from ndd_triton.runtime.eval_context import EvalContext
 from ndd_triton.runtime.eval_mode import EvalMode
 from ndd_triton.runtime.executor import execute
-from ndd_triton.runtime.gpu_run import on_stream
+from ndd_triton.runtime.gpu_run import _run_gpu, on_stream
 from ndd_triton.runtime.inputs import tensor_batch
 from ndd_triton.runtime.invocation import Invocation, user_callsite
-from ndd_triton.runtime.plans import PLANS, InferResult
+from ndd_triton.runtime.plans import PLANS, InferResult, Plan
 from ndd_triton.runtime.run_now import OutputRef, as_tensors
 from ndd_triton.runtime.torch_compile import dynamo_running
 
 # Entries per infer result (input packings x streams); the oldest goes first
 _CALLS_PER_SHAPES = 4
+_CONTIGUOUS = "contiguous"
 _gpu_run: Any = None
 
 
@@ -59,22 +66,26 @@ class CallEntry:
             for spec in specs)  # fmt: skip
 
 
-def _packing(storages: Sequence[BatchStorage | None]) -> tuple[Any, ...] | None:
-    """The inputs' buffer dtypes and offsets, or None: one not packed yet, or two inputs on
-    one buffer (the launch memo does not record such calls either)."""
+def _packing(storages: Sequence[BatchStorage | None],
+             batches: Sequence[Any] | None = None) -> tuple[Any, ...] | None:  # fmt: skip
+    """The inputs' buffer dtypes and offsets (`contiguous` for the usual back-to-back layout of
+    their shapes), or None: one not packed yet, or two inputs on one buffer (the launch memo
+    does not record such calls either). With `batches`, a pending input (storage None) is
+    taken to be an op's output: contiguous, its batch's dtype (checked when it is computed)."""
     key: list[Any] = []
-    for s in storages:
+    ptrs = []
+    for k, s in enumerate(storages):
         if s is None:
-            key.append(None)
+            b = batches[k] if batches is not None else None
+            key.append((b._dtype.torch_dtype, _CONTIGUOUS) if b is not None else None)
             continue
         buffer, offsets = s._buffer, s._offsets
         if buffer is None or offsets is None:
             return None
-        key.append((buffer.dtype, offsets.tobytes()))
-    if len(key) > 1:
-        ptrs = [s._buffer.untyped_storage().data_ptr() for s in storages if s is not None]  # type: ignore[union-attr]
-        if len(set(ptrs)) != len(ptrs):
-            return None
+        key.append((buffer.dtype, _CONTIGUOUS if s.contiguous else offsets.tobytes()))
+        ptrs.append(buffer.untyped_storage().data_ptr())
+    if len(ptrs) > 1 and len(set(ptrs)) != len(ptrs):
+        return None
     return tuple(key)
 
 
@@ -118,6 +129,7 @@ def replay_call(schema: OpSchema, inputs: Sequence[Any], key: tuple[Any, ...]) -
     batches = [tensor_batch(x, n, plan.in_dev) if type(x) is Tensor else x for x in inputs]
     shapes = []
     ins: list[BatchStorage | None] = []
+    pending = False
     for b in batches:
         if b is None:
             shapes.append(None)
@@ -125,14 +137,20 @@ def replay_call(schema: OpSchema, inputs: Sequence[Any], key: tuple[Any, ...]) -
             continue
         s = b._shapes
         storage = b._storage
-        if s is None or storage is None:
+        if s is None:
             return None
+        if storage is None:
+            # an earlier op's result still queued (eager mode): replayed on the executor
+            # after it, if its storage is laid out as predicted
+            if type(b._producer) is not OutputRef or b._device.device_type != "gpu":
+                return None
+            pending = True
         shapes.append((s.shape, s.tobytes()))
         ins.append(storage)
     known = plan.infer_memo.get(tuple(shapes))
     if known is None or not known.calls or known.generation != _limits.GENERATION:
         return None
-    packing = _packing(ins)
+    packing = _packing(ins, batches)
     ctx = EvalContext.current()
     entry = known.calls.get((packing, id(ctx.cuda_stream)))
     if entry is None:
@@ -142,25 +160,26 @@ def replay_call(schema: OpSchema, inputs: Sequence[Any], key: tuple[Any, ...]) -
         known.calls.pop((packing, id(ctx.cuda_stream)), None)
         return None
     mode = EvalMode.current()
-    if mode is EvalMode.deferred:
+    eager = mode is EvalMode.eager
+    if mode is EvalMode.deferred or (pending and not eager):
         return None
     dev = plan.dev
-
-    def launch(_: Any) -> list[BatchStorage]:
-        return _launch(entry, replay, ins, dev, ctx)
-
     launch_memo.stats["hits"] += 1
-    eager = mode is EvalMode.eager
-    if eager and not (ctx._worker.idle and not dynamo_running()):
+    if pending or (eager and not (ctx._worker.idle and not dynamo_running())):
         # the executor runs it after the work queued before it
-        inv = Invocation(schema.name, lambda _: on_stream(ctx, ins, launch), ctx,
-                         user_callsite(), None)  # fmt: skip
+        def run(inv: Invocation) -> list[BatchStorage]:
+            computed = [b._storage_or_raise() if b is not None else None for b in batches]
+            if pending and _packing(computed) != packing:
+                return _run_normally(schema, plan, known, batches, computed, ctx, inv)
+            return on_stream(ctx, computed, lambda _: _launch(entry, replay, computed, dev, ctx))
+
+        inv = Invocation(schema.name, run, ctx, user_callsite(), None)
         results = [Batch._pending(OutputRef(inv, k), spec.dtype, spec.layout, dev, n, spec.shapes)
                    for k, spec in enumerate(entry.specs)]  # fmt: skip
         execute(inv, force_sync=plan.external)
     else:
         try:
-            outs = on_stream(ctx, ins, launch)
+            outs = on_stream(ctx, ins, lambda _: _launch(entry, replay, ins, dev, ctx))
             if mode is EvalMode.sync_full and ctx.cuda_stream is not None:
                 ctx.cuda_stream.synchronize()
         except Exception:
@@ -173,6 +192,20 @@ def replay_call(schema: OpSchema, inputs: Sequence[Any], key: tuple[Any, ...]) -
             out._storage = storage
     done = results[0] if len(results) == 1 else tuple(results)
     return done if plan.is_batch else as_tensors(done)
+
+
+def _run_normally(schema: OpSchema, plan: Plan, known: InferResult, batches: list[Any],
+                  ins: list[BatchStorage | None], ctx: EvalContext,
+                  inv: Invocation) -> list[BatchStorage]:  # fmt: skip
+    """The call's normal run, for an input computed with another layout than predicted: the
+    `Call` prepare's fast path would have made (the plan's values, the remembered infer
+    result)."""
+    metas = [InputMeta(b._dtype, layout, b._shapes) if b is not None else None
+             for b, layout in zip(batches, plan.layouts, strict=True)]  # fmt: skip
+    call = Call(schema, plan.n, plan.dev.device_type, metas, dict(known.values),
+                set(known.per_sample), plan.given, known.signature)  # type: ignore[arg-type]  # fmt: skip
+    return _run_gpu(call, plan.kernel.for_call(call), ins, known.specs, plan.dev, ctx,  # type: ignore[arg-type]
+                    inv.record)  # fmt: skip
 
 
 def _launch(entry: CallEntry, replay: Any, ins: list[BatchStorage | None], dev: Device,

@@ -119,6 +119,7 @@ def tensor_batch(x: Tensor, n: int, dev: Device) -> Batch:
             storage._dense_np = t.numpy()[None]  # the dense path's view, made once here
         elif dev.device_type != "cpu" and t.is_contiguous():  # packed as it is (no copy)
             storage._buffer, storage._offsets = t.view(-1), np.zeros(1, np.int64)
+            storage.contiguous = True
         b = Batch._pending(None, x._dtype, x._layout, dev, 1, shapes)
         b._storage = storage
         return b

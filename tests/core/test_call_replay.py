@@ -15,7 +15,7 @@ import pytest
 
 import ndd_triton as ndd
 from ndd_triton.kernels.gpu import _replay
-from ndd_triton.runtime import executor, launch_memo, plans
+from ndd_triton.runtime import call_replay, executor, launch_memo, plans
 from ndd_triton.runtime import prepare as _prepare
 
 RAGGED = [(5, 7, 3), (4, 9, 3), (6, 6, 3)]
@@ -161,3 +161,63 @@ def test_a_failing_replay_raises_at_the_call_or_the_read(prepares: list[int],
     with ndd.EvalMode.sync_cpu:  # later calls are unaffected
         out = ndd.flip(_data(4, RAGGED), horizontal=1)
     _same(_host(out), [np.asarray(s)[:, ::-1] for s in _data(4, RAGGED).cpu()])
+
+
+def _chain(b: ndd.Batch) -> ndd.Batch:
+    return ndd.crop_mirror_normalize(ndd.flip(b, horizontal=1), crop=[3, 3], mean=MEAN, std=STD,
+                                     dtype=ndd.float32, output_layout="CHW")  # fmt: skip
+
+
+def test_eager_inputs_still_queued_are_replayed_after_their_producer(
+        prepares: list[int], monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """A busy executor queues every call: the second op's input is pending when it is called."""
+    data = [_data(seed, RAGGED) for seed in range(5)]
+    monkeypatch.setattr(launch_memo, "ENABLED", False)
+    expected = [_host(_chain(d)) for d in data]
+    monkeypatch.setattr(launch_memo, "ENABLED", True)
+    plans.PLANS.clear()
+    prepares.clear()
+    normally: list[int] = []
+    real = call_replay._run_normally
+    monkeypatch.setattr(call_replay, "_run_normally", lambda *a: normally.append(1) or real(*a))
+    with ndd.EvalMode.eager:
+        monkeypatch.setattr(executor.Worker, "idle", property(lambda self: False))
+        got = []
+        for d in data:  # (each read before the next: entries are kept when a run ends)
+            got.append(_chain(d))
+            got[-1].evaluate()
+        monkeypatch.setattr(executor.Worker, "idle", executor.Worker.__dict__["idle"])
+        got = [_host(g) for g in got]
+    for g, e in zip(got, expected, strict=True):
+        _same(g, e)
+    assert len(prepares) == 4 and not normally, (prepares, normally)
+
+
+def test_a_pending_input_laid_out_otherwise_runs_normally(
+        prepares: list[int], monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """The layout predicted for a pending input is checked when it is computed."""
+    monkeypatch.setattr(launch_memo, "ENABLED", False)
+    expected = _host(_chain(_data(7, RAGGED)))
+    monkeypatch.setattr(launch_memo, "ENABLED", True)
+    plans.PLANS.clear()
+    with ndd.EvalMode.sync_cpu:
+        for seed in range(3):
+            _chain(_data(seed, RAGGED))
+    launch = call_replay._launch
+
+    def scattered(*args):  # type: ignore[no-untyped-def]
+        outs = launch(*args)
+        for storage in outs:
+            storage.contiguous = False  # (as a view into a larger buffer would be)
+        return outs
+
+    monkeypatch.setattr(call_replay, "_launch", scattered)
+    normally: list[int] = []
+    real = call_replay._run_normally
+    monkeypatch.setattr(call_replay, "_run_normally", lambda *a: normally.append(1) or real(*a))
+    with ndd.EvalMode.eager:
+        monkeypatch.setattr(executor.Worker, "idle", property(lambda self: False))
+        out = _chain(_data(7, RAGGED))
+        monkeypatch.setattr(executor.Worker, "idle", executor.Worker.__dict__["idle"])
+        _same(_host(out), expected)
+    assert normally == [1]
