@@ -80,6 +80,14 @@ def ensure_pool_count(count: int) -> None:
         _POOL_COUNT = max(_POOL_COUNT, int(count))
 
 
+def ensure_pool_for(batches: int) -> None:
+    """`ensure_pool_count` for `batches` batches in flight besides the caller's: each holds
+    about 6 pooled host buffers (reader output, decoded images, intermediates, outputs)."""
+    ensure_pool_count(_POOL_COUNT_BASE + 6 * batches)
+
+
+_POOL_COUNT_BASE = _POOL_COUNT
+
 
 NUMPY_DTYPES: dict[torch.dtype, np.dtype] = {  # torch -> NumPy element types (no bfloat16)
     t: np.dtype(n) for t, n in (

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from ndd_triton.core.storage import ensure_pool_count
+from ndd_triton.core.storage import ensure_pool_for
 from ndd_triton.pytorch import _convert, _rngs
 from ndd_triton.pytorch._policy import LastBatchPolicy, batches_yielded, samples_kept
 from ndd_triton.random import RNG
@@ -123,9 +123,9 @@ class Loader:
         self._pin = pin_memory if pin_memory is not None else (
             self._device is not None and self._device.type == "cuda")  # fmt: skip
         self._prefetch = prefetch
-        # a batch in flight holds about 6 pooled host buffers (reader output, decoded images,
-        # intermediates, outputs): keep them all recyclable (perf/README.md, "PyTorch loader")
-        ensure_pool_count(12 + 6 * (prefetch + 1))
+        # keep the pooled host buffers of the batches in flight recyclable (perf/README.md,
+        # "PyTorch loader")
+        ensure_pool_for(prefetch + 1)
         self._eval_mode = eval_mode
         self._policy = LastBatchPolicy.parse(last_batch_policy, _WHERE)
         self._rng = RNG(seed)

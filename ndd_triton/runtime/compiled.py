@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import Any
 
+from ndd_triton.core.storage import ensure_pool_for
 from ndd_triton.random._rng import RNG, get_default_rng
 from ndd_triton.runtime import profiling as _profiling
 from ndd_triton.runtime.eval_context import EvalContext
@@ -73,6 +74,7 @@ class Session:
                  reuse: Session | None = None) -> None:  # fmt: skip
         self.name = name
         self.depth = depth
+        ensure_pool_for(depth + 2)  # issued ahead, this epoch's and the next one's batches
         self.fuse = fuse
         # `reuse`: a finished epoch's session; its program is issued from iteration 0 on
         self.reused = reuse is not None
