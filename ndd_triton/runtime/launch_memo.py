@@ -132,10 +132,11 @@ def run_kernel(kernel: KernelEntry, run: Any, dst: Any, ins: list[Any], call: Ca
     """`kernel.fn(run, dst, *ins, call)`, through the memo where the kernel allows it."""
     outs = list(dst) if isinstance(dst, tuple) else [dst]
     key = memo_key(kernel, call, ins, outs, stream) if ENABLED else None
-    _last.replay = None
+    # (`_last` is set after the kernel ran: a kernel may call ops, whose runs set it too)
     if key is None:
         stats["unkeyed"] += 1
         kernel.fn(run, dst, *ins, call)
+        _last.replay = None
         return
     in_data = [b.data if b is not None else None for b in ins]
     out_data = [b.data for b in outs]
@@ -155,16 +156,17 @@ def run_kernel(kernel: KernelEntry, run: Any, dst: Any, ins: list[Any], call: Ca
             _seen.clear()
         _seen.add(key)
         kernel.fn(run, dst, *ins, call)
+        _last.replay = None
         return
     from ndd_triton.kernels.gpu._replay import Recorder
 
     recorder = Recorder(run, in_data, out_data)
     kernel.fn(recorder, dst, *ins, call)
     replay = recorder.finish()
+    _last.replay = replay
     if replay is not None:
         stats["recorded"] += 1
         _store(key, replay)
-        _last.replay = replay
 
 
 def forget_last() -> None:
