@@ -221,3 +221,18 @@ def test_a_pending_input_laid_out_otherwise_runs_normally(
         monkeypatch.setattr(executor.Worker, "idle", executor.Worker.__dict__["idle"])
         _same(_host(out), expected)
     assert normally == [1]
+
+
+def test_an_empty_batch_never_takes_an_earlier_calls_replay(prepares: list[int]) -> None:
+    """A call that launches nothing keeps no entry, even right after a call whose recorded
+    replay no whole-call entry took (per-sample flags read from a batch: no kept infer)."""
+    images = _data(0, RAGGED)
+    empty = images.select([])
+    flags = ndd.as_batch([np.array(1, np.int32)] * 3)
+    with ndd.EvalMode.sync_cpu:
+        for _ in range(4):
+            ndd.flip(images, horizontal=flags)  # recorded and replayed by the launch memo
+            assert ndd.flip(empty, horizontal=1).batch_size == 0
+    kept = [known.calls for plan in plans.PLANS.values() if plan.n == 0
+            for known in (plan.infer_memo or {}).values()]  # fmt: skip
+    assert kept and not any(kept)
