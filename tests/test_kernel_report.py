@@ -29,8 +29,6 @@ ALLOWED: dict[str, set[str]] = {
     # sin/cos: libdevice's Payne-Hanek reduction keeps 16 bytes on the stack (as CUDA's sinf
     # does); int16 unary plus: 72 bytes (ptxas' choice at 64 registers)
     "_elementwise._unary_kernel": {SPILLS},
-    # noise.shot: 16 Poisson draws per element, 255 registers, 1.8-4 KB of spills
-    "noise._shot_kernel": {SPILLS},
 }
 
 
