@@ -24,9 +24,6 @@ SPILLS, DIV64 = kernel_report.SPILLS, kernel_report.DIV64_IN_LOOP
 ALLOWED: dict[str, set[str]] = {
     # separable blur, float32 column pass on 32x64 tiles: 96 registers, 24 bytes of spills
     "_separable._sep_cols_kernel": {SPILLS},
-    # sin/cos: libdevice's Payne-Hanek reduction keeps 16 bytes on the stack (as CUDA's sinf
-    # does); int16 unary plus: 72 bytes (ptxas' choice at 64 registers)
-    "_elementwise._unary_kernel": {SPILLS},
 }
 
 

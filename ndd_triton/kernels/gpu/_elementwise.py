@@ -64,6 +64,10 @@ B_STR: tl.constexpr = tl.constexpr(23)  # operand k: B_STR + 6k .. B_STR + 6k + 
 NCOL: tl.constexpr = tl.constexpr(41)
 NCOL1: tl.constexpr = tl.constexpr(3)  # unary: S_START, S_END, the input's delta
 DENSE, BROADCAST, SCALAR = 0, 1, 2  # operand read modes
+# Tile sizes of float32 trig, whose libdevice reductions (inlined per element) have slow paths
+# around which ptxas spills (sm_90) when a thread holds many elements: sin and cos from 16 per
+# thread (4 warps) on, tan (sin / cos: two reductions) from 4
+TRIG_BLOCK = {("sin", "f32"): 1024, ("cos", "f32"): 1024, ("tan", "f32"): 256}
 
 
 @triton.jit
@@ -140,10 +144,16 @@ def _unary_kernel(src, dst, samples, tiles, total, OP: tl.constexpr, CT: tl.cons
     if hi - lo == BLOCK:  # a full tile: unmasked, vectorised
         x = _helper_operand(src, row, 0, start, offs, offs, offs, 0, CT, 0, SAME, False)
         _helper_store(dst, start + offs, _helper_unary_op(x, OP), offs, OUT_BOOL, False)
-    else:
-        mask = (offs >= (lo - start).to(tl.int32)) & (offs < (hi - start).to(tl.int32))
-        x = _helper_operand(src, row, 0, start, offs, offs, mask, 0, CT, 0, SAME, True)
-        _helper_store(dst, start + offs, _helper_unary_op(x, OP), mask, OUT_BOOL, True)
+    else:  # a partial tile: its chunks (of BLOCK // 4, at least 128) that hold [lo, hi) in turn
+        PART: tl.constexpr = BLOCK // 4 if BLOCK >= 512 else min(BLOCK, 128)
+        parts = tl.arange(0, PART)
+        first = (lo - start).to(tl.int32)
+        last = (hi - start).to(tl.int32)
+        for c in range(first // PART * PART, last, PART):
+            o = c + parts
+            mask = (o >= first) & (o < last)
+            x = _helper_operand(src, row, 0, start + c, parts, parts, mask, 0, CT, 0, SAME, True)
+            _helper_store(dst, start + c + parts, _helper_unary_op(x, OP), mask, OUT_BOOL, True)
 
 
 @triton.jit
@@ -258,6 +268,7 @@ def _launch(run: GpuRun, out: GpuBatch, operands: list[GpuBatch | None], call: C
     names = [spec.name for spec in call.schema.inputs]
     arrays = [x for x in operands if x is not None]
     block = block_for(_compute_np(compute), out.data.dtype, *(x.data.dtype for x in arrays))
+    block = TRIG_BLOCK.get((op, compute.name), block)
     modes, geometry, rank, wide = _geometry(out, operands)
     pointers, same = [], []
     for k, (x, name) in enumerate(zip(operands, names, strict=True)):
