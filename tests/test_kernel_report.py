@@ -20,18 +20,9 @@ from ptx_stats import ptx_stats, ptxas_stats
 SPILLS, DIV64 = kernel_report.SPILLS, kernel_report.DIV64_IN_LOOP
 
 # Kernel ("module.name" under ndd_triton.kernels.gpu) -> offences allowed until its rewrite lands
-# (measured 2026-11-26, Triton 3.9, ptxas 13, sm_90; `python tools/kernel_report.py --offenders`).
-ALLOWED: dict[str, set[str]] = {
-    # separable blur, float32 column pass on 32x64 tiles: 96 registers, 24 bytes of spills
-    "_separable._sep_cols_kernel": {SPILLS},
-    # integer pow (OP=6) on 64- and 16-bit types: a square-and-multiply loop, 255 registers
-    "_elementwise._binary_kernel": {SPILLS},
-    # sin/cos: libdevice's Payne-Hanek reduction keeps 16 bytes on the stack (as CUDA's sinf
-    # does); int16 unary plus: 72 bytes (ptxas' choice at 64 registers)
-    "_elementwise._unary_kernel": {SPILLS},
-    # noise.shot: 16 Poisson draws per element, 255 registers, 1.8-4 KB of spills
-    "noise._shot_kernel": {SPILLS},
-}
+# (`python tools/kernel_report.py --offenders`). Empty since 2026-11-27 (Triton 3.9, ptxas 13,
+# sm_90): no launched specialisation spills or divides 64-bit integers in a loop.
+ALLOWED: dict[str, set[str]] = {}
 
 
 def _table(compiled_kernels):

@@ -85,7 +85,8 @@ def poisson(lam: np.ndarray, key: int, first: np.ndarray) -> np.ndarray:
     lam < 10: inversion with u = 53-bit float from draws 0, 1. Otherwise Hoermann's PTRS with
     attempt j using draws 2j, 2j+1 as 32-bit floats; if all attempts reject (p < 1e-8), the
     rounded mean is used. Draws are computed only for elements that still need them; the GPU
-    kernel computes every step for every element, with the same result.
+    kernel runs each step for every lane of a block until no lane needs more, with the same
+    result.
     """
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         result = np.floor(lam + 0.5)

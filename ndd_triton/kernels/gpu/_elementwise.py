@@ -64,6 +64,10 @@ B_STR: tl.constexpr = tl.constexpr(23)  # operand k: B_STR + 6k .. B_STR + 6k + 
 NCOL: tl.constexpr = tl.constexpr(41)
 NCOL1: tl.constexpr = tl.constexpr(3)  # unary: S_START, S_END, the input's delta
 DENSE, BROADCAST, SCALAR = 0, 1, 2  # operand read modes
+# Tile sizes of float32 trig, whose libdevice reductions (inlined per element) have slow paths
+# around which ptxas spills (sm_90) when a thread holds many elements: sin and cos from 16 per
+# thread (4 warps) on, tan (sin / cos: two reductions) from 4
+TRIG_BLOCK = {("sin", "f32"): 1024, ("cos", "f32"): 1024, ("tan", "f32"): 256}
 
 
 @triton.jit
@@ -140,18 +144,24 @@ def _unary_kernel(src, dst, samples, tiles, total, OP: tl.constexpr, CT: tl.cons
     if hi - lo == BLOCK:  # a full tile: unmasked, vectorised
         x = _helper_operand(src, row, 0, start, offs, offs, offs, 0, CT, 0, SAME, False)
         _helper_store(dst, start + offs, _helper_unary_op(x, OP), offs, OUT_BOOL, False)
-    else:
-        mask = (offs >= (lo - start).to(tl.int32)) & (offs < (hi - start).to(tl.int32))
-        x = _helper_operand(src, row, 0, start, offs, offs, mask, 0, CT, 0, SAME, True)
-        _helper_store(dst, start + offs, _helper_unary_op(x, OP), mask, OUT_BOOL, True)
+    else:  # a partial tile: its chunks (of BLOCK // 4, at least 128) that hold [lo, hi) in turn
+        PART: tl.constexpr = BLOCK // 4 if BLOCK >= 512 else min(BLOCK, 128)
+        parts = tl.arange(0, PART)
+        first = (lo - start).to(tl.int32)
+        last = (hi - start).to(tl.int32)
+        for c in range(first // PART * PART, last, PART):
+            o = c + parts
+            mask = (o >= first) & (o < last)
+            x = _helper_operand(src, row, 0, start + c, parts, parts, mask, 0, CT, 0, SAME, True)
+            _helper_store(dst, start + c + parts, _helper_unary_op(x, OP), mask, OUT_BOOL, True)
 
 
 @triton.jit
 def _binary_kernel(a_ptr, b_ptr, dst, samples, tiles, total, OP: tl.constexpr, CT: tl.constexpr,
                    MODE_A: tl.constexpr, MODE_B: tl.constexpr, SAME_A: tl.constexpr,
-                   SAME_B: tl.constexpr, IS_INT: tl.constexpr, BITS: tl.constexpr,
-                   OUT_BOOL: tl.constexpr, BLOCK: tl.constexpr, GLOBAL: tl.constexpr,
-                   R: tl.constexpr, WIDE: tl.constexpr):  # fmt: skip
+                   SAME_B: tl.constexpr, IS_INT: tl.constexpr, OUT_BOOL: tl.constexpr,
+                   BLOCK: tl.constexpr, GLOBAL: tl.constexpr, R: tl.constexpr,
+                   WIDE: tl.constexpr):  # fmt: skip
     """out = a <op> b over one stream tile of one output sample, operands read per MODE."""
     _, row, start, lo, hi = _helper_stream_tile(tiles, samples, total, NCOL, BLOCK, GLOBAL)
     offs = tl.arange(0, BLOCK)
@@ -159,13 +169,13 @@ def _binary_kernel(a_ptr, b_ptr, dst, samples, tiles, total, OP: tl.constexpr, C
     if hi - lo == BLOCK:
         a = _helper_operand(a_ptr, row, 0, start, offs, ia, offs, 0, CT, MODE_A, SAME_A, False)
         b = _helper_operand(b_ptr, row, 1, start, offs, ib, offs, 1, CT, MODE_B, SAME_B, False)
-        r = _helper_binary_op(a, b, OP, IS_INT, BITS)
+        r = _helper_binary_op(a, b, OP, IS_INT)
         _helper_store(dst, start + offs, r, offs, OUT_BOOL, False)
     else:
         mask = (offs >= (lo - start).to(tl.int32)) & (offs < (hi - start).to(tl.int32))
         a = _helper_operand(a_ptr, row, 0, start, offs, ia, mask, 0, CT, MODE_A, SAME_A, True)
         b = _helper_operand(b_ptr, row, 1, start, offs, ib, mask, 1, CT, MODE_B, SAME_B, True)
-        r = _helper_binary_op(a, b, OP, IS_INT, BITS)
+        r = _helper_binary_op(a, b, OP, IS_INT)
         _helper_store(dst, start + offs, r, mask, OUT_BOOL, True)
 
 
@@ -177,7 +187,7 @@ def _helper_clamp(v_ptr, lo_ptr, hi_ptr, row, start, offs, iv, ilo, ihi, mask, C
     v = _helper_operand(v_ptr, row, 0, start, offs, iv, mask, 0, CT, MODE_V, SAME_V, MASKED)
     lo = _helper_operand(lo_ptr, row, 1, start, offs, ilo, mask, 0, CT, MODE_LO, SAME_LO, MASKED)
     hi = _helper_operand(hi_ptr, row, 2, start, offs, ihi, mask, 0, CT, MODE_HI, SAME_HI, MASKED)
-    return _helper_binary_op(_helper_binary_op(v, lo, MAX, False, 8), hi, MIN, False, 8)
+    return _helper_binary_op(_helper_binary_op(v, lo, MAX, False), hi, MIN, False)
 
 
 @triton.jit
@@ -258,6 +268,7 @@ def _launch(run: GpuRun, out: GpuBatch, operands: list[GpuBatch | None], call: C
     names = [spec.name for spec in call.schema.inputs]
     arrays = [x for x in operands if x is not None]
     block = block_for(_compute_np(compute), out.data.dtype, *(x.data.dtype for x in arrays))
+    block = TRIG_BLOCK.get((op, compute.name), block)
     modes, geometry, rank, wide = _geometry(out, operands)
     pointers, same = [], []
     for k, (x, name) in enumerate(zip(operands, names, strict=True)):
@@ -289,5 +300,5 @@ def _launch(run: GpuRun, out: GpuBatch, operands: list[GpuBatch | None], call: C
     is_int = compute.is_integer or compute.name == "bool"
     run.launch(_binary_kernel, (plan.grid,), *pointers, plan.out, samples, tiles, plan.total,
                OP=BINARY_CODES[op].value, CT=ct, MODE_A=modes[0], MODE_B=modes[1],
-               SAME_A=same[0], SAME_B=same[1], IS_INT=is_int, BITS=max(compute.bits, 8),
-               OUT_BOOL=out_bool, **common)  # fmt: skip
+               SAME_A=same[0], SAME_B=same[1], IS_INT=is_int, OUT_BOOL=out_bool,
+               **common)  # fmt: skip

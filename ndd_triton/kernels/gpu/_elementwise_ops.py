@@ -52,21 +52,28 @@ def compute_tl(dtype: DType) -> Any:
 
 
 @triton.jit
-def _helper_int_pow(a, b, BITS: tl.constexpr):
-    """a ** b by squaring in a's integer type (wraps); negative exponents give 0."""
+def _helper_int_pow(a, b):
+    """a ** b by squaring in a's integer type (wraps); negative exponents give 0.
+
+    A runtime loop over the bits of the block's largest exponent (one reduction): small
+    exponents take a few steps, and only one step's values are live (unrolled over every bit of
+    the type, 64-bit pow kept 255 registers and spilled)."""
+    zero = fm._helper_full_like(a, 0)
     one = fm._helper_full_like(a, 1)
+    e = tl.where(b < 0, zero, b)
     r = one
     square = a
-    e = b
-    for _ in tl.static_range(BITS):
+    bits = tl.max(e, axis=0)
+    while bits != 0:
         r = tl.where((e & one) != 0, r * square, r)
         square = square * square
         e = e >> one
-    return tl.where(b < 0, fm._helper_full_like(a, 0), r)
+        bits = bits >> 1
+    return tl.where(b < 0, zero, r)
 
 
 @triton.jit
-def _helper_binary_op(a, b, OP: tl.constexpr, IS_INT: tl.constexpr, BITS: tl.constexpr):
+def _helper_binary_op(a, b, OP: tl.constexpr, IS_INT: tl.constexpr):
     """One binary op on operands already in the compute type."""
     if OP == ADD:
         r = a + b
@@ -91,7 +98,7 @@ def _helper_binary_op(a, b, OP: tl.constexpr, IS_INT: tl.constexpr, BITS: tl.con
             r = a % b  # fmod
     elif OP == POW:
         if IS_INT:  # noqa: SIM108 (a static if: Triton compiles one branch)
-            r = _helper_int_pow(a, b, BITS)
+            r = _helper_int_pow(a, b)
         else:
             r = fm._helper_fpow(a, b)
     elif OP == FPOW:

@@ -203,6 +203,16 @@ def _sep_rows_kernel(src, dst, taps, samples, tiles, src_term, dst_term, TERMS: 
 
 
 @triton.jit
+def _helper_col_out_rows(dst, table, slice_off, ys, wide_length, ALIGNED: tl.constexpr):
+    """Output row pointers of a column block, made where they are stored: built before the tap
+    loop, the 64-bit output base lived through it (spilled by ptxas at 32 x 64 float32)."""
+    out_off = tl.load(table + OUT_OFF)
+    if ALIGNED:
+        out_off = tl.multiple_of(out_off, 16)
+    return dst + out_off + slice_off + (ys.to(wide_length.dtype) * wide_length)[:, None]
+
+
+@triton.jit
 def _sep_cols_kernel(src, dst, taps, samples, tiles, src_term, dst_term, TERMS: tl.constexpr,
                      ORDER: tl.constexpr, BIAS: tl.constexpr, COMBINE: tl.constexpr,
                      ROUND: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
@@ -220,19 +230,16 @@ def _sep_cols_kernel(src, dst, taps, samples, tiles, src_term, dst_term, TERMS: 
     first = slice_index * n + y0
     y0 = first % n
     in_off = tl.load(table + IN_OFF)
-    out_off = tl.load(table + OUT_OFF)
     if ALIGNED:  # the host checked: offsets and row lengths are multiples of 16 elements
         e0 = tl.multiple_of(e0, 16)
         length = tl.multiple_of(length, 16)
         in_off = tl.multiple_of(in_off, 16)
-        out_off = tl.multiple_of(out_off, 16)
     ys = y0 + tl.arange(0, BY)
     es = e0 + tl.arange(0, BX)
     mask = (ys < n)[:, None] & (es < length)[None, :]
     wide_length = length.to(ity)
     slice_off = (first - y0).to(ity) * wide_length
     in_base = src + in_off + slice_off
-    out_rows = dst + out_off + slice_off + (ys.to(ity) * wide_length)[:, None]
     total = tl.zeros([BY, BX], dtype=tl.float32)
     for t in tl.static_range(TERMS):
         k = tl.load(table + KSIZE + t).to(tl.int32)
@@ -247,10 +254,12 @@ def _sep_cols_kernel(src, dst, taps, samples, tiles, src_term, dst_term, TERMS: 
             acc = _helper_col_taps(base, ys, es, n, wide_length, k, w, bias, mask, r >= n,
                                    ORDER, True)  # fmt: skip
         if COMBINE == 0:
+            out_rows = _helper_col_out_rows(dst, table, slice_off, ys, wide_length, ALIGNED)
             tl.store(out_rows + t * dst_term + es[None, :], acc, mask=mask)
         else:
             total = _helper_combine(total, acc, taps, table, t, COMBINE)
     if COMBINE != 0:
+        out_rows = _helper_col_out_rows(dst, table, slice_off, ys, wide_length, ALIGNED)
         _helper_store_rounded(out_rows + es[None, :], total, mask, ROUND, LO, HI)
 
 

@@ -140,23 +140,30 @@ def _helper_loggam(x):
 
 
 @triton.jit
-def _helper_poisson(lam, k0, k1, first):
-    """Poisson(lam) (float64) from draws first .. first + 15, as `kernels.cpu.noise.poisson`."""
-    small = lam < POISSON_SMALL
-    result = tl.floor(lam + 0.5)
-    lam_s = tl.where(small, lam, 0.0)
+def _helper_inversion(lam_s, k0, k1, first):
+    """Sequential search for lam_s < 10 (0 elsewhere: count 0): the steps while u exceeds the
+    cumulative pmf. A runtime loop that ends once no lane of the block moves on (`total` only
+    grows, so every later step would add 0), as the CPU's; an unrolled loop kept 64 steps of
+    two lanes live at once and spilled."""
     d0, d1 = _helper_philox_draw2(k0, k1, first)
     u = _helper_unit_f64(d0, d1)
     term = tl.exp(-lam_s)
     total = term
-    count = lam * 0.0
-    for step in tl.static_range(1, INVERSION_STEPS + 1):
+    count = lam_s * 0.0
+    step = 1
+    while (step <= INVERSION_STEPS) & (tl.max((u > total).to(tl.int32), axis=0) != 0):
         count = count + tl.where(u > total, 1.0, 0.0)
         term = term * lam_s / step
         total = total + term
-    result = tl.where(small, count, result)
-    big = lam >= POISSON_SMALL
-    lam_b = tl.where(big, lam, POISSON_SMALL)
+        step += 1
+    return count
+
+
+@triton.jit
+def _helper_ptrs(lam_b, big, result, k0, k1, first):
+    """Hoermann's PTRS for the `big` lanes (lam_b >= 10), as `kernels.cpu.noise._ptrs`: attempt
+    j draws first + 2j, + 2j + 1; a lane keeps `result` when every attempt rejects. One attempt
+    per iteration of a runtime loop, which ends once every lane of the block has accepted."""
     slam = tl.sqrt(lam_b)  # float64 sqrt is correctly rounded
     loglam = tl.log(lam_b)
     b = 0.931 + 2.53 * slam
@@ -164,7 +171,8 @@ def _helper_poisson(lam, k0, k1, first):
     log_invalpha = tl.log(1.1239 + 1.1328 / (b - 3.4))
     vr = 0.9277 - 3.6224 / (b - 2.0)
     pending = big
-    for j in tl.static_range(PTRS_ATTEMPTS):
+    j = 0
+    while (j < PTRS_ATTEMPTS) & (tl.max(pending.to(tl.int32), axis=0) != 0):
         e0, e1 = _helper_philox_draw2(k0, k1, first + 2 * j)
         uu = e0.to(tl.float64) * INV_2_32 - 0.5
         v = e1.to(tl.float64) * INV_2_32
@@ -177,7 +185,18 @@ def _helper_poisson(lam, k0, k1, first):
         accept = pending & (quick | ((~reject) & (lhs <= rhs)))
         result = tl.where(accept, k, result)
         pending = pending & (~accept)
+        j += 1
     return result
+
+
+@triton.jit
+def _helper_poisson(lam, k0, k1, first):
+    """Poisson(lam) (float64) from draws first .. first + 15, as `kernels.cpu.noise.poisson`."""
+    small = lam < POISSON_SMALL
+    count = _helper_inversion(tl.where(small, lam, 0.0), k0, k1, first)
+    result = tl.where(small, count, tl.floor(lam + 0.5))
+    big = lam >= POISSON_SMALL
+    return _helper_ptrs(tl.where(big, lam, POISSON_SMALL), big, result, k0, k1, first)
 
 
 @triton.jit
