@@ -178,7 +178,8 @@ def _normalize_apply_kernel(src, dst, samples, tiles, stats, scale, shift, BLOCK
         tl.store(dst + start + lanes, y)
     else:
         mask = (lanes >= (lo - start).to(tl.int32)) & (lanes < (hi - start).to(tl.int32))
-        y = _helper_normalized(tl.load(src + lanes, mask=mask, other=0), stats, group, scale,
+        inside = tl.where(mask, group, 0)  # lanes outside the sample: group 0's statistics
+        y = _helper_normalized(tl.load(src + lanes, mask=mask, other=0), stats, inside, scale,
                                shift, CONVERT, LO, HI, NANV, LO_F, HI_F, ty)  # fmt: skip
         tl.store(dst + start + lanes, y, mask=mask)
 
