@@ -94,7 +94,7 @@ def remember(known: InferResult, ins: list[BatchStorage | None], specs: list[Out
     """After a call with this infer result ran on the caller's thread: keep it for
     `replay_call` when the launch memo replayed (or recorded) what it launched."""
     replay = launch_memo.last_replay()
-    if replay is None:
+    if replay is None or any(spec.shapes is None for spec in specs):
         return
     packing = _packing(ins)
     if packing is None:
