@@ -35,16 +35,20 @@ class Plan:
     read host values of their inputs there; other plans remember its result per shapes.
     """
 
-    __slots__ = ("dev", "external", "given", "host_inputs", "in_dev", "infer_memo", "is_batch",
-                 "kernel", "layouts", "n", "per_sample", "schema", "uniform", "values")  # fmt: skip
+    __slots__ = ("batch_args", "dev", "external", "given", "host_inputs", "in_dev", "infer_memo",
+                 "is_batch", "kernel", "layouts", "n", "per_sample", "schema", "uniform",
+                 "values")  # fmt: skip
 
     def __init__(self, call: Call, dev: Device, in_dev: Device, is_batch: bool,
                  kernel: KernelEntry, layouts: list[str | None],
-                 host_inputs: tuple[int, ...] = (), external: bool = False) -> None:  # fmt: skip
+                 host_inputs: tuple[int, ...] = (), external: bool = False,
+                 batch_args: tuple[int, ...] = ()) -> None:  # fmt: skip
         self.dev, self.in_dev, self.is_batch, self.kernel = dev, in_dev, is_batch, kernel
         self.external = external  # an input views the caller's memory (part of the key)
         self.layouts = layouts
         self.host_inputs = host_inputs  # argument-like inputs (host values read per call)
+        # per-sample arguments given as batches (another op's results): converted per call
+        self.batch_args = batch_args
         self.schema = call.schema  # keys hold id(schema): a hit must be this very schema
         self.n = call.batch_size
         self.values = dict(call.values)
@@ -52,14 +56,15 @@ class Plan:
         self.per_sample = frozenset(call.per_sample)
         # Per-sample values that are one constant broadcast (no check needed per call while
         # the call still holds that very object).
+        fresh = {call.schema.args[k].name for k in batch_args}
         self.uniform = {name: call.values[name] for name in call.per_sample
-                        if _uniform_value(call.values[name])}  # fmt: skip
+                        if name not in fresh and _uniform_value(call.values[name])}  # fmt: skip
         # `infer`'s results by input shapes (`remember_infer`); None when infer draws random
         # numbers or reads host values of its inputs: it must then run on every call
         schema = call.schema
         deterministic = not schema.random and not any(a.kind == "rng" for a in schema.args)
         self.infer_memo: dict[tuple[Any, ...], InferResult] | None = \
-            {} if deterministic and not host_inputs else None  # fmt: skip
+            {} if deterministic and not host_inputs and not batch_args else None  # fmt: skip
 
 
 class InferResult(NamedTuple):
@@ -107,15 +112,26 @@ PLANS: dict[tuple[Any, ...], Plan] = {}
 PLAN_LIMIT = 4096
 
 
+def _batch_arg_key(b: Batch) -> tuple[Any, ...] | None:
+    """A batch-valued argument's part of a plan key: its metadata (None: shapes unknown)."""
+    shapes, dev = b._shapes, b._device
+    if shapes is None and b._storage is not None:
+        shapes = shapes_of(b)
+    if shapes is None or dev is None:
+        return None
+    return (Batch, b._dtype, b._batch_size, dev.device_type, dev.device_id, shapes.shape[1])
+
+
 def plan_key(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
               batch_size: Any, device: Any) -> tuple[Any, ...] | None:  # fmt: skip
     """The plan-cache key of a call, or None when the call cannot reuse a plan.
 
-    Not cacheable: external-data inputs, batches or tensors of unknown rank, Tensor/Batch or
-    list argument values (unhashable), and an explicit device other than the strings "cpu",
-    "gpu" and "cuda" (the last two resolve against the thread's current device, so they are
-    keyed with that device's id). Argument-like (`host_values`) inputs are:
-    their values are read again on every call.
+    Not cacheable: external-data inputs, batches or tensors of unknown rank, Tensor argument
+    values and unhashable ones (lists of lists), batch argument values of unknown shapes
+    (the others are keyed by their metadata and converted on every call), and an explicit
+    device other than the strings "cpu", "gpu" and "cuda" (the last two resolve against the
+    thread's current device, so they are keyed with that device's id). Argument-like
+    (`host_values`) inputs are: their values are read again on every call.
     """
     if device is not None and not (type(device) is str and device == "cpu"):
         if type(device) is not str or device not in ("gpu", "cuda") or \
@@ -128,6 +144,12 @@ def plan_key(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
     if list in types:  # list-valued arguments (size=[224, 224]): keyed by their items
         values = tuple([(list, tuple(v)) if t is list else v
                         for v, t in zip(values, types, strict=True)])  # fmt: skip
+    if Batch in types:  # per-sample values from another op: keyed by what they are, read per call
+        keyed = [_batch_arg_key(v) if t is Batch else v for v, t in zip(values, types,
+                                                                          strict=True)]
+        if any(k is None and t is Batch for k, t in zip(keyed, types, strict=True)):
+            return None
+        values = tuple(keyed)
     try:
         hash(values)  # (the rest of the key is hashable)
     except TypeError:

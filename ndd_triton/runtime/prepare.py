@@ -18,6 +18,7 @@ from ndd_triton.core.errors import CallError
 from ndd_triton.core.tensor import Tensor
 from ndd_triton.kernels import KernelEntry, lookup
 from ndd_triton.ops import limits as _limits
+from ndd_triton.ops.args import per_sample_value, validate
 from ndd_triton.ops.limits import check_outputs
 from ndd_triton.ops.schema import Call, InputMeta, OpSchema, OutputSpec
 from ndd_triton.runtime import compiled as _compiled
@@ -235,6 +236,11 @@ def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
         call = Call(
             schema, n, dev.device_type, metas, dict(plan.values), set(plan.per_sample), plan.given
         )  # type: ignore[arg-type]  # read-only after conversion
+        for k in plan.batch_args:  # per-sample values of another op's batch: read now
+            arg = schema.args[k]
+            value = per_sample_value(schema.name, arg, arg_values[k], n)
+            validate(schema.name, arg, value)
+            call.values[arg.name] = value
     else:
         data, external = wrap_inputs(schema, inputs)
         n, is_batch = resolve_batch_size(schema, data, arg_values, batch_size)
@@ -252,7 +258,10 @@ def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
                            [m.layout if m is not None else None for m in metas],
                            tuple(k for k, m in enumerate(metas)
                                  if m is not None and m.values is not None),
-                           external)  # fmt: skip
+                           external,
+                           tuple(k for k, (a, v) in enumerate(zip(schema.args, arg_values,
+                                                                  strict=False))
+                                 if type(v) is Batch and a.per_sample))  # fmt: skip
             PLANS[key] = created
     specs = schema.infer(call)
     specs = [specs] if isinstance(specs, OutputSpec) else list(specs)

@@ -275,6 +275,46 @@ def test_plan_cache_reads_argument_like_inputs_on_every_call():
         np.testing.assert_array_equal(got[0], want)
 
 
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("mode", ["eager", "sync_cpu"])
+def test_plan_cache_reads_batch_arguments_on_every_call(device, mode):
+    """Per-sample arguments given as batches (another op's results) are keyed by what they
+    are and converted on every call: one plan, each call's own values (a uniform first call
+    included), the slow path's errors."""
+    b = _batch()
+    b = b.gpu() if device == "gpu" else b
+    expected = [np.asarray(t) for t in _batch()]
+    _plans.PLANS.clear()
+    with getattr(ndd.EvalMode, mode):
+        for flags in ([1, 1, 1], [0, 1, 0], [1, 0, 1], [0, 0, 0], [0, 1, 0]):
+            coins = ndd.as_batch([np.array(f, np.int32) for f in flags])
+            out = _arrays(ndd.flip(b, horizontal=coins).cpu())
+            for got, want, f in zip(out, expected, flags, strict=True):
+                np.testing.assert_array_equal(got, want[:, ::-1] if f else want)
+        flips = [p for p in _plans.PLANS.values() if p.schema.name == "flip"]
+        assert len(flips) == 1 and flips[0].batch_args == (0,)
+        two = ndd.as_batch([np.array(1, np.int32)] * 2)
+        with raises_at_call(ValueError, match="Inconsistent batch size.*'horizontal'"):
+            ndd.flip(b, horizontal=two)
+        def crop(x: float) -> list[np.ndarray]:
+            pos = ndd.as_batch([np.array(x, np.float32)] * 3)
+            return _arrays(ndd.crop(b, crop=[2, 2], crop_pos_x=pos).cpu())
+
+        crop(1.0)  # the plan
+        for x in (0.0, 1.5, 0.5):  # its calls check and use each call's values
+            if x > 1:
+                with raises_at_call(RuntimeError, match="'crop_pos_x' sample 0: must be in"):
+                    crop(x)
+                continue
+            fast = crop(x)
+            _plans.PLANS.clear()
+            slow = crop(x)  # (a new plan)
+            for f, w in zip(fast, slow, strict=True):
+                np.testing.assert_array_equal(f, w)
+        assert not np.array_equal(crop(0.0)[0], crop(1.0)[0])
+        assert any(p.schema.name == "crop" and p.batch_args for p in _plans.PLANS.values())
+
+
 def test_streaming_kernel_stays_on_one_thread_below_its_pool_minimum(monkeypatch):
     """A kernel registered with `pool_min_bytes` (preemphasis_filter: a pass or two over memory)
     runs a smaller batch on the calling thread only; a larger one goes to the pool."""
