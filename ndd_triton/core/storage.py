@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from ndd_triton.core.device import Device
+from ndd_triton.core.packing import Packing
 
 # Host buffers of batches are recycled: a fresh 38 MB batch (64 x 224x224x3 float32) is mmapped
 # by malloc and page-faulted in on first touch, ~25 ms per batch vs ~9 ms for reused memory.
@@ -213,65 +214,45 @@ class BatchStorage:
     def allocate(shapes: Sequence[Sequence[int]] | np.ndarray, dtype: torch.dtype,
                  device: Device) -> BatchStorage:  # fmt: skip
         """One uninitialised buffer holding all samples of the given shapes."""
-        arr = np.asarray(shapes, dtype=np.int64)
-        n = len(arr)
-        arr = arr.reshape(n, -1) if n else arr.reshape(0, 0)
-        shape_rows = arr.tolist()
+        lay = Packing(shapes)
+        n, row = lay.n, lay.row
         # Host memory is NumPy's (torch views on first use, see `host_empty`)
         np_dtype = NUMPY_DTYPES.get(dtype) if device.device_type == "cpu" else None
-        if n and shape_rows.count(shape_rows[0]) == n:
+        if row is not None:
             # Uniform: one (N, *shape) allocation split along the batch axis; cheaper than N
             # narrow+view calls, and the dense view comes for free.
-            row = shape_rows[0]
-            size = math.prod(row)
             if np_dtype is not None:
-                dense = host_empty(n * size * dtype.itemsize).view(np_dtype).reshape(n, *row)
+                dense = host_empty(lay.total * dtype.itemsize).view(np_dtype).reshape(n, *row)
                 return BatchStorage.from_numpy_dense(dense, device)
-            # device memory: the flat buffer and offsets a kernel reads are set now (every
-            # GPU op reads them), the samples are derived lazily
-            flat = torch.empty(n * size, dtype=dtype, device=device.torch_device)
-            storage = BatchStorage(None, device, flat,  # type: ignore[arg-type]
-                                   np.arange(0, n * size, size or 1, dtype=np.int64)
-                                   if size else np.zeros(n, np.int64))  # fmt: skip
-            storage._dense_t = flat.view(n, *row)
+        elif np_dtype is not None:
+            storage = BatchStorage(None, device, None, lay.offsets)  # type: ignore[arg-type]
+            storage._buffer_np = host_empty(lay.total * dtype.itemsize).view(np_dtype)
+            storage._shape_rows, storage._sample_sizes = lay.rows, lay.sizes
             storage.contiguous = True
             return storage
-        sizes = arr.prod(axis=1) if arr.shape[1] else np.ones(n, dtype=np.int64)
-        offsets = np.zeros(n, dtype=np.int64)
-        if n > 1:
-            np.cumsum(sizes[:-1], out=offsets[1:])
-        total = int(sizes.sum())
-        storage = BatchStorage(None, device, None, offsets)  # type: ignore[arg-type]
-        storage.contiguous = True
-        if np_dtype is not None:
-            storage._buffer_np = host_empty(total * dtype.itemsize).view(np_dtype)
-        else:
-            storage._buffer = torch.empty(total, dtype=dtype, device=device.torch_device)
-        storage._shape_rows = shape_rows
-        storage._sample_sizes = sizes
-        return storage
+        return BatchStorage.device_allocator(lay, dtype, device)()
 
     @staticmethod
-    def device_allocator(shapes: np.ndarray, dtype: torch.dtype,
+    def device_allocator(shapes: Any, dtype: torch.dtype,
                          device: Device) -> Callable[[], BatchStorage]:  # fmt: skip
-        """`allocate` of device memory for batches of these shapes, its per-shape work done
-        once: each call allocates only the buffer (the offsets and shape rows are shared by
-        the storages it makes: read-only by convention, as `allocate`'s are)."""
-        like = BatchStorage.allocate(shapes, dtype, device)
-        offsets, rows, sizes = like._offsets, like._shape_rows, like._sample_sizes
-        dense = like._dense_t
-        total = like._buffer.numel() if like._buffer is not None else 0
+        """`allocate` of device memory for batches of these shapes (or their `Packing`), its
+        per-shape work done once: each call allocates only the buffer (the offsets and shape
+        rows are shared by the storages it makes: read-only by convention, as ever). The flat
+        buffer and offsets a kernel reads are set at once (every GPU op reads them); the
+        samples are derived lazily."""
+        lay = shapes if isinstance(shapes, Packing) else Packing(shapes)
+        offsets, rows, sizes, total = lay.offsets, lay.rows, lay.sizes, lay.total
         torch_device = device.torch_device
-        row = tuple(dense.shape) if dense is not None else None
+        dense = (lay.n, *lay.row) if lay.row is not None else None
 
         def allocate() -> BatchStorage:
             flat = torch.empty(total, dtype=dtype, device=torch_device)
             storage = BatchStorage(None, device, flat, offsets)  # type: ignore[arg-type]
-            storage.contiguous = True
-            if row is not None:
-                storage._dense_t = flat.view(row)
+            if dense is not None:
+                storage._dense_t = flat.view(dense)
             else:
                 storage._shape_rows, storage._sample_sizes = rows, sizes
+            storage.contiguous = True
             return storage
 
         return allocate
