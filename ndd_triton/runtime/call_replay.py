@@ -73,19 +73,21 @@ def _packing(storages: Sequence[BatchStorage | None],
     does not record such calls either). With `batches`, a pending input (storage None) is
     taken to be an op's output: contiguous, its batch's dtype (checked when it is computed)."""
     key: list[Any] = []
-    ptrs = []
-    for k, s in enumerate(storages):
+    k = 0
+    for s in storages:
         if s is None:
             b = batches[k] if batches is not None else None
             key.append((b._dtype.torch_dtype, _CONTIGUOUS) if b is not None else None)
-            continue
-        buffer, offsets = s._buffer, s._offsets
-        if buffer is None or offsets is None:
+        else:
+            buffer, offsets = s._buffer, s._offsets
+            if buffer is None or offsets is None:
+                return None
+            key.append((buffer.dtype, _CONTIGUOUS if s.contiguous else offsets.tobytes()))
+        k += 1
+    if k > 1:
+        ptrs = [s._buffer.untyped_storage().data_ptr() for s in storages if s is not None]  # type: ignore[union-attr]
+        if len(set(ptrs)) != len(ptrs):
             return None
-        key.append((buffer.dtype, _CONTIGUOUS if s.contiguous else offsets.tobytes()))
-        ptrs.append(buffer.untyped_storage().data_ptr())
-    if len(ptrs) > 1 and len(set(ptrs)) != len(ptrs):
-        return None
     return tuple(key)
 
 
