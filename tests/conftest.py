@@ -31,6 +31,13 @@ from ndd_triton.kernels.gpu import _tables  # noqa: E402
 
 _tables.LAUNCH_LOG = []
 
+# Every interpreted load and store must stay inside the kernel's tensor arguments (what a GPU
+# would fault on or read garbage from): tools/interp_bounds.py
+if not REAL_CUDA and os.environ.get("NDD_TRITON_CHECK_BOUNDS", "1") != "0":
+    import interp_bounds
+
+    interp_bounds.install()
+
 
 @pytest.fixture(scope="session")
 def compiled_kernels():
