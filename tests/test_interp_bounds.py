@@ -4,16 +4,17 @@ accesses inside any argument do not."""
 
 from __future__ import annotations
 
+import os
+
 import interp_bounds
 import pytest
 import torch
 import triton
 import triton.language as tl
 
-from conftest import REAL_CUDA
-
-pytestmark = pytest.mark.skipif(REAL_CUDA or not interp_bounds._installed,
-                                reason="checks Triton's interpreter")  # fmt: skip
+pytestmark = pytest.mark.skipif(
+    os.environ.get("NDD_TRITON_TEST_DEVICE") == "cuda" or not interp_bounds._installed,
+    reason="checks Triton's interpreter")  # fmt: skip
 
 
 @triton.jit
@@ -42,6 +43,14 @@ def test_a_load_past_the_end_raises():
         _run(10, 0, False)  # 16 unmasked lanes of a 10-element buffer (6 past its end)
     with pytest.raises(Exception, match="first at byte 40 of 'src'"):
         _run(10, 1, True)  # one past: lane 9 reads src[10]
+
+
+def test_a_read_past_a_view_into_the_rest_of_its_storage_raises():
+    """Tables uploaded together are views of one buffer: reading past one is caught."""
+    both = torch.arange(20, dtype=torch.float32)
+    src, dst = both[:10], torch.zeros(10, dtype=torch.float32)
+    with pytest.raises(Exception, match="first at byte 40 of 'src'"):
+        _copy_kernel[(1,)](src, dst, 10, SHIFT=1, MASKED=True, BLOCK=16)
 
 
 def test_a_store_past_the_end_raises():

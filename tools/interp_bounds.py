@@ -5,7 +5,8 @@ On a GPU an access past a tensor's allocation reads another buffer's bytes, or f
 illegal address when nothing is mapped there; in the interpreter (NumPy on raw host addresses)
 it reads whatever lies there and only rarely crashes (issue #17's normalize partial tiles read
 their statistics table out of bounds for months). With `install()`, each launch records the
-storages of its tensor arguments (`[data_ptr, data_ptr + nbytes)`), and every load or store
+memory of its tensor arguments (each tensor's own elements, from its first to its last; with
+`STRICT = False` their whole storages), and every load or store
 checks the addresses of its active lanes (mask set) against them: an access outside all of
 them raises `OutOfBounds`, naming the kernel, the access and how far it lies from the nearest
 argument. Masked-off lanes are not checked (they are never accessed).
@@ -23,6 +24,9 @@ import numpy as np
 
 _state = threading.local()  # `ranges`: (starts, ends, names) of the running launch's arguments
 _installed = False
+# The range of an argument: the elements of the tensor itself (a view's, so that a read past
+# one table into the next table of the same upload is caught), or its whole storage
+STRICT = True
 # Kernels whose loads legitimately reach buffers that are not their arguments (their stores are
 # still checked), with the reason
 UNCHECKED_LOADS = {
@@ -38,11 +42,16 @@ class OutOfBounds(AssertionError):
 def _argument_ranges(args: list[Any], names: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
     spans = []
     for name, arg in zip(names, args, strict=False):
-        base = getattr(arg, "base", arg)  # (TensorWrapper)
-        storage = getattr(base, "untyped_storage", None)
-        if storage is None:
+        t = getattr(arg, "base", arg)  # (TensorWrapper)
+        if not hasattr(t, "untyped_storage"):
             continue
-        s = storage()
+        if STRICT:  # the tensor's own elements (a view's, not its storage's)
+            start = t.data_ptr()
+            last = sum((n - 1) * st for n, st in zip(t.shape, t.stride(), strict=True) if n)
+            size = (last + 1) * t.element_size() if t.numel() else 0
+            spans.append((start, start + size, name))
+            continue
+        s = t.untyped_storage()
         spans.append((s.data_ptr(), s.data_ptr() + s.nbytes(), name))
     spans.sort()
     return (np.array([s for s, _, _ in spans], np.uint64),
