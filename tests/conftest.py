@@ -37,6 +37,11 @@ if not REAL_CUDA and os.environ.get("NDD_TRITON_CHECK_BOUNDS", "1") != "0":
     import interp_bounds
 
     interp_bounds.install()
+    # device buffers start as 0xFF bytes, not the allocator's (often zero) pages: an element a
+    # kernel never writes differs from the reference
+    from ndd_triton.core import storage as _storage
+
+    _storage.POISON_DEVICE_MEMORY = True
 
 
 @pytest.fixture(scope="session")

@@ -28,6 +28,9 @@ from ndd_triton.core.packing import Packing
 # first use: kernels and readers work on NumPy, and a torch call at a batch boundary costs
 # 40-60 us with caches cold from the kernels before it (measured in situ).
 _POOL_MIN_BYTES = 1 << 20
+# Tests: device buffers (op outputs, kernels' scratch) start as 0xFF bytes (NaN, -1, 255), not
+# whatever the allocator returns (often zeros), so an element a kernel forgets to write shows
+POISON_DEVICE_MEMORY = False
 _POOL_COUNT = 12
 _pool: list[np.ndarray] = []
 _pool_lock = threading.Lock()
@@ -247,6 +250,8 @@ class BatchStorage:
 
         def allocate() -> BatchStorage:
             flat = torch.empty(total, dtype=dtype, device=torch_device)
+            if POISON_DEVICE_MEMORY:
+                flat.view(torch.uint8).fill_(0xFF)
             storage = BatchStorage(None, device, flat, offsets)  # type: ignore[arg-type]
             if dense is not None:
                 storage._dense_t = flat.view(dense)

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from ndd_triton.core import storage as _storage
+
 _ALIGN = 16
 _RING_BYTES = 8 << 20  # pinned staging per CUDA device for launch tables
 # When a list, every launch appends (kernel, argument types, constexprs): the compile check uses it.
@@ -274,7 +276,10 @@ class GpuRun:
 
     def empty(self, numel: int, dtype: torch.dtype) -> torch.Tensor:
         """Scratch device memory."""
-        return torch.empty(numel, dtype=dtype, device=self.device)
+        t = torch.empty(numel, dtype=dtype, device=self.device)
+        if _storage.POISON_DEVICE_MEMORY:
+            t.view(torch.uint8).fill_(0xFF)
+        return t
 
 
 LaunchFn = Callable[..., None]
