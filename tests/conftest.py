@@ -41,7 +41,7 @@ if not REAL_CUDA and os.environ.get("NDD_TRITON_CHECK_BOUNDS", "1") != "0":
     # kernel never writes differs from the reference
     from ndd_triton.core import storage as _storage
 
-    _storage.POISON_DEVICE_MEMORY = True
+    _storage.POISON_MEMORY = True
 
 
 @pytest.fixture(scope="session")

@@ -28,9 +28,9 @@ from ndd_triton.core.packing import Packing
 # first use: kernels and readers work on NumPy, and a torch call at a batch boundary costs
 # 40-60 us with caches cold from the kernels before it (measured in situ).
 _POOL_MIN_BYTES = 1 << 20
-# Tests: device buffers (op outputs, kernels' scratch) start as 0xFF bytes (NaN, -1, 255), not
+# Tests: op outputs and kernels' scratch buffers start as 0xFF bytes (NaN, -1, 255), not
 # whatever the allocator returns (often zeros), so an element a kernel forgets to write shows
-POISON_DEVICE_MEMORY = False
+POISON_MEMORY = False
 _POOL_COUNT = 12
 _pool: list[np.ndarray] = []
 _pool_lock = threading.Lock()
@@ -58,7 +58,7 @@ _CAN_POOL = _can_pool()
 def host_empty(nbytes: int) -> np.ndarray:
     """`nbytes` of uninitialised host memory as a 1-D uint8 array; large ones are recycled."""
     if nbytes < _POOL_MIN_BYTES or not _CAN_POOL:
-        return np.empty(nbytes, np.uint8)
+        return np.full(nbytes, 0xFF, np.uint8) if POISON_MEMORY else np.empty(nbytes, np.uint8)
     with _pool_lock:
         best, best_size = -1, 0
         for k in range(len(_pool)):
@@ -73,6 +73,8 @@ def host_empty(nbytes: int) -> np.ndarray:
             if len(_pool) >= _POOL_COUNT:
                 _pool.pop(0)
         _pool.append(raw)  # most recently used last
+    if POISON_MEMORY:
+        raw[:nbytes] = 0xFF
     return raw[:nbytes]
 
 
@@ -250,7 +252,7 @@ class BatchStorage:
 
         def allocate() -> BatchStorage:
             flat = torch.empty(total, dtype=dtype, device=torch_device)
-            if POISON_DEVICE_MEMORY:
+            if POISON_MEMORY:
                 flat.view(torch.uint8).fill_(0xFF)
             storage = BatchStorage(None, device, flat, offsets)  # type: ignore[arg-type]
             if dense is not None:

@@ -277,7 +277,7 @@ class GpuRun:
     def empty(self, numel: int, dtype: torch.dtype) -> torch.Tensor:
         """Scratch device memory."""
         t = torch.empty(numel, dtype=dtype, device=self.device)
-        if _storage.POISON_DEVICE_MEMORY:
+        if _storage.POISON_MEMORY:
             t.view(torch.uint8).fill_(0xFF)
         return t
 
