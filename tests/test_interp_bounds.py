@@ -1,6 +1,7 @@
 """The interpreter's bounds check (tools/interp_bounds.py, installed by conftest for every test):
 an interpreted load or store outside the kernel's tensor arguments raises, masked-off lanes and
-accesses inside any argument do not."""
+accesses inside any argument do not; and the memory poisoning that makes unwritten output
+elements visible is on."""
 
 from __future__ import annotations
 
@@ -62,3 +63,21 @@ def test_a_store_past_the_end_raises():
     dst = torch.zeros(8, dtype=torch.float32)
     with pytest.raises(Exception, match=r"a store of \d+ lane"):
         store_kernel[(1,)](dst, BLOCK=16)
+
+
+def test_output_and_scratch_buffers_start_poisoned():
+    """conftest poisons new buffers (storage.POISON_MEMORY): an element a kernel never writes
+    reads NaN/-1/255 instead of a zero that could pass for a result."""
+    import numpy as np
+
+    from ndd_triton.core.device import Device
+    from ndd_triton.core.storage import BatchStorage
+    from ndd_triton.kernels.gpu._tables import GpuRun
+
+    for device in (Device.CPU, Device("gpu", 0)):
+        for shapes in ([[2, 3, 3]] * 2, [[2, 3, 3], [4, 1, 3]]):
+            storage = BatchStorage.allocate(shapes, torch.float32, device)
+            for sample in storage.samples:
+                assert torch.isnan(sample).all()
+    scratch = GpuRun(torch.device("cpu")).empty(5, torch.int32)
+    np.testing.assert_array_equal(scratch.numpy(), -1)
