@@ -128,7 +128,8 @@ def remembering(run: Callable[[Any], list[BatchStorage]], known: InferResult,
 def replay_call(schema: OpSchema, inputs: Sequence[Any], key: tuple[Any, ...]) -> Any:
     """The results of a GPU call answered from its `CallEntry`, or None (the normal path)."""
     plan = PLANS.get(key)
-    if plan is None or plan.schema is not schema or plan.infer_memo is None:
+    if plan is None or plan.schema is not schema or plan.infer_memo is None or \
+            not launch_memo.ENABLED:  # fmt: skip
         return None
     n = plan.n
     batches = [tensor_batch(x, n, plan.in_dev) if type(x) is Tensor else x for x in inputs]

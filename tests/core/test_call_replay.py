@@ -236,3 +236,14 @@ def test_an_empty_batch_never_takes_an_earlier_calls_replay(prepares: list[int])
     kept = [known.calls for plan in plans.PLANS.values() if plan.n == 0
             for known in (plan.infer_memo or {}).values()]  # fmt: skip
     assert kept and not any(kept)
+
+
+def test_the_launch_memo_switch_turns_whole_call_replay_off(prepares: list[int],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    with ndd.EvalMode.sync_cpu:
+        for _ in range(3):
+            ndd.flip(_data(0, RAGGED), horizontal=1)
+        assert len(prepares) == 2
+        monkeypatch.setattr(launch_memo, "ENABLED", False)  # (NDD_TRITON_LAUNCH_MEMO=0)
+        ndd.flip(_data(0, RAGGED), horizontal=1)
+        assert len(prepares) == 3
