@@ -35,22 +35,21 @@ from ndd_triton.core.device import Device
 from ndd_triton.core.storage import BatchStorage
 from ndd_triton.core.tensor import Tensor
 from ndd_triton.ops import limits as _limits
-from ndd_triton.ops.schema import Call, InputMeta, OpSchema, OutputSpec
+from ndd_triton.ops.schema import OpSchema, OutputSpec
 from ndd_triton.runtime import launch_memo
 from ndd_triton.runtime.eval_context import EvalContext
 from ndd_triton.runtime.eval_mode import EvalMode
 from ndd_triton.runtime.executor import execute
-from ndd_triton.runtime.gpu_run import _run_gpu, on_stream
+from ndd_triton.runtime.gpu_run import _run_gpu, gpu_types, on_stream
 from ndd_triton.runtime.inputs import tensor_batch
 from ndd_triton.runtime.invocation import Invocation, user_callsite
-from ndd_triton.runtime.plans import PLANS, InferResult, Plan
-from ndd_triton.runtime.run_now import OutputRef, as_tensors
+from ndd_triton.runtime.plans import PLANS, InferResult, Plan, input_metas, known_call
+from ndd_triton.runtime.run_now import OutputRef, as_tensors, computed, run_here
 from ndd_triton.runtime.torch_compile import dynamo_running
 
 # Entries per infer result (input packings x streams); the oldest goes first
 _CALLS_PER_SHAPES = 4
 _CONTIGUOUS = "contiguous"
-_gpu_run: Any = None
 
 
 class CallEntry:
@@ -184,18 +183,12 @@ def replay_call(schema: OpSchema, inputs: Sequence[Any], key: tuple[Any, ...]) -
                    for k, spec in enumerate(entry.specs)]  # fmt: skip
         execute(inv, force_sync=plan.external)
     else:
-        try:
-            outs = on_stream(ctx, ins, lambda _: _launch(entry, replay, ins, dev, ctx))
-            if mode is EvalMode.sync_full and ctx.cuda_stream is not None:
-                ctx.cuda_stream.synchronize()
-        except Exception:
-            if eager:
-                return None  # (the normal path runs it again and keeps the error for the read)
-            raise
-        results = [Batch._pending(None, spec.dtype, spec.layout, dev, n, spec.shapes)
-                   for spec in entry.specs]  # fmt: skip
-        for out, storage in zip(results, outs, strict=True):
-            out._storage = storage
+        outs = run_here(ctx, mode, lambda: on_stream(ctx, ins, lambda _: _launch(
+            entry, replay, ins, dev, ctx)))  # fmt: skip
+        if outs is None:
+            return None
+        done = computed(outs, entry.specs, dev, n)
+        return done if plan.is_batch else as_tensors(done)
     done = results[0] if len(results) == 1 else tuple(results)
     return done if plan.is_batch else as_tensors(done)
 
@@ -206,23 +199,15 @@ def _run_normally(schema: OpSchema, plan: Plan, known: InferResult, batches: lis
     """The call's normal run, for an input computed with another layout than predicted: the
     `Call` prepare's fast path would have made (the plan's values, the remembered infer
     result)."""
-    metas = [InputMeta(b._dtype, layout, b._shapes) if b is not None else None
-             for b, layout in zip(batches, plan.layouts, strict=True)]  # fmt: skip
-    call = Call(schema, plan.n, plan.dev.device_type, metas, dict(known.values),
-                set(known.per_sample), plan.given, known.signature)  # type: ignore[arg-type]  # fmt: skip
+    call = known_call(plan, known, input_metas(plan, batches))
     return _run_gpu(call, plan.kernel.for_call(call), ins, known.specs, plan.dev, ctx,  # type: ignore[arg-type]
                     inv.record)  # fmt: skip
 
 
 def _launch(entry: CallEntry, replay: Any, ins: list[BatchStorage | None], dev: Device,
             ctx: EvalContext) -> list[BatchStorage]:  # fmt: skip
-    global _gpu_run
-    if _gpu_run is None:
-        from ndd_triton.kernels.gpu._tables import GpuRun
-
-        _gpu_run = GpuRun
     outs = [allocate() for allocate in entry.allocators]
-    run = _gpu_run(dev.torch_device, None, ctx.thread_pool)
+    run = gpu_types()[1](dev.torch_device, None, ctx.thread_pool)
     replay.replay(run, [s._buffer if s is not None else None for s in ins],
                   [s._buffer for s in outs])  # fmt: skip
     return outs

@@ -81,16 +81,21 @@ def on_stream(ctx: Any, ins: list[BatchStorage | None],
     return outs
 
 
-def _launch_gpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: list[OutputSpec],
-                device: Device, ctx: Any, record: Any, torch_stream: Any
-                ) -> list[BatchStorage]:  # fmt: skip
-    """Outputs allocated, the kernel called (on torch's current stream, the context's)."""
+def gpu_types() -> tuple[Any, Any]:
+    """(`GpuBatch`, `GpuRun`), imported on first use (they import Triton)."""
     global _gpu_types
     if _gpu_types is None:
         from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 
         _gpu_types = (GpuBatch, GpuRun)
-    gpu_batch, gpu_run = _gpu_types
+    return _gpu_types
+
+
+def _launch_gpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: list[OutputSpec],
+                device: Device, ctx: Any, record: Any, torch_stream: Any
+                ) -> list[BatchStorage]:  # fmt: skip
+    """Outputs allocated, the kernel called (on torch's current stream, the context's)."""
+    gpu_batch, gpu_run = gpu_types()
     gpu_ins = []
     for storage, meta in zip(ins, call.inputs, strict=False):
         if storage is None or meta is None:

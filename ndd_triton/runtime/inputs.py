@@ -24,7 +24,7 @@ from ndd_triton.core.layout import default_layout
 from ndd_triton.core.storage import NUMPY_DTYPES, BatchStorage
 from ndd_triton.core.tensor import Tensor
 from ndd_triton.ops.args import constant_value, per_sample_value, validate
-from ndd_triton.ops.schema import REQUIRED, Call, InputMeta, OpSchema
+from ndd_triton.ops.schema import REQUIRED, Arg, Call, InputMeta, OpSchema
 
 
 class Broadcast:
@@ -250,24 +250,29 @@ def input_batches(schema: OpSchema, data: list[Any], n: int, dev: Device
 
 def convert_args(call: Call, arg_values: Sequence[Any]) -> None:
     """Convert and validate every argument into `call.values` (defaults included)."""
-    op = call.schema.name
     for arg, value in zip(call.schema.args, arg_values, strict=False):
+        convert_arg(call, arg, value)
+
+
+def convert_arg(call: Call, arg: Arg, value: Any) -> None:
+    """Convert and validate one argument's value (None: its default) into `call.values`."""
+    op = call.schema.name
+    if value is None:
+        value = arg.default
+        if value is REQUIRED:  # passed as None (omitting it is Python's TypeError)
+            raise CallTypeError(f"{op}: argument '{arg.name}' is required; got None")
         if value is None:
-            value = arg.default
-            if value is REQUIRED:  # passed as None (omitting it is Python's TypeError)
-                raise CallTypeError(f"{op}: argument '{arg.name}' is required; got None")
-            if value is None:
-                call.values[arg.name] = None
-                continue
-        else:
-            call.given.add(arg.name)
-        if arg.per_sample:
-            converted = per_sample_value(op, arg, value, call.batch_size)
-            call.per_sample.add(arg.name)
-        else:
-            converted = constant_value(op, arg, value)
-        validate(op, arg, converted)
-        call.values[arg.name] = converted
+            call.values[arg.name] = None
+            return
+    elif arg.name not in call.given:  # (a plan's call: the frozen set of its first call)
+        call.given.add(arg.name)
+    if arg.per_sample:
+        converted = per_sample_value(op, arg, value, call.batch_size)
+        call.per_sample.add(arg.name)
+    else:
+        converted = constant_value(op, arg, value)
+    validate(op, arg, converted)
+    call.values[arg.name] = converted
 
 
 # Eager mode runs CPU work this small on the caller's thread (when the worker is idle): a hop

@@ -17,7 +17,7 @@ from ndd_triton.core.device import Device
 from ndd_triton.core.tensor import Tensor
 from ndd_triton.kernels import KernelEntry
 from ndd_triton.ops import limits as _limits
-from ndd_triton.ops.schema import Call, OpSchema
+from ndd_triton.ops.schema import Call, InputMeta, OpSchema
 from ndd_triton.runtime.dispatch import (
     _uniform_value,
 )
@@ -67,6 +67,20 @@ class Plan:
             {} if deterministic and not host_inputs and not batch_args else None  # fmt: skip
 
 
+def input_metas(plan: Plan, batches: Sequence[Any]) -> list[InputMeta | None]:
+    """The `InputMeta` of a plan's call on these input batches (their dtypes and layouts are
+    the plan's; their shapes are the call's)."""
+    return [InputMeta(b._dtype, layout, b._shapes) if b is not None else None
+            for b, layout in zip(batches, plan.layouts, strict=True)]  # fmt: skip
+
+
+def known_call(plan: Plan, known: InferResult, metas: list[InputMeta | None]) -> Call:
+    """The `Call` of a plan's call whose input shapes have a kept infer result: its values,
+    per-sample names and signature, no conversion or infer run again."""
+    return Call(plan.schema, plan.n, plan.dev.device_type, metas, dict(known.values),  # type: ignore[arg-type]
+                set(known.per_sample), plan.given, known.signature)  # fmt: skip
+
+
 class InferResult(NamedTuple):
     """`infer`'s outcome for one input-shape signature of a plan."""
 
@@ -112,11 +126,18 @@ PLANS: dict[tuple[Any, ...], Plan] = {}
 PLAN_LIMIT = 4096
 
 
-def _batch_arg_key(b: Batch) -> tuple[Any, ...] | None:
-    """A batch-valued argument's part of a plan key: its metadata (None: shapes unknown)."""
-    shapes, dev = b._shapes, b._device
+def _known_shapes(b: Batch) -> Any:
+    """A batch's `[N, ndim]` shapes when known without waiting (None: pending and data-
+    dependent)."""
+    shapes = b._shapes
     if shapes is None and b._storage is not None:
         shapes = shapes_of(b)
+    return shapes
+
+
+def _batch_arg_key(b: Batch) -> tuple[Any, ...] | None:
+    """A batch-valued argument's part of a plan key: its metadata (None: shapes unknown)."""
+    shapes, dev = _known_shapes(b), b._device
     if shapes is None or dev is None:
         return None
     return (Batch, b._dtype, b._batch_size, dev.device_type, dev.device_id, shapes.shape[1])
@@ -157,11 +178,9 @@ def plan_key(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
     key: list[Any] = [id(schema), batch_size, device, values, types]
     for x in inputs:
         if type(x) is Batch:
-            shapes = x._shapes
-            if shapes is None:
-                if x._storage is None:  # pending with data-dependent shapes
-                    return None
-                shapes = shapes_of(x)
+            shapes = _known_shapes(x)
+            if shapes is None:  # pending with data-dependent shapes
+                return None
             dev = x._device
             storage = x._storage
             key.append((x._dtype, x._layout, dev.device_type, dev.device_id, x._batch_size,

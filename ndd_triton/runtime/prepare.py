@@ -18,7 +18,6 @@ from ndd_triton.core.errors import CallError
 from ndd_triton.core.tensor import Tensor
 from ndd_triton.kernels import KernelEntry, lookup
 from ndd_triton.ops import limits as _limits
-from ndd_triton.ops.args import per_sample_value, validate
 from ndd_triton.ops.limits import check_outputs
 from ndd_triton.ops.schema import Call, InputMeta, OpSchema, OutputSpec
 from ndd_triton.runtime import compiled as _compiled
@@ -29,6 +28,7 @@ from ndd_triton.runtime.eval_context import EvalContext
 from ndd_triton.runtime.eval_mode import EvalMode
 from ndd_triton.runtime.executor import execute
 from ndd_triton.runtime.inputs import (
+    convert_arg,
     convert_args,
     host_values,
     input_batches,
@@ -43,6 +43,8 @@ from ndd_triton.runtime.plans import (
     PLANS,
     InferResult,
     Plan,
+    input_metas,
+    known_call,
     plan_key,
     remember_infer,
     shapes_key,
@@ -216,8 +218,7 @@ def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
         n, dev, is_batch, kernel = plan.n, plan.dev, plan.is_batch, plan.kernel
         external = plan.external
         batches = [tensor_batch(x, n, plan.in_dev) if type(x) is Tensor else x for x in inputs]
-        metas = [InputMeta(b._dtype, layout, b._shapes) if b is not None else None
-                 for b, layout in zip(batches, plan.layouts, strict=True)]  # fmt: skip
+        metas = input_metas(plan, batches)
         for k in plan.host_inputs:  # argument-like inputs: their values are new every call
             meta = metas[k]
             assert meta is not None
@@ -229,18 +230,14 @@ def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
             if known is not None and known.generation == _limits.GENERATION:
                 # input shapes (and limits) seen before: infer's result, already checked
                 # against the limits, is reused
-                call = Call(schema, n, dev.device_type, metas, dict(known.values),
-                            set(known.per_sample), plan.given, known.signature)  # type: ignore[arg-type]  # fmt: skip
+                call = known_call(plan, known, metas)
                 return Prepared(call, kernel, batches, metas, known.specs, dev, is_batch,
                                 external, plan, known)  # fmt: skip
         call = Call(
             schema, n, dev.device_type, metas, dict(plan.values), set(plan.per_sample), plan.given
         )  # type: ignore[arg-type]  # read-only after conversion
         for k in plan.batch_args:  # per-sample values of another op's batch: read now
-            arg = schema.args[k]
-            value = per_sample_value(schema.name, arg, arg_values[k], n)
-            validate(schema.name, arg, value)
-            call.values[arg.name] = value
+            convert_arg(call, schema.args[k], arg_values[k])
     else:
         data, external = wrap_inputs(schema, inputs)
         n, is_batch = resolve_batch_size(schema, data, arg_values, batch_size)

@@ -5,6 +5,7 @@ with an idle worker (`run_gpu_now`). Results hold storage computed already."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from ndd_triton.core.batch import Batch
@@ -149,15 +150,25 @@ def run_gpu_now(call: Call, kernel: KernelEntry, batches: list[Any],
     ins = computed_inputs(batches)
     if ins is None:
         return None
+    outs = run_here(ctx, mode, lambda: run_gpu_call(call, kernel.for_call(call), ins, specs, dev,
+                                                    ctx))  # fmt: skip
+    return computed(outs, specs, dev, call.batch_size) if outs is not None else None
+
+
+def run_here(ctx: EvalContext, mode: EvalMode,
+             run: Callable[[], list[BatchStorage]]) -> list[BatchStorage] | None:  # fmt: skip
+    """A GPU run on this thread, as the executor would have made it: sync_full waits for the
+    context's stream; an eager failure gives None (the normal path runs the call again and
+    keeps the error for the read), other modes raise it."""
     try:
-        outs = run_gpu_call(call, kernel.for_call(call), ins, specs, dev, ctx)
+        outs = run()
         if mode is EvalMode.sync_full and ctx.cuda_stream is not None:
             ctx.cuda_stream.synchronize()
     except Exception:
-        if eager:
+        if mode is EvalMode.eager:
             return None
         raise
-    return computed(outs, specs, dev, call.batch_size)
+    return outs
 
 
 def as_tensors(done: Any) -> Any:

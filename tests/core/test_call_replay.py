@@ -58,6 +58,18 @@ def prepares(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return count
 
 
+def _unreplayed(fn: Callable[[ndd.Batch], ndd.Batch], data: list[ndd.Batch],
+                prepares: list[int], monkeypatch: pytest.MonkeyPatch) -> list[list[np.ndarray]]:  # fmt: skip
+    """`fn`'s results on `data` with the launch memo off (so no replay of any kind), then the
+    memo back on with no plans and no prepare counted: the reference of a test."""
+    monkeypatch.setattr(launch_memo, "ENABLED", False)
+    expected = [_host(fn(d)) for d in data]
+    monkeypatch.setattr(launch_memo, "ENABLED", True)
+    plans.PLANS.clear()
+    prepares.clear()
+    return expected
+
+
 @pytest.mark.parametrize("mode", ["sync_cpu", "sync_full", "eager"])
 @pytest.mark.parametrize("shapes", [RAGGED, UNIFORM], ids=["ragged", "uniform"])
 @pytest.mark.parametrize("name", sorted(CALLS))
@@ -66,11 +78,7 @@ def test_repeated_calls_are_replayed_whole_with_the_normal_paths_results(
         monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     fn = CALLS[name]
     data = [_data(seed, shapes) for seed in range(5)]
-    monkeypatch.setattr(launch_memo, "ENABLED", False)
-    expected = [_host(fn(d)) for d in data]
-    monkeypatch.setattr(launch_memo, "ENABLED", True)
-    plans.PLANS.clear()
-    prepares.clear()
+    expected = _unreplayed(fn, data, prepares, monkeypatch)
     with getattr(ndd.EvalMode, mode):
         got = [_host(fn(d)) for d in data]
     for g, e in zip(got, expected, strict=True):
@@ -172,11 +180,7 @@ def test_eager_inputs_still_queued_are_replayed_after_their_producer(
         prepares: list[int], monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     """A busy executor queues every call: the second op's input is pending when it is called."""
     data = [_data(seed, RAGGED) for seed in range(5)]
-    monkeypatch.setattr(launch_memo, "ENABLED", False)
-    expected = [_host(_chain(d)) for d in data]
-    monkeypatch.setattr(launch_memo, "ENABLED", True)
-    plans.PLANS.clear()
-    prepares.clear()
+    expected = _unreplayed(_chain, data, prepares, monkeypatch)
     normally: list[int] = []
     real = call_replay._run_normally
     monkeypatch.setattr(call_replay, "_run_normally", lambda *a: normally.append(1) or real(*a))
