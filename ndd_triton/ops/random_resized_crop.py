@@ -1,9 +1,14 @@
 """random_resized_crop: a random window of random area and aspect ratio, resized to a fixed
 size (DALI `random_resized_crop`).
 
-Windows are drawn in infer from `rng` (or the thread's default RNG), 4 uniforms per attempt
-and `num_attempts` attempts per sample whatever is accepted, so a seed gives the same windows
-on every backend. An attempt draws the area fraction uniformly in `random_area` and the aspect
+Windows are drawn from `rng` (or the thread's default RNG), 4 float64 uniforms per attempt and
+`num_attempts` attempts per sample whatever is accepted, so a seed gives the same windows on
+every backend. Infer draws nothing (the output size is fixed): each call reserves its draws
+after infer (`OpSchema.draws`, `runtime/draws.py`), the host computes the windows from them
+(`_draw_values`) or, on the GPU with triangle filters, the kernel does (`draws_on_device`:
+`kernels/gpu/random_resized_crop.py`), with the same float64 operations.
+
+An attempt draws the area fraction uniformly in `random_area` and the aspect
 ratio (W/H) log-uniformly in `random_aspect_ratio`; it is accepted when the window fits. When
 no attempt fits, the window is the largest centred one whose aspect ratio is in range.
 """
@@ -15,7 +20,8 @@ import numpy as np
 from ndd_triton.ops import _resize_params as rp
 from ndd_triton.ops import limits
 from ndd_triton.ops.resize import RESIZE_DTYPES
-from ndd_triton.ops.schema import REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.ops.schema import DRAWS_ON_DEVICE, REQUIRED, Arg, Call, Input, OpSchema, OutputSpec
+from ndd_triton.random._philox import draws_u32, to_unit_float64
 
 RRC_LAYOUTS = ("HWC", "CHW", "FHWC", "FCHW", "CFHW")
 
@@ -75,9 +81,14 @@ def _window(h: int, w: int, u: np.ndarray, area: tuple[float, float],
     return int(y), int(x), int(ch), int(cw)
 
 
-def _infer(call: Call) -> OutputSpec:
-    from ndd_triton.random import get_default_rng
+_LINEAR, _TRIANGULAR = 1, 4  # the triangle filters (`kernels._resample`)
+MAX_DEVICE_TAPS = 128  # the device tap tables' limit (`kernels/gpu/_resample_tables.MAX_TAPS`)
+MAX_DEVICE_ATTEMPTS = 1024  # attempts the device kernel tries side by side in one program
 
+
+def _infer(call: Call) -> OutputSpec:
+    """Output shapes and the deterministic part of the plan; the windows come per call from
+    the draws reserved after infer (`draws`, `_draw_values`, or the GPU kernel)."""
     layout = call.inputs[0].layout or "HWC"
     extents = rp.spatial_extents(call, layout)
     size = np.asarray(call.size, dtype=np.float64).reshape(-1)
@@ -90,20 +101,66 @@ def _infer(call: Call) -> OutputSpec:
     limits.check_count(call, "num_attempts", 4 * call.num_attempts, "random draws")
     area, ratio = _range(call, "random_area", False), _range(call, "random_aspect_ratio", True)
     n = call.batch_size
-    rng = call.rng or get_default_rng()
-    draws = rng.take_uniform(n * call.num_attempts * 4, np.float64)
-    draws = draws.reshape(n, call.num_attempts, 4)
-    win = _windows(np.asarray(extents[:, :2]), draws, area, ratio)
+    limits.check_count(call, "size", np.prod(np.maximum(size, 1.0)))
+    out = np.maximum(np.floor(size + 0.5), 1).astype(np.int64)  # as `rp.mapping` rounds
+    log_lo, log_hi = np.log(ratio[0]), np.log(ratio[1])
+    # what the windows are made of (the device kernel reads the same float64 values)
+    call.derive("rrc_consts", np.array([area[0], area[1], log_lo, log_hi, ratio[0], ratio[1],
+                                        size[0], size[1]], np.float64))  # fmt: skip
+    call.derive("resample_axes", rp.spatial_letters(layout))
+    call.derive("resample_in", extents.astype(np.int64), per_sample=True)
+    call.derive("resample_out", np.broadcast_to(out, (n, 2)).copy(), per_sample=True)
+    call.derive(DRAWS_ON_DEVICE, call.device == "gpu" and _device_windows(call, extents, size))
+    shapes = call.inputs[0].shapes.copy()
+    shapes[:, layout.index("H")], shapes[:, layout.index("W")] = out[0], out[1]
+    return OutputSpec(rp.output_dtype(call), shapes, layout)
+
+
+def _triangle(value: object) -> bool:
+    """Whether a filter argument (None: the default, LINEAR) selects a triangle filter."""
+    if value is None:
+        return True
+    v = np.asarray(value)
+    return bool(((v == _LINEAR) | (v == _TRIANGULAR)).all())
+
+
+def _device_windows(call: Call, extents: np.ndarray, size: np.ndarray) -> bool:
+    """Whether the GPU kernel can draw the windows and build the tap tables itself: triangle
+    filters whatever the scale, a tap bound (from the largest possible window, the whole
+    image) the device tables take, sizes of at least 1 (then no window can trip the
+    antialiasing filter's size check, `rp.check_filter`) and attempts one program tries."""
+    if not all(_triangle(call.values.get(a)) for a in ("interp_type", "min_filter",
+                                                       "mag_filter")):  # fmt: skip
+        return False
+    widest = float((extents / size).max(initial=1.0)) if call.antialias is not False else 1.0
+    return bool((size >= 1).all()) and np.floor(2.0 * max(widest, 1.0)) + 2 <= MAX_DEVICE_TAPS \
+        and call.num_attempts <= MAX_DEVICE_ATTEMPTS  # fmt: skip
+
+
+def _draws(call: Call) -> int:
+    """uint32 draws per call: 4 float64 uniforms (2 draws each) per attempt and sample."""
+    return 8 * call.batch_size * int(call.num_attempts)
+
+
+def _draw_values(call: Call) -> None:
+    """The call's windows and resampling plan from its reserved draws (host kernels)."""
+    assert call.draw_at is not None
+    key, offset = call.draw_at
+    n, attempts = call.batch_size, int(call.num_attempts)
+    words = draws_u32(key, offset, 8 * n * attempts).reshape(-1, 2)
+    draws = to_unit_float64(words[:, 0], words[:, 1]).reshape(n, attempts, 4)
+    c = call.rrc_consts
+    area = (float(c[0]), float(c[1]))
+    ratio = (float(c[4]), float(c[5]))
+    extents = np.asarray(call.resample_in)
+    win = _windows(extents, draws, area, ratio)
     lo = win[:, :2].astype(np.float64)
     hi = lo + win[:, 2:]
     call.derive("window", win, per_sample=True)
-    limits.check_count(call, "size", np.prod(np.maximum(size, 1.0)))
-    out, origin, step = rp.mapping(lo, hi, np.broadcast_to(size, (n, 2)).copy(), True)
+    out, origin, step = rp.mapping(lo, hi, np.broadcast_to(c[6:8], (n, 2)).copy(), True)
     rp.check_filter(call, "size", lo, hi, step)
+    layout = call.inputs[0].layout or "HWC"
     rp.derive_plan(call, layout, extents, out, origin, step)
-    shapes = call.inputs[0].shapes.copy()
-    shapes[:, layout.index("H")], shapes[:, layout.index("W")] = out[:, 0], out[:, 1]
-    return OutputSpec(rp.output_dtype(call), shapes, layout)
 
 
 schema = OpSchema(
@@ -120,4 +177,6 @@ schema = OpSchema(
           *rp.filter_args(), Arg("rng", "rng", doc="Random generator (default: thread's).")),
     infer=_infer,
     random=True,
+    draws=_draws,
+    draw_values=_draw_values,
 )  # fmt: skip

@@ -110,6 +110,8 @@ class Call:
     # Set by prepare when `values` are a plan's remembered infer result: equal serials mean
     # equal values (the GPU launch memo keys on it instead of the values' contents)
     signature: int | None = None
+    # `(key, offset)` of the RNG draws reserved for this call, for ops with `draws`
+    draw_at: tuple[int, int] | None = None
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -162,6 +164,9 @@ class SampleArgs:
 _MISSING = object()
 
 InferFn = Callable[[Call], "OutputSpec | Sequence[OutputSpec]"]
+# A value infer derives (True) where the GPU kernel computes a call's random values from its
+# reserved draws itself (`OpSchema.draws`)
+DRAWS_ON_DEVICE = "draws_on_device"
 
 
 @dataclass(frozen=True)
@@ -177,6 +182,14 @@ class OpSchema:
     # inputs or arguments add outputs (only consulted for calls that fail before infer returns)
     num_outputs: int | Callable[[Sequence[Any], dict[str, Any]], int] = 1
     random: bool = False
+    # A random op whose output specs do not depend on its random numbers: `infer` draws
+    # nothing (so its result is remembered per input shapes like a deterministic op's), and
+    # each call reserves `draws(call)` uint32 draws of its RNG after infer (`Call.draw_at`).
+    # `draw_values(call)` turns them into the values the host-side kernels read; it is skipped
+    # where infer derived `draws_on_device` (the GPU kernel computes them from `draw_at`), and
+    # called by whoever needs them on the host after all (compile mode's fusion).
+    draws: Callable[[Call], int] | None = None
+    draw_values: Callable[[Call], None] | None = None
     devices: tuple[str, ...] = ("cpu", "gpu")
     module: str = ""
     public: bool = True

@@ -156,6 +156,15 @@ class RNG:
             self._offset += int(count)
         return draws_u32(key, offset % _DRAW_SPACE, int(count))
 
+    def take_position(self, count: int) -> tuple[int, int]:
+        """Reserve the next `count` uint32 draws without computing them: `(key, offset)`, the
+        draws being `draws_u32(key, offset, count)` (what `take_u32(count)` would return). An
+        op whose kernels compute their random numbers themselves (on the device) takes this."""
+        with self._lock:
+            key, offset = self._key, self._offset
+            self._offset += int(count)
+        return key, offset % _DRAW_SPACE
+
     def take_uniform(self, count: int, dtype: Any = np.float32) -> np.ndarray:
         """`count` floats in [0, 1) (float64 uses two draws per value)."""
         if np.dtype(dtype) == np.float64:

@@ -37,6 +37,7 @@ from ndd_triton.core.tensor import Tensor
 from ndd_triton.ops import limits as _limits
 from ndd_triton.ops.schema import OpSchema, OutputSpec
 from ndd_triton.runtime import launch_memo
+from ndd_triton.runtime.draws import call_rng, rng_arg
 from ndd_triton.runtime.eval_context import EvalContext
 from ndd_triton.runtime.eval_mode import EvalMode
 from ndd_triton.runtime.executor import execute
@@ -170,13 +171,19 @@ def replay_call(schema: OpSchema, inputs: Sequence[Any], key: tuple[Any, ...]) -
         return None
     dev = plan.dev
     launch_memo.stats["hits"] += 1
+    # a random op drawing on the device reserves its draws here, where prepare would have
+    # (an eager replay that fails and goes the normal path reserves them again: only an
+    # internal error can make a recorded replay fail)
+    draw_at = call_rng(plan.values, rng_arg(schema)).take_position(known.draws) \
+        if known.draws else None  # fmt: skip
     if pending or (eager and not (ctx._worker.idle and not dynamo_running())):
         # the executor runs it after the work queued before it
         def run(inv: Invocation) -> list[BatchStorage]:
             computed = [b._storage_or_raise() if b is not None else None for b in batches]
             if pending and _packing(computed) != packing:
-                return _run_normally(schema, plan, known, batches, computed, ctx, inv)
-            return on_stream(ctx, computed, lambda _: _launch(entry, replay, computed, dev, ctx))
+                return _run_normally(plan, known, batches, computed, ctx, inv, draw_at)
+            return on_stream(ctx, computed, lambda _: _launch(entry, replay, computed, dev, ctx,
+                                                              draw_at))  # fmt: skip
 
         inv = Invocation(schema.name, run, ctx, user_callsite(), None)
         results = [Batch._pending(OutputRef(inv, k), spec.dtype, spec.layout, dev, n, spec.shapes)
@@ -184,7 +191,7 @@ def replay_call(schema: OpSchema, inputs: Sequence[Any], key: tuple[Any, ...]) -
         execute(inv, force_sync=plan.external)
     else:
         outs = run_here(ctx, mode, lambda: on_stream(ctx, ins, lambda _: _launch(
-            entry, replay, ins, dev, ctx)))  # fmt: skip
+            entry, replay, ins, dev, ctx, draw_at)))  # fmt: skip
         if outs is None:
             return None
         done = computed(outs, entry.specs, dev, n)
@@ -193,21 +200,22 @@ def replay_call(schema: OpSchema, inputs: Sequence[Any], key: tuple[Any, ...]) -
     return done if plan.is_batch else as_tensors(done)
 
 
-def _run_normally(schema: OpSchema, plan: Plan, known: InferResult, batches: list[Any],
-                  ins: list[BatchStorage | None], ctx: EvalContext,
-                  inv: Invocation) -> list[BatchStorage]:  # fmt: skip
+def _run_normally(plan: Plan, known: InferResult, batches: list[Any],
+                  ins: list[BatchStorage | None], ctx: EvalContext, inv: Invocation,
+                  draw_at: tuple[int, int] | None) -> list[BatchStorage]:  # fmt: skip
     """The call's normal run, for an input computed with another layout than predicted: the
     `Call` prepare's fast path would have made (the plan's values, the remembered infer
-    result)."""
+    result, the draws reserved for it)."""
     call = known_call(plan, known, input_metas(plan, batches))
+    call.draw_at = draw_at
     return _run_gpu(call, plan.kernel.for_call(call), ins, known.specs, plan.dev, ctx,  # type: ignore[arg-type]
                     inv.record)  # fmt: skip
 
 
 def _launch(entry: CallEntry, replay: Any, ins: list[BatchStorage | None], dev: Device,
-            ctx: EvalContext) -> list[BatchStorage]:  # fmt: skip
+            ctx: EvalContext, draw_at: tuple[int, int] | None) -> list[BatchStorage]:  # fmt: skip
     outs = [allocate() for allocate in entry.allocators]
     run = gpu_types()[1](dev.torch_device, None, ctx.thread_pool)
     replay.replay(run, [s._buffer if s is not None else None for s in ins],
-                  [s._buffer for s in outs])  # fmt: skip
+                  [s._buffer for s in outs], draw_at)  # fmt: skip
     return outs

@@ -146,7 +146,7 @@ def run_kernel(kernel: KernelEntry, run: Any, dst: Any, ins: list[Any], call: Ca
         with _lock:
             if key in _entries:
                 _entries.move_to_end(key)
-        entry.replay(run, in_data, out_data)
+        entry.replay(run, in_data, out_data, call.draw_at)
         _last.replay = entry
         return
     if not RECORD_AT_FIRST_SIGHT and key not in _seen:

@@ -62,7 +62,8 @@ class Plan:
         # `infer`'s results by input shapes (`remember_infer`); None when infer draws random
         # numbers or reads host values of its inputs: it must then run on every call
         schema = call.schema
-        deterministic = not schema.random and not any(a.kind == "rng" for a in schema.args)
+        deterministic = schema.draws is not None or (
+            not schema.random and not any(a.kind == "rng" for a in schema.args))
         self.infer_memo: dict[tuple[Any, ...], InferResult] | None = \
             {} if deterministic and not host_inputs and not batch_args else None  # fmt: skip
 
@@ -92,6 +93,7 @@ class InferResult(NamedTuple):
     # GPU calls of this signature replayed whole, by input packing and stream
     # (`runtime/call_replay.py`)
     calls: dict[tuple[Any, ...], Any]
+    draws: int = 0  # RNG draws each call reserves (`OpSchema.draws`, `runtime/draws.py`)
 
 
 def shapes_key(metas: Sequence[Any]) -> tuple[Any, ...]:
@@ -110,8 +112,10 @@ def remember_infer(memo: dict[tuple[Any, ...], InferResult], key: tuple[Any, ...
         # (another thread may change it meanwhile: then nothing is dropped now)
         with contextlib.suppress(KeyError, RuntimeError, StopIteration):
             del memo[next(iter(memo))]  # the oldest
+    draws = call.schema.draws
     memo[key] = InferResult(dict(call.values), frozenset(call.per_sample), specs,
-                            call.signature, _limits.GENERATION, {})  # fmt: skip
+                            call.signature, _limits.GENERATION, {},
+                            draws(call) if draws is not None else 0)  # fmt: skip
 
 
 # Input shapes remembered per plan: a few recurring batch shapes (e.g. the sizes of a dataset's

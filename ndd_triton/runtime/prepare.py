@@ -24,6 +24,7 @@ from ndd_triton.runtime import compiled as _compiled
 from ndd_triton.runtime import profiling as _profiling
 from ndd_triton.runtime.call_replay import remember, remembering, replay_call
 from ndd_triton.runtime.dispatch import make_run, make_stage
+from ndd_triton.runtime.draws import take_draws
 from ndd_triton.runtime.eval_context import EvalContext
 from ndd_triton.runtime.eval_mode import EvalMode
 from ndd_triton.runtime.executor import execute
@@ -231,6 +232,8 @@ def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
                 # input shapes (and limits) seen before: infer's result, already checked
                 # against the limits, is reused
                 call = known_call(plan, known, metas)
+                if known.draws:
+                    take_draws(call, known.draws)
                 return Prepared(call, kernel, batches, metas, known.specs, dev, is_batch,
                                 external, plan, known)  # fmt: skip
         call = Call(
@@ -267,6 +270,8 @@ def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
     if target is not None and target.infer_memo is not None:
         remember_infer(target.infer_memo, shapes if target is plan else shapes_key(metas), call,
                        specs)  # fmt: skip
+    if schema.draws is not None:
+        take_draws(call, schema.draws(call))
     return Prepared(call, kernel, batches, metas, specs, dev, is_batch, external, plan)
 
 

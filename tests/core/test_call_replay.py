@@ -155,7 +155,7 @@ def test_a_failing_replay_raises_at_the_call_or_the_read(prepares: list[int],
         for _ in range(3):
             ndd.flip(_data(0, RAGGED), horizontal=1)
 
-    def broken(self, run, inputs, outputs):  # type: ignore[no-untyped-def]
+    def broken(self, run, inputs, outputs, draws=None):  # type: ignore[no-untyped-def]
         raise RuntimeError("flip: the device ran out of patience")
 
     monkeypatch.setattr(_replay.Replay, "replay", broken)

@@ -285,7 +285,9 @@ def _count_uploads(monkeypatch) -> list[int]:  # type: ignore[no-untyped-def]
 def test_resample_calls_upload_their_host_tables_once(monkeypatch) -> None:
     """A GPU resize or random_resized_crop (2 passes, and the tables launch of the triangle
     filters) and compile mode's fused resample + normalise pass copy all host tables of the
-    call to the device in one upload, whichever builds the taps (device or host tables)."""
+    call to the device in one upload, whichever builds the taps (device or host tables).
+    random_resized_crop, which draws its windows on the device, adds the 16-byte upload of
+    its RNG position (`GpuRun.draw_table`: a replay uploads its own)."""
     uploads = _count_uploads(monkeypatch)
     gen = np.random.default_rng(8)
     images = [gen.integers(0, 256, (int(gen.integers(9, 20)), int(gen.integers(9, 20)), 3),
@@ -293,13 +295,17 @@ def test_resample_calls_upload_their_host_tables_once(monkeypatch) -> None:
     batch = ndd.as_batch(images, layout="HWC", device="gpu")
     calls = [lambda: ndd.resize(batch, size=[7, 5]),
              lambda: ndd.resize(batch, size=[7, 5], interp_type=ndd.types.INTERP_CUBIC),
-             lambda: ndd.random_resized_crop(batch, size=[6, 4])]
+             lambda: ndd.random_resized_crop(batch, size=[6, 4]),
+             lambda: ndd.random_resized_crop(batch, size=[6, 4],
+                                             interp_type=ndd.types.INTERP_CUBIC)]  # fmt: skip
     with ndd.EvalMode.sync_full:
-        for call in calls:
+        for k, call in enumerate(calls):
             uploads.clear()
             with ndd.profile() as prof:
                 call().evaluate()
-            assert len(uploads) == 1, uploads
+            assert len(uploads) == (2 if k == 2 else 1), uploads
+            if k == 2:
+                assert uploads.pop() == 1  # the RNG position
             assert uploads[0] >= 4  # both passes' sample and tile-start tables at least
             assert prof.records[-1].gpu_launches in (2, 3)  # (tables,) W pass, H pass
     from ndd_triton.kernels.gpu import resample_normalize

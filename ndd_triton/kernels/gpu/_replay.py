@@ -10,7 +10,9 @@ signature, and the runtime (`runtime/launch_memo.py`) replays a recorded call in
   the constexprs and, per argument, where it comes from — an input's or output's buffer (or a
   view of one), an uploaded table (kept: the replay reuses the device copy), scratch memory
   from `run.empty` (allocated again per replay), or a plain value;
-* `Replay` is the result: `replay(run, inputs, outputs)` calls `run.launch_device` for each
+* a call's RNG position (`run.draw_table`, ops that draw on the device) is uploaded again
+  per replay from the replaying call's own `draw_at`;
+* `Replay` is the result: `replay(run, inputs, outputs, draws)` calls `run.launch_device` for each
   recorded launch with the new buffers. No NumPy, no upload, no table building. On a real GPU
   it relaunches the kernel Triton compiled for the recorded launch (`run.launch_compiled`),
   without Triton's per-launch argument binding and cache lookup.
@@ -36,7 +38,7 @@ from ndd_triton.kernels.gpu._tables import GpuRun
 Step = tuple[Any, tuple[int, ...], tuple[Any, ...], dict[str, Any], tuple[Any, ...], Any, Any]
 _DEFAULT_ERR = np.geterr()
 # Argument sources in a recorded launch (position -> how to rebuild it)
-_IN, _OUT, _SCRATCH, _VIEW_IN, _VIEW_OUT = range(5)
+_IN, _OUT, _SCRATCH, _VIEW_IN, _VIEW_OUT, _DRAW = range(6)
 
 
 def _storage_ptr(t: torch.Tensor) -> int:
@@ -55,10 +57,12 @@ class Replay:
         self.tables = tuple(tables)  # kept alive with the entry (the steps hold views)
         self.nbytes = sum(t.untyped_storage().nbytes() for t in tables)
 
-    def replay(self, run: GpuRun, inputs: list[torch.Tensor | None],
-               outputs: list[torch.Tensor]) -> None:  # fmt: skip
-        """Launch the recorded steps on these buffers (same metadata as the recorded call)."""
+    def replay(self, run: GpuRun, inputs: list[torch.Tensor | None], outputs: list[torch.Tensor],
+               draws: tuple[int, int] | None = None) -> None:  # fmt: skip
+        """Launch the recorded steps on these buffers (same metadata as the recorded call) and
+        this call's RNG position `draws` (`Call.draw_at`)."""
         scratch = [run.empty(numel, dtype) for numel, dtype in self.scratch]
+        drawn = None
         for kernel, grid, args, meta, subs, err, direct in self.steps:
             if subs:
                 filled = list(args)
@@ -69,6 +73,11 @@ class Replay:
                         filled[pos] = outputs[what]
                     elif kind == _SCRATCH:
                         filled[pos] = scratch[what]
+                    elif kind == _DRAW:
+                        if drawn is None:
+                            assert draws is not None, "a replay that draws needs draw_at"
+                            drawn = run.draw_table(draws)
+                        filled[pos] = drawn
                     else:
                         base = inputs[what[0]] if kind == _VIEW_IN else outputs[what[0]]
                         filled[pos] = _rebuild_view(base, what)
@@ -149,8 +158,8 @@ def _rebuild_view(base: torch.Tensor, what: tuple[Any, ...]) -> torch.Tensor:
 class Recorder(GpuRun):
     """A `GpuRun` that records what it launches (see the module docstring)."""
 
-    __slots__ = ("_in_ptrs", "_inputs", "_out_ptrs", "_outputs", "_scratch", "_steps",
-                 "_tables", "replayable")  # fmt: skip
+    __slots__ = ("_draws", "_in_ptrs", "_inputs", "_out_ptrs", "_outputs", "_scratch",
+                 "_steps", "_tables", "replayable")  # fmt: skip
 
     def __init__(self, run: GpuRun, inputs: list[torch.Tensor | None],
                  outputs: list[torch.Tensor]) -> None:  # fmt: skip
@@ -162,7 +171,13 @@ class Recorder(GpuRun):
         self._steps: list[Any] = []
         self._scratch: list[tuple[torch.Tensor, int, torch.dtype]] = []
         self._tables: list[torch.Tensor] = []
+        self._draws: list[torch.Tensor] = []
         self.replayable = True
+
+    def draw_table(self, at: tuple[int, int]) -> torch.Tensor:
+        t = super().draw_table(at)
+        self._draws.append(t)
+        return t
 
     def upload(self, *tables: np.ndarray) -> list[torch.Tensor]:
         views = super().upload(*tables)
@@ -208,6 +223,9 @@ class Recorder(GpuRun):
         for i, (x, _, _) in enumerate(self._scratch):
             if t is x:
                 return _SCRATCH, i
+        for x in self._draws:
+            if t is x:
+                return _DRAW, 0
         for x in self._tables:
             if t is x:
                 return None, None

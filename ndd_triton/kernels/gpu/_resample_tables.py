@@ -23,6 +23,7 @@ the host tables.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,17 +126,9 @@ def _helper_tap(start, c, widen, total, taps, n_in, k):
 
 
 @triton.jit
-def _triangle_tables_kernel(fparams, iparams, index, weight, K: tl.constexpr,
-                            BLOCK: tl.constexpr):  # fmt: skip
-    """Rows of sample `program_id`: taps `[first + j, 0:K]` of its `n_out` outputs."""
-    s = tl.program_id(0)
-    origin = tl.load(fparams + s * 4)
-    step = tl.load(fparams + s * 4 + 1)
-    widen = tl.load(fparams + s * 4 + 2)
-    radius = tl.load(fparams + s * 4 + 3)
-    n_in = tl.load(iparams + s * 4)
-    n_out = tl.load(iparams + s * 4 + 1)
-    first = tl.load(iparams + s * 4 + 2)
+def _helper_write_tables(index, weight, origin, step, widen, radius, n_in, n_out, first,
+                         K: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
+    """Write one plan's rows: taps `[first + j, 0:K]` of its `n_out` outputs."""
     lanes = tl.arange(0, BLOCK)
     taps = _helper_plan_taps(origin, step, radius, n_out, BLOCK)
     for r0 in range(0, n_out, BLOCK):
@@ -149,6 +142,22 @@ def _triangle_tables_kernel(fparams, iparams, index, weight, K: tl.constexpr,
             idx, w32 = _helper_tap(start, c, widen, total, taps, n_in, k)
             tl.store(index + row + k, idx, mask=live)
             tl.store(weight + row + k, w32, mask=live)
+
+
+@triton.jit
+def _triangle_tables_kernel(fparams, iparams, index, weight, K: tl.constexpr,
+                            BLOCK: tl.constexpr):  # fmt: skip
+    """Rows of plan `program_id`: taps `[first + j, 0:K]` of its `n_out` outputs."""
+    s = tl.program_id(0)
+    origin = tl.load(fparams + s * 4)
+    step = tl.load(fparams + s * 4 + 1)
+    widen = tl.load(fparams + s * 4 + 2)
+    radius = tl.load(fparams + s * 4 + 3)
+    n_in = tl.load(iparams + s * 4)
+    n_out = tl.load(iparams + s * 4 + 1)
+    first = tl.load(iparams + s * 4 + 2)
+    _helper_write_tables(index, weight, origin, step, widen, radius, n_in, n_out, first, K,
+                         BLOCK)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +224,29 @@ def device_axis_tables(run: GpuRun, n_in: np.ndarray, n_out: np.ndarray, origin:
         return None
     index, weight = launch_triangle_tables(run, plan)
     return index, weight, plan.first, plan.taps
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceTables:
+    """Tap tables a resample call builds on the device (`resample_gpu`'s `tables`): the host
+    arrays its build launch reads (uploaded with the passes' tables in one copy), each plan's
+    first row (plan `k * N + i`: axis k of sample i), the table width, and
+    `build(run, uploaded host arrays) -> (index, weight)` (flat `[rows * taps]`)."""
+
+    host: tuple[np.ndarray, ...]
+    first: np.ndarray
+    taps: int
+    build: Callable[[GpuRun, list[torch.Tensor]], tuple[torch.Tensor, torch.Tensor]]
+
+
+def triangle_tables(plan: Any) -> DeviceTables | None:
+    """The `DeviceTables` of a resample plan's triangle filters (`call_triangle_plan`), or
+    None where the host builds the tables."""
+    tri = call_triangle_plan(plan)
+    if tri is None:
+        return None
+    return DeviceTables((tri.fparams, tri.iparams), tri.first, tri.taps,
+                        lambda run, views: launch_triangle_tables(run, tri, *views))
 
 
 def call_triangle_plan(plan: Any) -> TrianglePlan | None:

@@ -235,6 +235,14 @@ class GpuRun:
             views.append(view if arr.ndim == 1 else view.view(arr.shape))
         return views
 
+    def draw_table(self, at: tuple[int, int]) -> torch.Tensor:
+        """The call's reserved RNG position `(key, offset)` (`Call.draw_at`) as a device int64
+        `[2]` table (uint64 bits), for kernels that draw their random numbers themselves. A
+        table, not two scalar arguments: Triton types and specialises integer arguments by
+        value, which a replayed launch could not follow; a replay uploads its own."""
+        pair = np.array(at, dtype=np.uint64).view(np.int64)
+        return GpuRun.upload(self, pair)[0]
+
     def launch(self, kernel: Any, grid: tuple[int, ...], *args: Any, **meta: Any) -> None:
         """Launch a Triton kernel; NumPy array arguments are uploaded together first."""
         for g in grid:

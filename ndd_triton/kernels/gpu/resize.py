@@ -20,7 +20,7 @@ import triton.language as tl
 
 from ndd_triton.kernels import register
 from ndd_triton.kernels._resample import axis_tables
-from ndd_triton.kernels.gpu._resample_tables import call_triangle_plan, launch_triangle_tables
+from ndd_triton.kernels.gpu._resample_tables import DeviceTables, triangle_tables
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.kernels.gpu._tiles import _helper_find_tile, grid_of, tile_starts
 from ndd_triton.ops import resize
@@ -78,19 +78,20 @@ def _resample_axis_kernel(src, dst, samples, tiles, index, weight, TAPS: tl.cons
     )
 
 
-def resample_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
+def resample_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call,
+                 tables: DeviceTables | None = None) -> None:  # fmt: skip
     """Resample the spatial axes of every sample: one launch per axis, innermost first (and
-    one before them building every axis's tap tables, for the triangle filters). Every host
-    table of the call (the tables launch's plan rows, each pass's sample and tile-start
-    tables, host-built tap tables) goes to the device in one upload."""
+    one before them building every axis's tap tables, for the triangle filters, or as
+    `tables` says). Every host table of the call (the tables launch's plan rows, each pass's
+    sample and tile-start tables, host-built tap tables) goes to the device in one upload."""
     layout = call.inputs[0].layout or "HWC"
     letters = call.resample_axes
     n = len(inp.shapes)
     resample_out = np.asarray(call.resample_out, np.int64)
     # all axes' plans as one batch of len(letters) * N plans: one table launch; each pass
     # reads its own rows of the shared tables
-    tri = call_triangle_plan(call)
-    host: list[np.ndarray] = [tri.fparams, tri.iparams] if tri is not None else []
+    tri = tables if tables is not None else triangle_tables(call)
+    host: list[np.ndarray] = list(tri.host) if tri is not None else []
     passes = []
     shapes, src_off = inp.shapes, inp.offsets
     for step, k in enumerate(reversed(range(len(letters)))):
@@ -127,7 +128,7 @@ def resample_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
         shapes, src_off = new, dst_off
     views = iter(run.upload(*host))
     if tri is not None:
-        shared = launch_triangle_tables(run, tri, next(views), next(views))
+        shared = tri.build(run, [next(views) for _ in tri.host])
     src = inp.data
     for last, total, taps, tiles, small in passes:
         index, weight = shared if tri is not None else (next(views), next(views))
