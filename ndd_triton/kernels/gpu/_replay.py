@@ -10,6 +10,8 @@ signature, and the runtime (`runtime/launch_memo.py`) replays a recorded call in
   the constexprs and, per argument, where it comes from — an input's or output's buffer (or a
   view of one), an uploaded table (kept: the replay reuses the device copy), scratch memory
   from `run.empty` (allocated again per replay), or a plain value;
+* the launch of a table kernel (`table_kernel`: device tables from uploaded tables alone, e.g.
+  resize's tap tables) is left out of the replay, which keeps the tables it wrote;
 * a call's RNG position (`run.draw_table`, ops that draw on the device) is uploaded again
   per replay from the replaying call's own `draw_at`;
 * `Replay` is the result: `replay(run, inputs, outputs, draws)` calls `run.launch_device` for each
@@ -50,7 +52,7 @@ class Replay:
 
     __slots__ = ("__weakref__", "nbytes", "scratch", "steps", "tables")
 
-    def __init__(self, steps: list[Step], scratch: list[tuple[int, torch.dtype]],
+    def __init__(self, steps: list[Step], scratch: list[tuple[int, torch.dtype] | None],
                  tables: list[torch.Tensor]) -> None:  # fmt: skip
         self.steps = tuple(steps)
         self.scratch = tuple(scratch)
@@ -61,7 +63,7 @@ class Replay:
                draws: tuple[int, int] | None = None) -> None:  # fmt: skip
         """Launch the recorded steps on these buffers (same metadata as the recorded call) and
         this call's RNG position `draws` (`Call.draw_at`)."""
-        scratch = [run.empty(numel, dtype) for numel, dtype in self.scratch]
+        scratch = [run.empty(*made) if made is not None else None for made in self.scratch]
         drawn = None
         for kernel, grid, args, meta, subs, err, direct in self.steps:
             if subs:
@@ -248,7 +250,40 @@ class Recorder(GpuRun):
         return None
 
     def finish(self) -> Replay | None:
-        """The recorded call, or None when it cannot be replayed."""
+        """The recorded call, or None when it cannot be replayed. The launches of table
+        kernels (`table_kernel`) that read only uploaded tables are left out: the scratch
+        buffers they wrote are kept with the replay, as uploaded tables are."""
         if not self.replayable:
             return None
-        return Replay(self._steps, [(n, d) for _, n, d in self._scratch], self._tables)
+        kept: dict[int, torch.Tensor] = {}
+        for kernel, _, _, _, subs, _, _ in self._steps:
+            if kernel in _TABLE_KERNELS and all(kind == _SCRATCH for _, kind, _ in subs):
+                kept.update((what, self._scratch[what][0]) for _, _, what in subs)
+        steps: list[Step] = []
+        for step in self._steps:
+            kernel, grid, stored, meta, subs, err, direct = step
+            if kernel in _TABLE_KERNELS and all(kind == _SCRATCH for _, kind, _ in subs):
+                continue
+            if any(kind == _SCRATCH and what in kept for _, kind, what in subs):
+                fixed = list(stored)
+                for pos, kind, what in subs:
+                    if kind == _SCRATCH and what in kept:
+                        fixed[pos] = kept[what]
+                stored = tuple(fixed)
+                subs = tuple(s for s in subs if not (s[1] == _SCRATCH and s[2] in kept))
+            steps.append((kernel, grid, stored, meta, subs, err, direct))
+        scratch = [(n, d) if i not in kept else None for i, (_, n, d) in enumerate(self._scratch)]
+        return Replay(steps, scratch, [*self._tables, *kept.values()])
+
+
+# Kernels whose launch only turns uploaded tables into device tables (`table_kernel`)
+_TABLE_KERNELS: set[Any] = set()
+
+
+def table_kernel(kernel: Any) -> Any:
+    """Declare `kernel` a table kernel: given only uploaded tables and scratch buffers, it
+    writes those scratch buffers from the tables' contents alone, and no other launch of the
+    call writes them. A recorded call keeps what its launch wrote instead of launching it
+    again on every replay (resize's tap tables: one launch and two allocations fewer)."""
+    _TABLE_KERNELS.add(kernel)
+    return kernel

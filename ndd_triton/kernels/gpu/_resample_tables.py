@@ -33,6 +33,7 @@ import triton
 import triton.language as tl
 
 from ndd_triton.kernels._resample import LINEAR, TRIANGULAR
+from ndd_triton.kernels.gpu._replay import table_kernel
 from ndd_triton.kernels.gpu._tables import GpuRun
 
 MAX_TAPS = 128  # NumPy's pairwise summation changes form above 128 values per row
@@ -144,6 +145,7 @@ def _helper_write_tables(index, weight, origin, step, widen, radius, n_in, n_out
             tl.store(weight + row + k, w32, mask=live)
 
 
+@table_kernel
 @triton.jit
 def _triangle_tables_kernel(fparams, iparams, index, weight, K: tl.constexpr,
                             BLOCK: tl.constexpr):  # fmt: skip
