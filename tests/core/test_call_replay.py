@@ -251,3 +251,30 @@ def test_the_launch_memo_switch_turns_whole_call_replay_off(prepares: list[int],
         monkeypatch.setattr(launch_memo, "ENABLED", False)  # (NDD_TRITON_LAUNCH_MEMO=0)
         ndd.flip(_data(0, RAGGED), horizontal=1)
         assert len(prepares) == 3
+
+
+def test_a_replayed_resize_keeps_its_tap_tables(prepares: list[int], monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The tap-tables launch (a `table_kernel`) runs when the call is recorded; replays keep its
+    tables and launch only the two passes, with the same results on new pixels."""
+    from ndd_triton.kernels.gpu._tables import GpuRun
+
+    launched: list[str] = []
+    real = GpuRun.launch_device
+
+    def counted(self, kernel, grid, args, meta):  # type: ignore[no-untyped-def]
+        launched.append(kernel.__name__)
+        return real(self, kernel, grid, args, meta)
+
+    monkeypatch.setattr(GpuRun, "launch_device", counted)
+    with ndd.EvalMode.sync_cpu:
+        for seed in range(3):  # first sight, recorded, replayed
+            ndd.resize(_data(seed, RAGGED), size=[5, 6])
+        got = []
+        for seed in range(3, 6):
+            launched.clear()
+            got.append(_host(ndd.resize(_data(seed, RAGGED), size=[5, 6])))
+            assert launched == ["_resample_axis_kernel"] * 2, launched
+    monkeypatch.setattr(launch_memo, "ENABLED", False)
+    with ndd.EvalMode.sync_cpu:
+        for seed, out in zip(range(3, 6), got, strict=True):
+            _same(out, _host(ndd.resize(_data(seed, RAGGED), size=[5, 6])))
