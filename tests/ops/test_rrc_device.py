@@ -49,6 +49,7 @@ CASES = [
     # nothing fits (a wide window of almost the whole area): the centred fallback window
     dict(size=[5, 8], random_area=[0.95, 1.0], random_aspect_ratio=[3.0, 4.0], num_attempts=2),
     dict(size=[6, 6], interp_type=ndd.types.INTERP_TRIANGULAR, num_attempts=17),
+    dict(size=[3, 5], num_attempts=1),
 ]
 
 
