@@ -40,11 +40,14 @@ _DQT = 0xDB
 @dataclass(frozen=True, slots=True)
 class Layout:
     """What `walk_jpeg_header` read to accept the template: its bytes (`values`) where they
-    steer the walk, where its frame header is (precision, height, width, components), and
-    the header's length."""
+    steer the walk (`steering`; with the frame's precision and component count, which are
+    those the checks accepted), where the frame's height and width are, and the header's
+    length."""
 
-    columns: np.ndarray  # int64: the bytes that steer the walk, then the frame header's 6
-    values: np.ndarray  # uint8, the template's bytes at the steering ones
+    steering: np.ndarray  # int64 offsets
+    values: bytes  # the template's bytes there
+    size: np.ndarray  # int64 offsets of the frame's big-endian height and width
+    channels: int  # the frame's component count
     length: int
 
 
@@ -60,8 +63,9 @@ def layout(data: np.ndarray, length: int) -> Layout:
         assert seg is not None  # the walk accepted these bytes
         marker, start, end = seg
         positions.extend(range(prev, start + 4))  # fill bytes, marker, length
-        if marker in _SOF:
+        if marker in _SOF:  # precision, height (2), width (2), components
             frame = start + 4
+            positions += (frame, frame + 5)
         elif marker == _DQT:  # the byte that starts each table says how long it is
             q = start + 4
             while q < end:
@@ -74,8 +78,9 @@ def layout(data: np.ndarray, length: int) -> Layout:
             break
     assert prev == length
     assert frame > 0
-    steer = np.array(positions, np.int64)
-    return Layout(np.concatenate([steer, np.arange(frame, frame + 6)]), data[steer], length)
+    steering = np.array(positions, np.int64)
+    return Layout(steering, data[steering].tobytes(), np.arange(frame + 1, frame + 5),
+                  b[frame + 5], length)  # fmt: skip
 
 
 def plain_jpeg_headers(samples: Sequence[np.ndarray], max_pixels: int) -> np.ndarray:
@@ -86,7 +91,7 @@ def plain_jpeg_headers(samples: Sequence[np.ndarray], max_pixels: int) -> np.nda
     hwc = np.zeros((n, 3), np.int64)
     if n < MIN_BATCH:
         return hwc
-    sizes = np.fromiter((v.size for v in samples), np.int64, n)
+    sizes: np.ndarray | None = None  # made when a sample is shorter than a template's header
     decided = np.zeros(n, bool)
     pending = np.arange(n)
     while pending.size >= _MIN_SHARED:
@@ -95,40 +100,46 @@ def plain_jpeg_headers(samples: Sequence[np.ndarray], max_pixels: int) -> np.nda
         if found is None:  # not a plain JPEG: left to the caller, as the next one may be
             pending = pending[1:]
             continue
-        same, rows = _compare(layout(samples[first], found[1]), samples, pending, sizes,
-                              max_pixels)  # fmt: skip
-        hwc[same] = rows
-        decided[same] = True
+        template = layout(samples[first], found[1])
+        length = template.length
+        candidates = pending
+        picked = samples if pending.size == n else [samples[i] for i in pending.tolist()]
+        heads = b"".join([v[:length] for v in picked])
+        if len(heads) != pending.size * length:  # some are shorter than the header
+            if sizes is None:
+                sizes = np.fromiter((v.size for v in samples), np.int64, n)
+            candidates = pending[sizes[pending] >= length]
+            heads = b"".join([samples[i][:length] for i in candidates.tolist()])
+        same, hw, ok = _compare(template, heads, candidates.size, max_pixels)
+        walked_alike = candidates[same] if same is not None else candidates
+        valid = walked_alike[ok] if ok is not None else walked_alike
+        hwc[valid, :2] = hw[ok] if ok is not None else hw
+        hwc[valid, 2] = template.channels
+        decided[walked_alike] = True
         pending = pending[~decided[pending]]
-        if same.size < _MIN_SHARED:
+        if walked_alike.size < _MIN_SHARED:
             break
     return hwc
 
 
-def _compare(template: Layout, samples: Sequence[np.ndarray], pending: np.ndarray,
-             sizes: np.ndarray, max_pixels: int) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """The samples among `pending` that `walk_jpeg_header` walks as it walks the template
-    (the same bytes at the same places), and their (height, width, channels): its answer, or
-    zeros where their frame fails its checks (it returns None for those)."""
-    length = template.length
-    # the walk looks at the first 64 KiB only; a template's header is within them
-    long = pending if sizes[pending].min() >= length else pending[sizes[pending] >= length]
-    if not long.size:
-        return long, np.zeros((0, 3), np.int64)
-    picked = samples if long.size == len(samples) else [samples[i] for i in long.tolist()]
-    heads = np.frombuffer(b"".join([v[:length] for v in picked]), np.uint8)
-    heads = heads.reshape(long.size, length).take(template.columns, axis=1)
-    steer = len(template.values)
-    same = (heads[:, :steer] == template.values).all(axis=1)
-    # precision, height, width, components (big-endian 16-bit sizes)
-    frame = heads[same, steer:].astype(np.int64)
-    hw = frame @ _SIZES
-    ok = (frame[:, 0] == 8) & _COMPONENTS[frame[:, 5]] & (hw.min(axis=1) > 0) & \
-        (hw[:, 0] * hw[:, 1] <= max_pixels)  # fmt: skip
-    rows = np.concatenate([hw, frame[:, 5:]], axis=1)
-    rows[~ok] = 0
-    return long[same], rows
+def _compare(template: Layout, heads: bytes, count: int, max_pixels: int
+             ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:  # fmt: skip
+    """Which of `count` headers (`heads`: their first `template.length` bytes, back to back)
+    `walk_jpeg_header` walks as the template's (the same bytes where they steer it; None:
+    all), their frames' (height, width), and which of those pass its checks (None: all)."""
+    rows = np.frombuffer(heads, np.uint8).reshape(count, template.length)
+    steering = rows.take(template.steering, axis=1)
+    same = None
+    size = rows.take(template.size, axis=1)
+    if steering.tobytes() != template.values * count:  # (one comparison when all match)
+        same = (steering == np.frombuffer(template.values, np.uint8)).all(axis=1)
+        size = size[same]
+    hw = size.astype(np.int64) @ _BIG_ENDIAN
+    area = hw.prod(axis=1)
+    ok = None
+    if hw.min(initial=1) < 1 or area.max(initial=0) > max_pixels:  # empty, or a bomb
+        ok = (hw.min(axis=1) > 0) & (area <= max_pixels)
+    return same, hw, ok
 
 
-_SIZES = np.array([[0, 0], [256, 0], [1, 0], [0, 256], [0, 1], [0, 0]], np.int64)
-_COMPONENTS = np.isin(np.arange(256), (1, 3, 4))  # the component counts the walk accepts
+_BIG_ENDIAN = np.array([[256, 0], [1, 0], [0, 256], [0, 1]], np.int64)  # -> (height, width)

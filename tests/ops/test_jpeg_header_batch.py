@@ -236,7 +236,7 @@ def test_batch_walk_agrees_on_random_byte_changes():
                 copy = data.copy()
                 count = rs.integers(1, 4)
                 if rs.random() < 0.5:
-                    at = rs.choice(template.columns, count)
+                    at = rs.choice(np.concatenate([template.steering, template.size]), count)
                 else:
                     at = rs.integers(0, template.length + 4, count)
                 copy[at] = rs.integers(0, 256, count)
@@ -284,7 +284,7 @@ def test_batch_walk_frame_checks():
     the per-sample path then says what is wrong, as before."""
     data = _variants()["plain"]
     frame = int(_jpeg_batch.layout(data, _jpeg_header.walk_jpeg_header(data, 1 << 40)[1])
-                .columns[-6])  # fmt: skip
+                .size[0]) - 1  # fmt: skip
 
     def with_frame(**at):
         copy = data.copy()
@@ -295,6 +295,8 @@ def test_batch_walk_frame_checks():
     odd = [with_frame(o0=12), with_frame(o5=2), with_frame(o1=0, o2=0), with_frame(o3=0, o4=0),
            with_frame(o1=0xFF, o2=0xFF, o3=0xFF, o4=0xFF)]  # fmt: skip
     assert _check([data] * 8 + odd) == 8
+    for one in odd:  # (each alone: the batch's quick checks see one kind of problem)
+        assert _check([data] * 12 + [one]) == 12
 
 
 def test_batch_walk_mixed_batches():
