@@ -15,7 +15,7 @@ from typing import overload
 
 import numpy as np
 
-from ndd_triton.decoders._jpeg_batch import MIN_BATCH, plain_jpeg_headers
+from ndd_triton.decoders._jpeg_batch import plain_jpeg_headers
 from ndd_triton.decoders._jpeg_header import MODES
 from ndd_triton.decoders._pillow import MAX_PIXELS, ImageInfo, direct_rgb, plain_shapes
 
@@ -26,16 +26,14 @@ class ImageInfos(Sequence[ImageInfo]):
     """The `ImageInfo` of every sample of a batch: those in `given`, and for the others (plain
     JPEGs: format JPEG, orientation 1) rows of `hwc` (height, width, channels)."""
 
-    __slots__ = ("given", "hwc", "size")
+    __slots__ = ("given", "hwc")
 
-    def __init__(self, size: int, hwc: np.ndarray | None,
-                 given: dict[int, ImageInfo] | None = None) -> None:  # fmt: skip
-        self.size = size
-        self.hwc = hwc  # int64 [N, 3], or None when every sample is in `given`
+    def __init__(self, hwc: np.ndarray, given: dict[int, ImageInfo] | None = None) -> None:
+        self.hwc = hwc  # int64 [N, 3]; the rows of `given` samples are not read
         self.given: dict[int, ImageInfo] = given if given is not None else {}
 
     def __len__(self) -> int:
-        return self.size
+        return len(self.hwc)
 
     @overload
     def __getitem__(self, index: int) -> ImageInfo: ...
@@ -45,28 +43,24 @@ class ImageInfos(Sequence[ImageInfo]):
 
     def __getitem__(self, index: int | slice) -> ImageInfo | list[ImageInfo]:
         if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self.size))]
+            return [self[i] for i in range(*index.indices(len(self)))]
         if index < 0:
-            index += self.size
+            index += len(self)
         info = self.given.get(index)
         if info is not None:
             return info
-        if self.hwc is None or not 0 <= index < self.size:
-            raise IndexError(f"sample {index} of {self.size}")
+        if not 0 <= index < len(self):
+            raise IndexError(f"sample {index} of {len(self)}")
         height, width, channels = self.hwc[index].tolist()
         return ImageInfo("JPEG", MODES[channels], height, width, channels, 1)
 
     def __iter__(self) -> Iterator[ImageInfo]:
-        return (self[i] for i in range(self.size))
+        return (self[i] for i in range(len(self)))
 
     def shapes(self, output_type: int, adjust_orientation: bool) -> np.ndarray:
         """`ImageInfo.shape` of every sample as an `[N, 3]` int64 array."""
-        given = self.given
-        if self.hwc is None:
-            rows = [given[i].shape(output_type, adjust_orientation) for i in range(self.size)]
-            return np.array(rows, np.int64).reshape(self.size, 3)
         shapes = plain_shapes(self.hwc, output_type)
-        for i, info in given.items():
+        for i, info in self.given.items():
             shapes[i] = info.shape(output_type, adjust_orientation)
         return shapes
 
@@ -77,8 +71,6 @@ class ImageInfos(Sequence[ImageInfo]):
         if not all(direct_rgb(info, output_type, adjust_orientation)
                    for info in self.given.values()):  # fmt: skip
             return False
-        if self.hwc is None:
-            return True
         rgb = self.hwc[:, 2] == 3
         rgb[list(self.given)] = True
         return bool(rgb.all())
@@ -87,17 +79,16 @@ class ImageInfos(Sequence[ImageInfo]):
 def plain_infos(samples: Sequence[np.ndarray], hinted: Sequence[ImageInfo | None] | None
                 ) -> tuple[ImageInfos, list[int]]:  # fmt: skip
     """`ImageInfos` of the samples whose header is known: a reader's hint (`hinted[i]`) or a
-    plain JPEG header found by the batch walk; and the indices, in order, of the others
-    (the caller reads them with `_pillow.read_info` and stores them in `given`)."""
-    n = len(samples)
+    plain JPEG header (`_jpeg_batch`); and the indices, in order, of the others (the caller
+    reads them with `_pillow.read_info` and stores them in `given`)."""
     given: dict[int, ImageInfo] = {}
     if hinted is not None:
         given = {i: info for i, info in enumerate(hinted) if info is not None}
-    rest = [i for i in range(n) if i not in given] if given else list(range(n))
-    if len(rest) < MIN_BATCH:  # (no NumPy: a few calls cost more than the walks)
-        return ImageInfos(n, None, given), rest
-    found = plain_jpeg_headers(samples if len(rest) == n else [samples[i] for i in rest],
-                               MAX_PIXELS)  # fmt: skip
-    hwc = np.zeros((n, 3), np.int64)
+    if not given:  # (no hints: the common case, without index lists)
+        hwc = plain_jpeg_headers(samples, MAX_PIXELS)
+        return ImageInfos(hwc), np.flatnonzero(hwc[:, 2] == 0).tolist()
+    rest = [i for i in range(len(samples)) if i not in given]
+    found = plain_jpeg_headers([samples[i] for i in rest], MAX_PIXELS)
+    hwc = np.zeros((len(samples), 3), np.int64)
     hwc[rest] = found
-    return ImageInfos(n, hwc, given), np.asarray(rest)[found[:, 2] == 0].tolist()
+    return ImageInfos(hwc, given), np.asarray(rest, np.int64)[found[:, 2] == 0].tolist()

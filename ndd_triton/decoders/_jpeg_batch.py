@@ -85,12 +85,16 @@ def layout(data: np.ndarray, length: int) -> Layout:
 
 def plain_jpeg_headers(samples: Sequence[np.ndarray], max_pixels: int) -> np.ndarray:
     """`[N, 3]` int64 (height, width, channels) of the samples that `walk_jpeg_header`
-    accepts, as it would answer; a row of zeros where it was not asked (the caller's
-    per-sample path decides those). `samples`: 1-D contiguous uint8."""
+    accepts, as it would answer; a row of zeros for the others and for those left unasked
+    (the caller's per-sample path decides those). `samples`: 1-D contiguous uint8."""
     n = len(samples)
+    if n < MIN_BATCH:  # each walked: cheaper than a template and a comparison
+        rows = []
+        for data in samples:
+            found = walk_jpeg_header(data, max_pixels)
+            rows.append(found[0][1:] if found is not None else (0, 0, 0))
+        return np.array(rows, np.int64).reshape(n, 3)
     hwc = np.zeros((n, 3), np.int64)
-    if n < MIN_BATCH:
-        return hwc
     sizes: np.ndarray | None = None  # made when a sample is shorter than a template's header
     decided = np.zeros(n, bool)
     pending = np.arange(n)
@@ -111,6 +115,10 @@ def plain_jpeg_headers(samples: Sequence[np.ndarray], max_pixels: int) -> np.nda
             candidates = pending[sizes[pending] >= length]
             heads = b"".join([samples[i][:length] for i in candidates.tolist()])
         same, hw, ok = _compare(template, heads, candidates.size, max_pixels)
+        if same is None and ok is None and candidates.size == n:  # one layout: all done
+            hwc[:, :2] = hw
+            hwc[:, 2] = template.channels
+            return hwc
         walked_alike = candidates[same] if same is not None else candidates
         valid = walked_alike[ok] if ok is not None else walked_alike
         hwc[valid, :2] = hw[ok] if ok is not None else hw

@@ -105,7 +105,7 @@ def read_headers(call: Call) -> np.ndarray:
     hints = meta.hints or {}
     hwc = hints.get(HINT_HWC)  # every sample's header parsed ahead by a reader
     if hwc is not None:
-        infos = _image_infos.ImageInfos(len(hwc), hwc)
+        infos = _image_infos.ImageInfos(hwc)
     else:
         infos, todo = _image_infos.plain_infos(samples, hints.get(HINT))
         for i in todo:

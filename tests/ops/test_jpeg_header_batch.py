@@ -142,7 +142,6 @@ def _batch_infos(samples: list[np.ndarray]) -> list[object]:
 def _check(samples: list[np.ndarray]) -> int:
     """The batch walk answers as the per-sample walk wherever it answers, and the whole
     batch as `read_info` sample by sample; returns how many samples the batch walk settled."""
-    assert len(samples) >= _jpeg_batch.MIN_BATCH
     hwc = _jpeg_batch.plain_jpeg_headers(samples, _pillow.MAX_PIXELS)
     for i in np.flatnonzero(hwc[:, 2]):
         walked = _jpeg_header.read_jpeg_header(samples[i], _pillow.MAX_PIXELS)
@@ -299,6 +298,18 @@ def test_batch_walk_frame_checks():
         assert _check([data] * 12 + [one]) == 12
 
 
+@pytest.mark.parametrize("count", [0, 1, 2, 5, _jpeg_batch.MIN_BATCH - 1, _jpeg_batch.MIN_BATCH])
+def test_small_batches(count):
+    """Below `MIN_BATCH` samples every sample is walked in Python (all plain ones settled)."""
+    v = _variants()
+    kinds = ["plain", "exif", "gray", "cmyk", "xmp", "progressive", "icc_big", "fill"]
+    samples = [v[kinds[k % len(kinds)]] for k in range(count)]
+    settled = _check(samples)
+    if count < _jpeg_batch.MIN_BATCH:
+        plain = [_jpeg_header.walk_jpeg_header(s, _pillow.MAX_PIXELS) for s in samples]
+        assert settled == sum(found is not None for found in plain)
+
+
 def test_batch_walk_mixed_batches():
     """Several layouts, other formats, empty and corrupt samples in one batch."""
     v = _variants()
@@ -327,8 +338,10 @@ def test_image_infos_sequence():
     shapes = [w.shape(_pillow.RGB, True) for w in want]
     assert infos.shapes(_pillow.RGB, True).tolist() == [list(s) for s in shapes]
     assert not infos.all_direct_rgb(_pillow.RGB, True)  # grey and a rotation
-    small, todo = _image_infos.plain_infos(samples[:3], None)
-    assert todo == [0, 1, 2] and small.hwc is None  # walked one by one by the caller
+    small, todo = _image_infos.plain_infos(samples[11:], None)  # (walked one by one)
+    assert todo == [1]
+    small.given[1] = want[12]
+    assert list(small) == want[11:]
 
 
 @pytest.mark.parametrize("device", ["cpu", "gpu"])
