@@ -20,7 +20,7 @@ from ndd_triton.decoders import _image_infos, _jpeg_batch, _jpeg_header, _pillow
 _SHARED_IMAGES = Path(__file__).resolve().parents[3] / "shared" / "data" / "images"
 
 
-# ---- building headers by hand -----------------------------------------------------------------
+# ---- building headers by hand ----------------------------------------------------------------
 def _split(data: np.ndarray) -> tuple[list[tuple[int, bytes]], bytes]:
     """The marker segments of a JPEG up to its start of scan (marker, content) and the rest."""
     raw = data.tobytes()
@@ -116,7 +116,7 @@ def _bundled() -> list[np.ndarray]:
     return photo_jpegs() + [np.fromfile(p, np.uint8) for p in shared]
 
 
-# ---- the contract -------------------------------------------------------------------------------
+# ---- the contract ----------------------------------------------------------------------------
 def _read_info(data: np.ndarray) -> object:
     try:
         with warnings.catch_warnings():
@@ -176,8 +176,9 @@ def test_app_rules_are_the_app_handler_checks():
                 head = prefix[:cut] + rs.integers(0, 256, 4, np.uint8).tobytes()
                 for size in (len(head), 6, 7, 13, 14, 100):
                     head_of_size = head[:min(size, _jpeg_header._APP_PREFIX)]
-                    assert _jpeg_header._plain_app_head(marker, head_of_size, size) == \
-                        before(marker, head_of_size, size), (marker, head_of_size, size)  # fmt: skip
+                    want = before(marker, head_of_size, size)
+                    got = _jpeg_header._plain_app_head(marker, head_of_size, size)
+                    assert got == want, (marker, head_of_size, size)
 
 
 @pytest.mark.parametrize("name", sorted(_variants()))
@@ -322,7 +323,7 @@ def test_batch_walk_mixed_batches():
     _check(samples[::-1])
 
 
-# ---- ImageInfos and the decoders ------------------------------------------------------------------
+# ---- ImageInfos and the decoders -----------------------------------------------------------
 def test_image_infos_sequence():
     v = _variants()
     samples = [v["plain"]] * 12 + [v["exif"], v["gray"]]
