@@ -138,16 +138,13 @@ def _compare(template: Layout, heads: bytes, count: int, max_pixels: int
     rows = np.frombuffer(heads, np.uint8).reshape(count, template.length)
     steering = rows.take(template.steering, axis=1)
     same = None
-    size = rows.take(template.size, axis=1)
+    size = rows.take(template.size, axis=1)  # [count, 4]: big-endian height and width
     if steering.tobytes() != template.values * count:  # (one comparison when all match)
         same = (steering == np.frombuffer(template.values, np.uint8)).all(axis=1)
         size = size[same]
-    hw = size.astype(np.int64) @ _BIG_ENDIAN
-    area = hw.prod(axis=1)
+    hw = size.view(">u2").astype(np.int64)
+    area = hw[:, 0] * hw[:, 1]
     ok = None
-    if hw.min(initial=1) < 1 or area.max(initial=0) > max_pixels:  # empty, or a bomb
-        ok = (hw.min(axis=1) > 0) & (area <= max_pixels)
+    if area.min(initial=1) < 1 or area.max(initial=0) > max_pixels:  # empty, or a bomb
+        ok = (area >= 1) & (area <= max_pixels)
     return same, hw, ok
-
-
-_BIG_ENDIAN = np.array([[256, 0], [1, 0], [0, 256], [0, 1]], np.int64)  # -> (height, width)
