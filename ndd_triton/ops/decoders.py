@@ -1,8 +1,9 @@
 """Image decoders, `peek_image_shape` and `io.file.read` (DALI `ndd.decoders.*`, `ndd.io.file`).
 
 Encoded images are 1-D uint8 samples holding the file bytes. These ops take host inputs
-(`cpu_inputs=True`): inference reads every sample's header with Pillow (no pixel decode), so
-output shapes are known before the run, and a corrupt, empty or oversized (decompression bomb)
+(`cpu_inputs=True`): inference reads every sample's header (no pixel decode; plain JPEGs for
+the whole batch at once, `decoders/_jpeg_batch.py`, other files with Pillow), so output
+shapes are known before the run, and a corrupt, empty or oversized (decompression bomb)
 sample fails at the call, naming the op, the sample index and, for data from a reader, the
 sample's source file (a pending input, e.g. from `io.file.read` in deferred mode, is evaluated
 at that point); a sample that fails while decoding is named the same way. Crop, slice and
