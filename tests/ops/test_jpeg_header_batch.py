@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import struct
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,9 +15,6 @@ from _decoder_data import _pixels, encode, photo_jpegs, with_orientation
 
 import ndd_triton as ndd
 from ndd_triton.decoders import _image_infos, _jpeg_batch, _jpeg_header, _pillow
-
-_SHARED_IMAGES = Path(__file__).resolve().parents[3] / "shared" / "data" / "images"
-
 
 # ---- building headers by hand ----------------------------------------------------------------
 def _split(data: np.ndarray) -> tuple[list[tuple[int, bytes]], bytes]:
@@ -111,11 +107,6 @@ def _pillow_cmyk(arr: np.ndarray) -> np.ndarray:
     return np.frombuffer(buf.getvalue(), np.uint8).copy()
 
 
-def _bundled() -> list[np.ndarray]:
-    shared = sorted(_SHARED_IMAGES.glob("*.jpg")) if _SHARED_IMAGES.is_dir() else []
-    return photo_jpegs() + [np.fromfile(p, np.uint8) for p in shared]
-
-
 # ---- the contract ----------------------------------------------------------------------------
 def _read_info(data: np.ndarray) -> object:
     try:
@@ -202,7 +193,7 @@ def test_batch_walk_settles_a_batch_of_one_layout_at_once(monkeypatch):
 
 
 def test_batch_walk_agrees_on_bundled_photos():
-    photos = _bundled()
+    photos = photo_jpegs()  # (the same files as the shared data's images)
     assert len(photos) >= 5
     _check(photos + photos[:1] * max(0, _jpeg_batch.MIN_BATCH - len(photos)))
     for photo in photos:
