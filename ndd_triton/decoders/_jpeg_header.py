@@ -23,7 +23,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-_MODES = {1: "L", 3: "RGB", 4: "CMYK"}
+MODES = {1: "L", 3: "RGB", 4: "CMYK"}
 _HEADER_BYTES = 1 << 16
 # Segments that Pillow skips or stores without parsing: DHT, DAC, DQT (checked), DNL, DRI,
 # EXP, COM and the APPn (checked below).
@@ -89,7 +89,7 @@ def walk_jpeg_header(data: np.ndarray,
             if frame is None:
                 return None
             precision, height, width, components = frame
-            mode = _MODES.get(components)
+            mode = MODES.get(components)
             if precision != 8 or mode is None or height == 0 or width == 0 or \
                     height * width > max_pixels:  # fmt: skip
                 return None
@@ -116,21 +116,27 @@ def walk_jpeg_header(data: np.ndarray,
 
 
 _APP_PREFIX = 32  # longer than every APPn prefix looked at below
+_NEVER = 1 << 16  # a segment size no APPn segment reaches: the segment is refused
+
+# What Pillow's APP handler does with an APPn segment, by marker: the first rule whose prefix
+# starts the segment decides (it is plain when its size is at least the rule's); a segment
+# that no rule matches is stored and plain. Pillow reads the EXIF and XMP orientation, opens
+# MPF files as MPO, and fails on short JFIF, ICC and Adobe segments or on Photoshop resources.
+_APP_RULES: dict[int, tuple[tuple[bytes, int], ...]] = {
+    0xE0: ((b"JFIF", 7),),
+    0xE1: ((b"Exif\x00\x00", _NEVER), (b"http://ns.adobe.com/xap/1.0/\x00", _NEVER)),
+    0xE2: ((b"ICC_PROFILE\x00", 14), (b"MPF\x00", _NEVER)),
+    0xED: ((b"Photoshop 3.0\x00", _NEVER),),
+    0xEE: ((b"Adobe", 7),),
+}
+# The bytes of an APPn segment's head that `_plain_app_head` can look at, by marker
+APP_HEAD_BYTES = {m: max(len(p) for p, _ in rules) for m, rules in _APP_RULES.items()}
 
 
 def _plain_app_head(marker: int, head: bytes, size: int) -> bool:
     """True when Pillow's APP handler stores this segment (`size` bytes, starting with `head`)
-    without failing or learning anything that changes `ImageInfo`."""
-    if marker == 0xE0 and head.startswith(b"JFIF"):
-        return size >= 7
-    if marker == 0xE1:
-        return not head.startswith((b"Exif\x00\x00", b"http://ns.adobe.com/xap/1.0/\x00"))
-    if marker == 0xE2:
-        if head.startswith(b"ICC_PROFILE\x00"):
-            return size >= 14
-        return not head.startswith(b"MPF\x00")
-    if marker == 0xED:
-        return not head.startswith(b"Photoshop 3.0\x00")
-    if marker == 0xEE and head.startswith(b"Adobe"):
-        return size >= 7
+    without failing or learning anything that changes `ImageInfo` (`_APP_RULES`)."""
+    for prefix, least in _APP_RULES.get(marker, ()):
+        if head.startswith(prefix):
+            return size >= least
     return True

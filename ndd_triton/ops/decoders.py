@@ -1,8 +1,9 @@
 """Image decoders, `peek_image_shape` and `io.file.read` (DALI `ndd.decoders.*`, `ndd.io.file`).
 
 Encoded images are 1-D uint8 samples holding the file bytes. These ops take host inputs
-(`cpu_inputs=True`): inference reads every sample's header with Pillow (no pixel decode), so
-output shapes are known before the run, and a corrupt, empty or oversized (decompression bomb)
+(`cpu_inputs=True`): inference reads every sample's header (no pixel decode; plain JPEGs for
+the whole batch at once, `decoders/_jpeg_batch.py`, other files with Pillow), so output
+shapes are known before the run, and a corrupt, empty or oversized (decompression bomb)
 sample fails at the call, naming the op, the sample index and, for data from a reader, the
 sample's source file (a pending input, e.g. from `io.file.read` in deferred mode, is evaluated
 at that point); a sample that fails while decoding is named the same way. Crop, slice and
@@ -94,33 +95,30 @@ def encoded_samples(call: Call, meta: InputMeta, what: str = "input 0") -> list[
 
 def read_headers(call: Call) -> np.ndarray:
     """Parse every sample's header; derive `encoded`/`info`; returns `[N, 3]` decoded shapes.
-    A sample's source (the reader's file name, for messages) is looked up only on an error."""
+    Plain JPEGs are parsed for the whole batch at once (`decoders/_image_infos.py`), the
+    other samples one by one. A sample's source (the reader's file name, for messages) is
+    looked up only on an error."""
     pil = _pillow()
-    from ndd_triton.decoders import _sources
+    from ndd_triton.decoders import _image_infos, _sources
 
     meta = call.inputs[0]
     samples = encoded_samples(call, meta)
     hints = meta.hints or {}
-    hinted = hints.get(HINT)  # parsed ahead by a reader
-    hwc = hints.get(HINT_HWC)  # ... every sample of them
-    infos = list(hinted) if hwc is not None else []
-    for i, data in enumerate(samples if hwc is None else ()):
-        info = hinted[i] if hinted is not None else None
-        if info is not None:
-            infos.append(info)
-            continue
-        try:
-            infos.append(pil.read_info(data))
-        except pil.ImageError as e:
-            source = _sources.sample_sources([data])[0]
-            raise call.error(f"{_sources.describe(i, source)}: {e}", RuntimeError) from None
+    hwc = hints.get(HINT_HWC)  # every sample's header parsed ahead by a reader
+    if hwc is not None:
+        infos = _image_infos.ImageInfos(hwc)
+    else:
+        infos, todo = _image_infos.plain_infos(samples, hints.get(HINT))
+        for i in todo:
+            try:
+                infos.given[i] = pil.read_info(samples[i])
+            except pil.ImageError as e:
+                source = _sources.sample_sources([samples[i]])[0]
+                raise call.error(f"{_sources.describe(i, source)}: {e}", RuntimeError) from None
     call.derive("encoded", samples, per_sample=True)
     call.derive("info", infos, per_sample=True)
     output_type = int(call.values.get("output_type", call.values.get("image_type", 0)))
-    if hwc is not None:
-        return pil.plain_shapes(hwc, output_type)
-    shapes = [info.shape(output_type, bool(call.adjust_orientation)) for info in infos]
-    return np.array(shapes, dtype=np.int64).reshape(len(infos), 3)
+    return infos.shapes(output_type, bool(call.adjust_orientation))
 
 
 def _check_common(call: Call) -> DType:

@@ -97,8 +97,12 @@ def _launch_gpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs:
     """Outputs allocated, the kernel called (on torch's current stream, the context's)."""
     gpu_batch, gpu_run = gpu_types()
     gpu_ins = []
+    # The inputs of a `cpu_inputs` op (the decoders' encoded files) stay on the host and its
+    # GPU kernel reads them from the call (`encoded`): not packed into one buffer for it (an
+    # 11 MB copy for 64 scattered JPEGs, ~2.5 ms, every call on a new batch)
+    host_inputs = call.schema.cpu_inputs
     for storage, meta in zip(ins, call.inputs, strict=False):
-        if storage is None or meta is None:
+        if storage is None or meta is None or host_inputs:
             gpu_ins.append(None)
             continue
         gpu_ins.append(gpu_batch(*storage.packed(), meta.shapes, meta.layout, meta.dtype))

@@ -142,3 +142,28 @@ def test_ragged_1d_storage_samples_are_views_at_their_offsets():
             assert sample.numel() == 0 or sample.data_ptr() == buffer.data_ptr() + int(start)
             flat = torch.arange(int(start), int(start) + sample.numel(), dtype=torch.uint8)
             assert torch.equal(sample.reshape(-1), flat)
+
+
+def test_numpy_samples_are_their_own_host_views():
+    """A batch of uncopied NumPy arrays hands ops those arrays as its samples' NumPy views;
+    arrays that were copied on the way in (dtype change, byte order, read-only, strided,
+    `batch`'s copy) get views of the copies, as every other batch."""
+    from ndd_triton.core.host_views import sample_arrays
+
+    arrays = [np.arange(6, dtype=np.uint8).reshape(2, 3),
+              np.arange(12, dtype=np.uint8).reshape(3, 4)[:1]]  # (a view: C-contiguous)
+    storage = ndd.as_batch(arrays)._storage_or_raise()
+    views = sample_arrays(storage, "test")
+    assert all(v is a for v, a in zip(views, arrays, strict=True))
+    assert all(np.shares_memory(v, t.numpy()) and v.shape == tuple(t.shape)
+               for v, t in zip(views, storage.samples, strict=True))  # fmt: skip
+    readonly = np.arange(3, dtype=np.uint8)
+    readonly.flags.writeable = False
+    for items, kwargs in (([arrays[0]], {"dtype": ndd.int32}), ([arrays[0].astype(">u2")], {}),
+                          ([readonly], {}), ([np.arange(8, dtype=np.uint8)[::2]], {})):
+        storage = ndd.as_batch(items, **kwargs)._storage_or_raise()
+        views = sample_arrays(storage, "test")
+        assert views[0] is not items[0]
+        np.testing.assert_array_equal(views[0], items[0])
+    copied = ndd.batch(arrays)._storage_or_raise()
+    assert not np.shares_memory(sample_arrays(copied, "test")[0], arrays[0])

@@ -81,6 +81,16 @@ def test_image_gpu_keeps_encoded_bytes_on_host(files):
 
 
 # ---- crop / slice / random crop --------------------------------------------------------------
+def test_image_gpu_does_not_pack_the_encoded_batch(files):
+    """The GPU decoders read the encoded files one by one (from prepare's host views): a
+    batch of scattered files is not copied into one buffer for them."""
+    batch = ndd.as_batch([files["png"], files["jpeg420"], files["jpeg444"]])
+    for op in (ndd.decoders.image, ndd.decoders.image_random_crop):
+        out = op(batch, device="gpu").evaluate()
+        assert out.device.device_type == "gpu"
+    assert batch._storage_or_raise().buffer is None
+
+
 def test_image_crop_spec_example(files):
     out = np.asarray(ndd.decoders.image_crop(files["big"], crop=(10, 20)))
     assert_close(out, ref_decode(files["big"])[15:25, 20:40], where="40x60 crop (10, 20)")

@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ops"))
 from _decoder_data import encoded_files, ref_decode, with_orientation
 
 import ndd_triton as ndd
-from ndd_triton.decoders import _header_hints, _jpeg_header, _pillow
+from ndd_triton.decoders import _header_hints, _jpeg_batch, _jpeg_header, _pillow
 
 NAMES = ["jpeg420", "jpeg444", "jpeg_gray", "png", "bmp"]
 
@@ -49,16 +49,22 @@ def test_reader_attaches_the_headers_of_plain_jpegs(image_tree):
 def test_decoders_use_the_hints_and_parse_the_rest(image_tree, monkeypatch):
     batch = _reader_batch(image_tree)
     expected = [ref_decode(np.asarray(s)) for s in batch]
-    parsed = []
+    parsed, walked = [], []
     real = _pillow.read_info
     monkeypatch.setattr(_pillow, "read_info", lambda data: parsed.append(data.size) or real(data))
+    real_walk = _jpeg_batch.walk_jpeg_header
+    monkeypatch.setattr(_jpeg_batch, "walk_jpeg_header",
+                        lambda data, limit: walked.append(data.size) or real_walk(data, limit))
     out = ndd.decoders.image(batch)
     for got, ref in zip(out, expected, strict=True):
         np.testing.assert_array_equal(np.asarray(got), ref)
-    assert len(parsed) == 3  # PNG, BMP and the EXIF JPEG
+    assert len(walked) == 3  # PNG, BMP and the EXIF JPEG: the plain JPEGs were hinted
+    assert len(parsed) == 3  # ... and Pillow reads those
     parsed.clear()
+    walked.clear()
     ndd.decoders.image(batch.select(list(range(6)))).evaluate()  # a new storage: no hints
-    assert len(parsed) == 6
+    assert len(walked) == 6
+    assert len(parsed) == 3
 
 
 def test_non_image_reader_outputs_get_no_hints(tmp_path):

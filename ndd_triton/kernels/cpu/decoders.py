@@ -12,6 +12,7 @@ import numpy as np
 
 from ndd_triton.core.dtype import uint8
 from ndd_triton.decoders import _pillow, _sources
+from ndd_triton.decoders._image_infos import ImageInfos
 from ndd_triton.kernels import register
 from ndd_triton.ops import decoders
 from ndd_triton.ops.schema import Call, SampleArgs
@@ -65,8 +66,8 @@ def bind_direct_rgb(call: Call) -> Callable[[np.ndarray, int], None] | None:
     if call.dtype != uint8 or call.window is not None:
         return None
     output_type, adjust = int(call.output_type), bool(call.adjust_orientation)
-    infos: list[_pillow.ImageInfo] = call.info
-    if not all(_pillow.direct_rgb(info, output_type, adjust) for info in infos):
+    infos: ImageInfos = call.info
+    if not infos.all_direct_rgb(output_type, adjust):
         return None
     encoded: list[np.ndarray] = call.encoded
     decode_jpeg = _pillow.direct_rgb_decoder()

@@ -42,14 +42,17 @@ def _host_decode(run: GpuRun, out: GpuBatch, call: Call, op: str) -> None:
     on_host = data.device.type == "cpu"
     host = data if on_host else torch.empty(data.numel(), dtype=data.dtype, pin_memory=True)
     flat = host.numpy()
-    sizes = out.sizes
+    # Python ints for the per-sample slicing, made for the whole batch at once
+    starts, ends = out.offsets.tolist(), (out.offsets + out.sizes).tolist()
+    shapes = out.shapes.tolist()
 
     def one(i: int) -> None:
-        start = int(out.offsets[i])
-        view = flat[start:start + int(sizes[i])].reshape(tuple(int(v) for v in out.shapes[i]))
+        view = flat[starts[i]:ends[i]].reshape(shapes[i])
         decode_sample(view, SampleArgs(call, i, "HWC"), op)
 
-    run.pool.run(one, call.batch_size, work_bytes=int(flat.nbytes))
+    # The calling thread decodes too (it would only wait): one pool thread fewer to wake.
+    # Decoding makes no torch calls, so this thread's torch threading does not matter.
+    run.pool.run(one, call.batch_size, work_bytes=int(flat.nbytes), caller_helps=True)
     if not on_host:
         data.copy_(host, non_blocking=True)
 
