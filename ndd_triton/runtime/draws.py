@@ -21,7 +21,15 @@ from ndd_triton.random._rng import RNG, get_default_rng
 
 def rng_arg(schema: OpSchema) -> str | None:
     """The name of the schema's `rng` argument, if it has one."""
-    return next((a.name for a in schema.args if a.kind == "rng"), None)
+    name = _RNG_ARGS.get(schema.name, _UNKNOWN)
+    if name is _UNKNOWN:
+        name = _RNG_ARGS[schema.name] = next((a.name for a in schema.args if a.kind == "rng"),
+                                             None)  # fmt: skip
+    return name  # type: ignore[return-value]
+
+
+_RNG_ARGS: dict[str, str | None] = {}  # by schema name (a whole call replay asks every call)
+_UNKNOWN = object()
 
 
 def call_rng(values: dict[str, Any], arg: str | None) -> RNG:
