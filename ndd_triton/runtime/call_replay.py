@@ -172,8 +172,6 @@ def replay_call(schema: OpSchema, inputs: Sequence[Any], key: tuple[Any, ...]) -
     dev = plan.dev
     launch_memo.stats["hits"] += 1
     # a random op drawing on the device reserves its draws here, where prepare would have
-    # (an eager replay that fails and goes the normal path reserves them again: only an
-    # internal error can make a recorded replay fail)
     draw_at = call_rng(plan.values, rng_arg(schema)).take_position(known.draws) \
         if known.draws else None  # fmt: skip
     if pending or (eager and not (ctx._worker.idle and not dynamo_running())):
@@ -190,10 +188,23 @@ def replay_call(schema: OpSchema, inputs: Sequence[Any], key: tuple[Any, ...]) -
                    for k, spec in enumerate(entry.specs)]  # fmt: skip
         execute(inv, force_sync=plan.external)
     else:
-        outs = run_here(ctx, mode, lambda: on_stream(ctx, ins, lambda _: _launch(
-            entry, replay, ins, dev, ctx, draw_at)))  # fmt: skip
-        if outs is None:
-            return None
+        def launch() -> list[BatchStorage]:
+            return on_stream(ctx, ins, lambda _: _launch(entry, replay, ins, dev, ctx, draw_at))
+
+        if draw_at is not None and eager:
+            # an eager failure keeps the error for the read here: the normal path would take
+            # the call's draws a second time
+            try:
+                outs = launch()
+            except Exception as error:
+                inv = Invocation.failed_at_call(schema.name, error, ctx, user_callsite(), mode)
+                failed = [Batch._failed(OutputRef(inv, k)) for k in range(len(entry.specs))]
+                done = failed[0] if len(failed) == 1 else tuple(failed)
+                return done if plan.is_batch else as_tensors(done)
+        else:
+            outs = run_here(ctx, mode, launch)  # type: ignore[assignment]
+            if outs is None:
+                return None
         done = computed(outs, entry.specs, dev, n)
         return done if plan.is_batch else as_tensors(done)
     done = results[0] if len(results) == 1 else tuple(results)

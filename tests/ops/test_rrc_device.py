@@ -154,3 +154,32 @@ def test_a_failing_call_reserves_no_draws() -> None:
     with ndd.EvalMode.sync_cpu, pytest.raises(ValueError, match="random_area"):
         ndd.random_resized_crop(batch, size=[4, 4], random_area=[0.5, 2.0], rng=rng)
     assert str(rng.state) == before
+
+
+def test_a_failing_eager_replay_keeps_the_error_and_takes_its_draws_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from ndd_triton.kernels.gpu import _replay
+
+    images = _images(4)
+    batch = ndd.as_batch(images, layout="HWC", device="gpu")
+    rng, ref = ndd.random.RNG(seed=8), ndd.random.RNG(seed=8)
+    with ndd.EvalMode.sync_cpu:
+        for _ in range(3):  # first sight, recorded, replayed
+            ndd.random_resized_crop(batch, size=[4, 5], rng=rng).evaluate()
+            _reference(images, ref, "gpu", size=[4, 5])
+
+    def broken(self, run, inputs, outputs, draws=None):  # type: ignore[no-untyped-def]
+        raise RuntimeError("random_resized_crop: the device ran out of patience")
+
+    monkeypatch.setattr(_replay.Replay, "replay", broken)
+    with ndd.EvalMode.eager:
+        failed = ndd.random_resized_crop(batch, size=[4, 5], rng=rng)  # raises nothing here
+        with pytest.raises(RuntimeError, match="ran out of patience"):
+            failed.evaluate()
+    monkeypatch.undo()
+    _reference(images, ref, "gpu", size=[4, 5])  # the failed call's draws, taken once
+    assert str(rng.state) == str(ref.state)
+    with ndd.EvalMode.eager:
+        got = _arrays(ndd.random_resized_crop(batch, size=[4, 5], rng=rng))
+    want, _ = _reference(images, ref, "gpu", size=[4, 5])
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
