@@ -187,7 +187,8 @@ class OpSchema:
     # each call reserves `draws(call)` uint32 draws of its RNG after infer (`Call.draw_at`).
     # `draw_values(call)` turns them into the values the host-side kernels read; it is skipped
     # where infer derived `draws_on_device` (the GPU kernel computes them from `draw_at`), and
-    # called by whoever needs them on the host after all (compile mode's fusion).
+    # called by a GPU kernel that needs them on the host after all (compile mode's fused pass
+    # where its one-launch form does not apply).
     draws: Callable[[Call], int] | None = None
     draw_values: Callable[[Call], None] | None = None
     devices: tuple[str, ...] = ("cpu", "gpu")

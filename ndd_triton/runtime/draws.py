@@ -49,10 +49,3 @@ def take_draws(call: Call, count: int) -> None:
         # of every call of its infer result
         call.signature = None
 
-
-def host_draw_values(call: Call) -> None:
-    """Derive the host-side values of a call whose kernel would have computed them on the
-    device (a consumer on the host needs them: compile mode's fused GPU pass)."""
-    schema = call.schema
-    if schema.draw_values is not None and call.values.get(ON_DEVICE):
-        schema.draw_values(call)

@@ -33,7 +33,6 @@ from ndd_triton.ops import color
 from ndd_triton.ops.schema import SampleArgs
 from ndd_triton.runtime import profiling as _profiling
 from ndd_triton.runtime.dispatch import make_run, make_stage
-from ndd_triton.runtime.draws import host_draw_values
 from ndd_triton.runtime.eval_mode import EvalMode
 from ndd_triton.runtime.executor import execute
 from ndd_triton.runtime.fusion_decode import DECODE_KINDS, decode_groups, decode_invocation
@@ -160,7 +159,6 @@ def _resample_cmn(name: str, members: list[Any], ctx: Any) -> Invocation | None:
         if call is None:
             return None
     rc, meta = resample.call, resample.call.inputs[0]
-    host_draw_values(rc)  # (random_resized_crop's windows, when its kernel would draw them)
     if meta.layout != "HWC" or (meta.shapes[:, 2] != 3).any() or meta.dtype.name != "u8" or \
             resample.specs[0].dtype.name != "u8" or rc.resample_axes != "HW":  # fmt: skip
         return None

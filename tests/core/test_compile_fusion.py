@@ -240,6 +240,28 @@ def test_rn50_chain_is_one_pass(backend: str, layout: str, dtype: str, flip: boo
             assert (("flip", "crop_mirror_normalize") in names) == flip, names
 
 
+def test_rn50_one_pass_draws_the_windows_on_the_device(monkeypatch) -> None:
+    """On the GPU the fused pass draws random_resized_crop's windows itself (no host draws),
+    with eager mode's bytes; where its one-launch form does not apply (taps beyond
+    `MAX_INLINE_TAPS`) the windows are drawn on the host, with the same bytes."""
+    from ndd_triton.kernels.gpu import resample_normalize
+    from ndd_triton.ops import random_resized_crop as rrc
+
+    host_draws: list[int] = []
+    real = rrc._windows  # (what the host's `draw_values` calls)
+    monkeypatch.setattr(rrc, "_windows", lambda *a: host_draws.append(1) or real(*a))
+    body = _rn50_no_crop("CHW", "float32", True)
+    data = _data(21, np.uint8, big=True)
+    eager, _, _ = _run(body, data, "gpu", False)
+    compiled, prof, _ = _run(body, data, "gpu", True)
+    _assert_same(eager, compiled)
+    assert not host_draws and all(it.gpu_launches == 1 for it in prof.compiled)
+    monkeypatch.setattr(resample_normalize, "MAX_INLINE_TAPS", 2)
+    compiled, prof, _ = _run(body, data, "gpu", True)
+    _assert_same(eager, compiled)
+    assert len(host_draws) >= len(data) - 1  # (the traced first iteration ran eagerly)
+
+
 def _validation(layout: str, dtype: str, mirror: bool, policy: str):
     def body(x: ndd.Batch) -> ndd.Batch:
         x = ndd.resize(x, resize_shorter=9)  # the validation recipe: shorter side, centre crop

@@ -109,17 +109,32 @@ def _rrc_tables_kernel(draws, consts, iparams, index, weight, n, attempts,
     h = tl.load(iparams + i * 4).to(tl.float64)  # plans 0 .. n-1: the H axis
     w = tl.load(iparams + (n + i) * 4).to(tl.float64)
     y, x, ch, cw = _helper_window(draws, consts, i, h, w, attempts, A)
-    lo = tl.where(axis == 0, y, x)
-    span = (lo + tl.where(axis == 0, ch, cw)) - lo
-    size = tl.load(consts + 6 + axis)
     n_in = tl.load(iparams + p * 4)
     n_out = tl.load(iparams + p * 4 + 1)
     first = tl.load(iparams + p * 4 + 2)
+    origin, step, widen = _helper_axis_plan(tl.where(axis == 0, y, x),
+                                            tl.where(axis == 0, ch, cw),
+                                            tl.load(consts + 6 + axis), n_out, ANTIALIAS)
+    _helper_write_tables(index, weight, origin, step, widen, 1.0 * widen, n_in, n_out, first,
+                         K, BLOCK)  # fmt: skip
+
+
+@triton.jit
+def _helper_axis_plan(lo, extent, size, n_out, ANTIALIAS: tl.constexpr):
+    """An axis's source mapping over the window `[lo, lo + extent)` (`rp.mapping` with
+    sub-pixel scale) and its filter's widening (`triangle_plan`): origin, step, widen."""
+    span = (lo + extent) - lo
     step = span / size
     origin = lo + (span - n_out.to(tl.float64) * step) / 2
     widen = tl.where(step > 1.0, step, 1.0) if ANTIALIAS else tl.zeros_like(step) + 1.0
-    _helper_write_tables(index, weight, origin, step, widen, 1.0 * widen, n_in, n_out, first,
-                         K, BLOCK)  # fmt: skip
+    return origin, step, widen
+
+
+def tap_bound(extents: np.ndarray, size: np.ndarray, antialias: bool) -> int:
+    """Taps per output of any window of these `[N, k]` input extents resized to `size`
+    (`[k]`): the widest filter, over the whole image."""
+    widest = float((extents / size).max(initial=1.0)) if antialias else 1.0
+    return int(np.floor(2.0 * max(widest, 1.0))) + 2
 
 
 def device_tables(call: Call) -> DeviceTables:
@@ -135,8 +150,7 @@ def device_tables(call: Call) -> DeviceTables:
     iparams[:, 0], iparams[:, 1], iparams[:, 2] = n_in, n_out, first
     consts = np.asarray(call.rrc_consts, np.float64)
     antialias = call.antialias is not False
-    widest = float((extents / consts[6:8]).max(initial=1.0)) if antialias else 1.0
-    taps = int(np.floor(2.0 * max(widest, 1.0))) + 2
+    taps = tap_bound(extents, consts[6:8], antialias)
     attempts = int(call.num_attempts)
     rows = int(n_out.sum())
 

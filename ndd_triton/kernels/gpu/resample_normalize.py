@@ -19,6 +19,8 @@ more than `MAX_INLINE_TAPS` taps on an axis; other filters read tables built on 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import triton
 import triton.language as tl
@@ -34,6 +36,8 @@ from ndd_triton.kernels.gpu._resample_tables import (
 )
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.kernels.gpu._tiles import _helper_find_tile, grid_of, tile_starts
+from ndd_triton.kernels.gpu.random_resized_crop import _helper_axis_plan, _helper_window, tap_bound
+from ndd_triton.ops.schema import DRAWS_ON_DEVICE
 
 IN_OFF: tl.constexpr = tl.constexpr(0)
 OUT_OFF: tl.constexpr = tl.constexpr(1)
@@ -117,10 +121,15 @@ MAX_INLINE_TAPS = 32  # bound of a sample's taps per axis for the inline form (r
 
 
 @triton.jit
-def _resample_normalize_taps_kernel(src, dst, samples, plans, tiles, affine, K: tl.constexpr,
-                                    KH: tl.constexpr, CHW: tl.constexpr,
-                                    COLS: tl.constexpr):  # fmt: skip
+def _resample_normalize_taps_kernel(src, dst, samples, plans, tiles, affine, draws, attempts,
+                                    K: tl.constexpr, KH: tl.constexpr, CHW: tl.constexpr,
+                                    COLS: tl.constexpr, DRAWN: tl.constexpr,
+                                    ANTIALIAS: tl.constexpr, A: tl.constexpr):  # fmt: skip
     """One output row's block of `COLS` columns of one sample, its taps computed here.
+
+    `DRAWN`: the resample is a random_resized_crop drawing on the device; `plans` holds its
+    constants and `draws` its RNG position, and the program draws the sample's window and
+    makes its plans (`kernels/gpu/random_resized_crop`) instead of reading plan rows.
 
     The taps are those `_triangle_tables_kernel` writes (the same helpers: the plan's tap
     count, NumPy's pairwise weight sum, each weight's division and float32 cast), so the
@@ -143,10 +152,20 @@ def _resample_normalize_taps_kernel(src, dst, samples, plans, tiles, affine, K: 
     x0 = tl.load(row + T_X0)
     mirror = tl.load(row + T_MIRROR)
     in_h = tl.load(row + T_IN_H)
-    origin_h, step_h = tl.load(plan), tl.load(plan + 1)
-    widen_h, radius_h = tl.load(plan + 2), tl.load(plan + 3)
-    origin_w, step_w = tl.load(plan + 4), tl.load(plan + 5)
-    widen_w, radius_w = tl.load(plan + 6), tl.load(plan + 7)
+    if DRAWN:
+        y, x, win_h, win_w = _helper_window(draws, plans, sample, in_h.to(tl.float64),
+                                            tl.load(row + T_W_IN).to(tl.float64), attempts, A)
+        origin_h, step_h, widen_h = _helper_axis_plan(y, win_h, tl.load(plans + 6),
+                                                      tl.load(row + T_OUT_H), ANTIALIAS)
+        origin_w, step_w, widen_w = _helper_axis_plan(x, win_w, tl.load(plans + 7),
+                                                      tl.load(row + T_OUT_W), ANTIALIAS)
+        radius_h = 1.0 * widen_h
+        radius_w = 1.0 * widen_w
+    else:
+        origin_h, step_h = tl.load(plan), tl.load(plan + 1)
+        widen_h, radius_h = tl.load(plan + 2), tl.load(plan + 3)
+        origin_w, step_w = tl.load(plan + 4), tl.load(plan + 5)
+        widen_w, radius_w = tl.load(plan + 6), tl.load(plan + 7)
     taps_h = _helper_plan_taps(origin_h, step_h, radius_h, tl.load(row + T_OUT_H), COLS)
     taps_w = _helper_plan_taps(origin_w, step_w, radius_w, tl.load(row + T_OUT_W), COLS)
     # the row's H taps: source rows `[KH]` (H taps past the plan's count read row 0, unused)
@@ -189,26 +208,41 @@ def _resample_normalize_taps_kernel(src, dst, samples, plans, tiles, affine, K: 
              value.to(dst.dtype.element_ty), mask=live[:, None] & (ch < 3)[None, :])  # fmt: skip
 
 
-def _launch_inline_taps(run: GpuRun, out: GpuBatch, inp: GpuBatch, tri: TrianglePlan,
-                        extent: np.ndarray, start: np.ndarray, mirror: np.ndarray,
-                        affine: np.ndarray, chw: bool) -> bool:  # fmt: skip
-    """The one-launch form (`_resample_normalize_taps_kernel`); False (nothing launched) where
-    a sample's taps exceed `MAX_INLINE_TAPS` on an axis."""
+def _launch_inline_taps(run: GpuRun, out: GpuBatch, inp: GpuBatch, c: Any,
+                        tri: TrianglePlan | None, extent: np.ndarray, start: np.ndarray,
+                        mirror: np.ndarray, affine: np.ndarray, chw: bool) -> bool:  # fmt: skip
+    """The one-launch form (`_resample_normalize_taps_kernel`) of the call `c` with plan `tri`,
+    or (None) of a random_resized_crop drawing its windows on the device, with tap bounds from
+    the largest possible window; False (nothing launched) where a sample's taps may exceed
+    `MAX_INLINE_TAPS` on an axis."""
     n = len(extent)
-    if tri.taps > MAX_INLINE_TAPS:  # the tap bound of every plan, both axes
+    n_in = np.asarray(c.resample_in, np.int64)
+    n_out = np.asarray(c.resample_out, np.int64)
+    antialias = c.antialias is not False
+    if tri is None:
+        plans = np.asarray(c.rrc_consts, np.float64)
+        taps = tap_bound(n_in, plans[6:8], antialias)
+        bound_h = tap_bound(n_in[:, :1], plans[6:7], antialias)
+    else:
+        plans = np.concatenate([tri.fparams[:n], tri.fparams[n:]], axis=1)  # [N, 8]: H, W
+        taps = tri.taps  # the tap bound of every plan, both axes
+        bound_h = int((np.floor(2.0 * tri.fparams[:n, 3]) + 2).max())  # (`taps`' rule)
+    if taps > MAX_INLINE_TAPS:
         return False
-    bound_h = int((np.floor(2.0 * tri.fparams[:n, 3]) + 2).max())  # the H plans' (`taps`' rule)
     kh = 1 << max(bound_h - 1, 0).bit_length()  # a power of two >= the H taps
     cols = max(8, min(64, TILE_TAPS // kh))
     blocks = -(-extent[:, 1] // cols)
     table = np.stack([inp.offsets, out.offsets, inp.shapes[:, 1], extent[:, 0], extent[:, 1],
                       start[:, 0], start[:, 1], np.asarray(mirror).reshape(n) != 0,
-                      tri.iparams[:n, 0], tri.iparams[:n, 1], tri.iparams[n:, 1], blocks],
+                      n_in[:, 0], n_out[:, 0], n_out[:, 1], blocks],
                      axis=1).astype(np.int64)  # the columns T_IN_OFF .. T_BLOCKS  # fmt: skip
-    plans = np.concatenate([tri.fparams[:n], tri.fparams[n:]], axis=1)  # [N, 8]: H, then W
     tiles = tile_starts(extent[:, 0] * blocks)
+    attempts = int(c.num_attempts) if tri is None else 0
+    draws = run.draw_table(c.draw_at) if tri is None else inp.data  # (not read when planned)
     run.launch(_resample_normalize_taps_kernel, (grid_of(tiles),), inp.data, out.data, table,
-               plans, tiles, affine, K=tri.taps, KH=kh, CHW=chw, COLS=cols)  # fmt: skip
+               plans, tiles, affine, draws, attempts, K=taps, KH=kh, CHW=chw, COLS=cols,
+               DRAWN=tri is None, ANTIALIAS=antialias,
+               A=triton.next_power_of_2(max(attempts, 1)))  # fmt: skip
     return True
 
 
@@ -227,7 +261,6 @@ def launch_resample_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, resampl
     # the triangle filters' tap tables of both axes in one launch before the pass (the host
     # tables cost ~40-75 us per sample, most of a compiled RN50 batch's host time); all host
     # tables of the call (that launch's plan rows, the pass's tables) in one upload
-    tri = call_triangle_plan(c)
     n = len(n_out)
     affine = np.empty((n, 6), np.float32)
     affine[:, :3], affine[:, 3:] = np.asarray(gain)[:, :3], np.asarray(bias)[:, :3]
@@ -235,8 +268,13 @@ def launch_resample_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, resampl
     extent = n_out
     if window is not None:
         start, extent = (np.asarray(v, np.int64).reshape(n, 2) for v in window)
-    if tri is not None and _launch_inline_taps(run, out, inp, tri, extent, start, mirror, affine,
-                                               chw):  # fmt: skip
+    if c.values.get(DRAWS_ON_DEVICE):  # type: ignore[attr-defined]
+        if _launch_inline_taps(run, out, inp, c, None, extent, start, mirror, affine, chw):
+            return
+        c.schema.draw_values(c)  # type: ignore[attr-defined]  # the windows, on the host
+    tri = call_triangle_plan(c)
+    if tri is not None and _launch_inline_taps(run, out, inp, c, tri, extent, start, mirror,
+                                               affine, chw):  # fmt: skip
         return
     host: list[np.ndarray] = []
     if tri is not None:
