@@ -183,3 +183,35 @@ def test_a_failing_eager_replay_keeps_the_error_and_takes_its_draws_once(monkeyp
     want, _ = _reference(images, ref, "gpu", size=[4, 5])
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(g, w)
+
+
+def test_replays_queued_behind_a_busy_executor_read_their_own_draws(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Eager replays queued on the executor (busy, or an input still being computed) keep the
+    draws reserved at their call, in call order."""
+    from ndd_triton.runtime import executor
+
+    images = _images(6)
+    rng, ref = ndd.random.RNG(seed=31), ndd.random.RNG(seed=31)
+    with ndd.EvalMode.eager:
+        batch = ndd.as_batch(images, layout="HWC", device="gpu")
+        for _ in range(3):
+            ndd.random_resized_crop(batch, size=[5, 4], rng=rng).evaluate()
+            _reference(images, ref, "gpu", size=[5, 4])
+        from ndd_triton.runtime import prepare as _prepare
+
+        prepared: list[str] = []
+        real = _prepare.prepare
+        monkeypatch.setattr(_prepare, "prepare",
+                            lambda schema, *a, **k: prepared.append(schema.name) or
+                            real(schema, *a, **k))  # fmt: skip
+        monkeypatch.setattr(executor.Worker, "idle", property(lambda self: False))
+        outs = [ndd.random_resized_crop(ndd.flip(batch, horizontal=0), size=[5, 4], rng=rng)
+                for _ in range(4)]  # fmt: skip
+        monkeypatch.undo()
+        assert "random_resized_crop" not in prepared, prepared  # replayed whole, queued
+        got = [_arrays(o) for o in outs]
+    for g in got:
+        want, _ = _reference(images, ref, "gpu", size=[5, 4])
+        for x, y in zip(g, want, strict=True):
+            np.testing.assert_array_equal(x, y)
+    assert str(rng.state) == str(ref.state)
