@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ndd_triton.core.enums import DALIInterpType
 from ndd_triton.ops import _resize_params as rp
 from ndd_triton.ops import limits
 from ndd_triton.ops.resize import RESIZE_DTYPES
@@ -81,7 +82,7 @@ def _window(h: int, w: int, u: np.ndarray, area: tuple[float, float],
     return int(y), int(x), int(ch), int(cw)
 
 
-_LINEAR, _TRIANGULAR = 1, 4  # the triangle filters (`kernels._resample`)
+_TRIANGLES = (DALIInterpType.INTERP_LINEAR, DALIInterpType.INTERP_TRIANGULAR)
 MAX_DEVICE_TAPS = 128  # the device tap tables' limit (`kernels/gpu/_resample_tables.MAX_TAPS`)
 MAX_DEVICE_ATTEMPTS = 1024  # attempts the device kernel tries side by side in one program
 
@@ -120,8 +121,7 @@ def _triangle(value: object) -> bool:
     """Whether a filter argument (None: the default, LINEAR) selects a triangle filter."""
     if value is None:
         return True
-    v = np.asarray(value)
-    return bool(((v == _LINEAR) | (v == _TRIANGULAR)).all())
+    return bool(np.isin(np.asarray(value), _TRIANGLES).all())
 
 
 def _device_windows(call: Call, extents: np.ndarray, size: np.ndarray) -> bool:
@@ -132,9 +132,15 @@ def _device_windows(call: Call, extents: np.ndarray, size: np.ndarray) -> bool:
     if not all(_triangle(call.values.get(a)) for a in ("interp_type", "min_filter",
                                                        "mag_filter")):  # fmt: skip
         return False
-    widest = float((extents / size).max(initial=1.0)) if call.antialias is not False else 1.0
-    return bool((size >= 1).all()) and np.floor(2.0 * max(widest, 1.0)) + 2 <= MAX_DEVICE_TAPS \
-        and call.num_attempts <= MAX_DEVICE_ATTEMPTS  # fmt: skip
+    return bool((size >= 1).all()) and call.num_attempts <= MAX_DEVICE_ATTEMPTS and \
+        tap_bound(extents, size, call.antialias is not False) <= MAX_DEVICE_TAPS  # fmt: skip
+
+
+def tap_bound(extents: np.ndarray, size: np.ndarray, antialias: bool) -> int:
+    """Taps per output of any window of these `[N, k]` input extents resized to `size`
+    (`[k]`): the widest triangle filter, over the whole image (`triangle_plan`'s rule)."""
+    widest = float((extents / size).max(initial=1.0)) if antialias else 1.0
+    return int(np.floor(2.0 * max(widest, 1.0))) + 2
 
 
 def _draws(call: Call) -> int:

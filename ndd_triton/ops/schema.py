@@ -204,6 +204,13 @@ class OpSchema:
         if not self.module:
             object.__setattr__(self, "module", self.name.replace(".", "_"))
         object.__setattr__(self, "_arg_map", {a.name: a for a in self.args})
+        object.__setattr__(self, "_rng_arg", next((a.name for a in self.args if a.kind == "rng"),
+                                                  None))  # fmt: skip
+
+    @property
+    def rng_arg(self) -> str | None:
+        """The name of the `rng` argument (random ops), or None."""
+        return self._rng_arg  # type: ignore[attr-defined,no-any-return]
 
     @property
     def arg_map(self) -> dict[str, Arg]:

@@ -37,7 +37,7 @@ from ndd_triton.core.tensor import Tensor
 from ndd_triton.ops import limits as _limits
 from ndd_triton.ops.schema import OpSchema, OutputSpec
 from ndd_triton.runtime import launch_memo
-from ndd_triton.runtime.draws import call_rng, rng_arg
+from ndd_triton.runtime.draws import call_rng
 from ndd_triton.runtime.eval_context import EvalContext
 from ndd_triton.runtime.eval_mode import EvalMode
 from ndd_triton.runtime.executor import execute
@@ -45,7 +45,7 @@ from ndd_triton.runtime.gpu_run import _run_gpu, gpu_types, on_stream
 from ndd_triton.runtime.inputs import tensor_batch
 from ndd_triton.runtime.invocation import Invocation, user_callsite
 from ndd_triton.runtime.plans import PLANS, InferResult, Plan, input_metas, known_call
-from ndd_triton.runtime.run_now import OutputRef, as_tensors, computed, run_here
+from ndd_triton.runtime.run_now import OutputRef, as_tensors, computed, failed_results, run_here
 from ndd_triton.runtime.torch_compile import dynamo_running
 
 # Entries per infer result (input packings x streams); the oldest goes first
@@ -172,7 +172,7 @@ def replay_call(schema: OpSchema, inputs: Sequence[Any], key: tuple[Any, ...]) -
     dev = plan.dev
     launch_memo.stats["hits"] += 1
     # a random op drawing on the device reserves its draws here, where prepare would have
-    draw_at = call_rng(plan.values, rng_arg(schema)).take_position(known.draws) \
+    draw_at = call_rng(plan.values, schema.rng_arg).take_position(known.draws) \
         if known.draws else None  # fmt: skip
     if pending or (eager and not (ctx._worker.idle and not dynamo_running())):
         # the executor runs it after the work queued before it
@@ -191,20 +191,16 @@ def replay_call(schema: OpSchema, inputs: Sequence[Any], key: tuple[Any, ...]) -
         def launch() -> list[BatchStorage]:
             return on_stream(ctx, ins, lambda _: _launch(entry, replay, ins, dev, ctx, draw_at))
 
-        if draw_at is not None and eager:
-            # an eager failure keeps the error for the read here: the normal path would take
-            # the call's draws a second time
+        if eager:
+            # a failure keeps its error for the read, as the executor's run would (going the
+            # normal path instead would take a random op's draws a second time)
             try:
                 outs = launch()
             except Exception as error:
                 inv = Invocation.failed_at_call(schema.name, error, ctx, user_callsite(), mode)
-                failed = [Batch._failed(OutputRef(inv, k)) for k in range(len(entry.specs))]
-                done = failed[0] if len(failed) == 1 else tuple(failed)
-                return done if plan.is_batch else as_tensors(done)
+                return failed_results(inv, len(entry.specs), plan.is_batch)
         else:
-            outs = run_here(ctx, mode, launch)  # type: ignore[assignment]
-            if outs is None:
-                return None
+            outs = run_here(ctx, mode, launch)  # type: ignore[assignment]  # (raises)
         done = computed(outs, entry.specs, dev, n)
         return done if plan.is_batch else as_tensors(done)
     done = results[0] if len(results) == 1 else tuple(results)

@@ -15,21 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from ndd_triton.ops.schema import DRAWS_ON_DEVICE as ON_DEVICE
-from ndd_triton.ops.schema import Call, OpSchema
+from ndd_triton.ops.schema import Call
 from ndd_triton.random._rng import RNG, get_default_rng
-
-
-def rng_arg(schema: OpSchema) -> str | None:
-    """The name of the schema's `rng` argument, if it has one."""
-    name = _RNG_ARGS.get(schema.name, _UNKNOWN)
-    if name is _UNKNOWN:
-        name = _RNG_ARGS[schema.name] = next((a.name for a in schema.args if a.kind == "rng"),
-                                             None)  # fmt: skip
-    return name  # type: ignore[return-value]
-
-
-_RNG_ARGS: dict[str, str | None] = {}  # by schema name (a whole call replay asks every call)
-_UNKNOWN = object()
 
 
 def call_rng(values: dict[str, Any], arg: str | None) -> RNG:
@@ -42,7 +29,7 @@ def take_draws(call: Call, count: int) -> None:
     """Reserve the call's `count` draws; derive its host-side values unless its kernel
     computes them on the device."""
     schema = call.schema
-    call.draw_at = call_rng(call.values, rng_arg(schema)).take_position(count)
+    call.draw_at = call_rng(call.values, schema.rng_arg).take_position(count)
     if schema.draw_values is not None and not call.values.get(ON_DEVICE):
         schema.draw_values(call)
         # its values are now this call's own: the launch memo must not take them for those

@@ -62,8 +62,8 @@ class Plan:
         # `infer`'s results by input shapes (`remember_infer`); None when infer draws random
         # numbers or reads host values of its inputs: it must then run on every call
         schema = call.schema
-        deterministic = schema.draws is not None or (
-            not schema.random and not any(a.kind == "rng" for a in schema.args))
+        deterministic = schema.draws is not None or (not schema.random and
+                                                     schema.rng_arg is None)
         self.infer_memo: dict[tuple[Any, ...], InferResult] | None = \
             {} if deterministic and not host_inputs and not batch_args else None  # fmt: skip
 

@@ -50,7 +50,14 @@ from ndd_triton.runtime.plans import (
     remember_infer,
     shapes_key,
 )
-from ndd_triton.runtime.run_now import OutputRef, as_tensors, is_tiny, run_gpu_now, run_now
+from ndd_triton.runtime.run_now import (
+    OutputRef,
+    as_tensors,
+    failed_results,
+    is_tiny,
+    run_gpu_now,
+    run_now,
+)
 from ndd_triton.runtime.torch_compile import dynamo_running
 
 
@@ -109,14 +116,10 @@ def _failed_results(schema: OpSchema, error: Exception, inputs: Sequence[Any],
                                     mode)  # fmt: skip
     is_batch = batch_size is not None or any(type(x) is Batch for x in inputs) or \
         any(type(v) is Batch for v in arg_values)  # fmt: skip
-    results = []
     count = schema.num_outputs
     if callable(count):  # the count depends on the call (random_bbox_crop's optional outputs)
         count = count(inputs, dict(zip((a.name for a in schema.args), arg_values, strict=False)))
-    for k in range(count):
-        out = Batch._failed(OutputRef(inv, k))
-        results.append(out if is_batch else Tensor._pending(out, 0))
-    return results[0] if len(results) == 1 else tuple(results)
+    return failed_results(inv, count, is_batch)
 
 
 class Prepared:

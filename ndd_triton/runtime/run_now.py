@@ -171,6 +171,13 @@ def run_here(ctx: EvalContext, mode: EvalMode,
     return outs
 
 
+def failed_results(inv: Any, count: int, is_batch: bool) -> Any:
+    """The `count` results of a failed invocation `inv`: each raises its error when read."""
+    results = [Batch._failed(OutputRef(inv, k)) for k in range(count)]
+    done = results[0] if count == 1 else tuple(results)
+    return done if is_batch else as_tensors(done)
+
+
 def as_tensors(done: Any) -> Any:
     if isinstance(done, tuple):
         return tuple(Tensor._pending(b, 0) for b in done)

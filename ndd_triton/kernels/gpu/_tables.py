@@ -240,10 +240,7 @@ class GpuRun:
         `[2]` table (uint64 bits), for kernels that draw their random numbers themselves. A
         table, not two scalar arguments: Triton types and specialises integer arguments by
         value, which a replayed launch could not follow; a replay uploads its own."""
-        pair = np.array(at, dtype=np.uint64).view(np.int64)
-        if self.device.type == "cpu":  # (the emulated gpu: host memory already)
-            return torch.from_numpy(pair)
-        return GpuRun.upload(self, pair)[0]
+        return GpuRun.upload(self, np.array(at, dtype=np.uint64).view(np.int64))[0]
 
     def launch(self, kernel: Any, grid: tuple[int, ...], *args: Any, **meta: Any) -> None:
         """Launch a Triton kernel; NumPy array arguments are uploaded together first."""

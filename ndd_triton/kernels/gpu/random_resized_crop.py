@@ -130,13 +130,6 @@ def _helper_axis_plan(lo, extent, size, n_out, ANTIALIAS: tl.constexpr):
     return origin, step, widen
 
 
-def tap_bound(extents: np.ndarray, size: np.ndarray, antialias: bool) -> int:
-    """Taps per output of any window of these `[N, k]` input extents resized to `size`
-    (`[k]`): the widest filter, over the whole image."""
-    widest = float((extents / size).max(initial=1.0)) if antialias else 1.0
-    return int(np.floor(2.0 * max(widest, 1.0))) + 2
-
-
 def device_tables(call: Call) -> DeviceTables:
     """The tables launch of a call with `draws_on_device`: its host arrays depend on the
     input shapes and arguments only (a replayed call reuses them)."""
@@ -150,7 +143,7 @@ def device_tables(call: Call) -> DeviceTables:
     iparams[:, 0], iparams[:, 1], iparams[:, 2] = n_in, n_out, first
     consts = np.asarray(call.rrc_consts, np.float64)
     antialias = call.antialias is not False
-    taps = tap_bound(extents, consts[6:8], antialias)
+    taps = random_resized_crop.tap_bound(extents, consts[6:8], antialias)
     attempts = int(call.num_attempts)
     rows = int(n_out.sum())
 

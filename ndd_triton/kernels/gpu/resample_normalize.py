@@ -36,7 +36,8 @@ from ndd_triton.kernels.gpu._resample_tables import (
 )
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.kernels.gpu._tiles import _helper_find_tile, grid_of, tile_starts
-from ndd_triton.kernels.gpu.random_resized_crop import _helper_axis_plan, _helper_window, tap_bound
+from ndd_triton.kernels.gpu.random_resized_crop import _helper_axis_plan, _helper_window
+from ndd_triton.ops.random_resized_crop import tap_bound
 from ndd_triton.ops.schema import DRAWS_ON_DEVICE
 
 IN_OFF: tl.constexpr = tl.constexpr(0)
@@ -238,7 +239,9 @@ def _launch_inline_taps(run: GpuRun, out: GpuBatch, inp: GpuBatch, c: Any,
                      axis=1).astype(np.int64)  # the columns T_IN_OFF .. T_BLOCKS  # fmt: skip
     tiles = tile_starts(extent[:, 0] * blocks)
     attempts = int(c.num_attempts) if tri is None else 0
-    draws = run.draw_table(c.draw_at) if tri is None else inp.data  # (not read when planned)
+    # the RNG position joins the call's one upload (a fused pass is never recorded for replay,
+    # which would need `run.draw_table`); planned calls pass a buffer that is not read
+    draws = np.array(c.draw_at, np.uint64).view(np.int64) if tri is None else inp.data
     run.launch(_resample_normalize_taps_kernel, (grid_of(tiles),), inp.data, out.data, table,
                plans, tiles, affine, draws, attempts, K=taps, KH=kh, CHW=chw, COLS=cols,
                DRAWN=tri is None, ANTIALIAS=antialias,
