@@ -15,8 +15,10 @@ from ndd_triton.kernels.gpu._philox import (
     _helper_mulhi64,
     _helper_philox_draw,
     _helper_philox_draw2,
+    _helper_position,
     _helper_unit_f64,
 )
+from ndd_triton.kernels.gpu._tables import DRAW_WORDS, draw_words
 from ndd_triton.random import RNG, RNGState
 from ndd_triton.random._philox import bounded_index, draws_u32, philox4x32, to_unit_float64
 from ndd_triton.random._philox import mulhi64 as mulhi64_np
@@ -160,6 +162,31 @@ def test_mulhi64_numpy_and_triton_match_python():
     # bounded_index covers [0, span] and the full 64-bit range (span = 2**64 - 1)
     assert [int(v) for v in bounded_index(a, np.uint64((1 << 64) - 1))] == [int(v) for v in a]
     assert (bounded_index(a, np.uint64(2)) <= 2).all()
+
+
+@triton.jit(do_not_specialize=DRAW_WORDS)
+def _position_kernel(key_lo, key_hi, off_lo, off_hi, out):
+    k0, k1, offset = _helper_position(key_lo, key_hi, off_lo, off_hi)
+    tl.store(out, k0.to(tl.int64))
+    tl.store(out + 1, k1.to(tl.int64))
+    tl.store(out + 2, offset.to(tl.int64, bitcast=True))
+    tl.store(out + 3, _helper_philox_draw(k0, k1, offset).to(tl.int64))
+
+
+@pytest.mark.parametrize("at", [(0, 0), ((1 << 64) - 1, (1 << 64) - 1),
+                                (0x8000_0000_7FFF_FFFF, 0x1_0000_0003), (5, 1 << 63)])  # fmt: skip
+def test_draw_words_carry_the_rng_position_to_a_kernel(at):
+    """`GpuRun.launch_drawing` passes a call's RNG position as four int32 words (Triton then
+    neither retypes nor specialises them by value); `_helper_position` rebuilds the key halves
+    and the 64-bit offset exactly, and the draw there is NumPy's."""
+    key, offset = at
+    words = draw_words(at)
+    assert all(-(1 << 31) <= w < 1 << 31 for w in words)
+    out = torch.zeros(4, dtype=torch.int64, device=DEV)
+    _position_kernel[(1,)](*words, out)
+    got = [int(v) for v in out.cpu().numpy().view(np.uint64)]
+    assert got[:3] == [key & 0xFFFFFFFF, key >> 32, offset]
+    assert got[3] == int(draws_u32(key, offset, 1)[0])
 
 
 def test_seed_truncation_and_types():

@@ -286,8 +286,8 @@ def test_resample_calls_upload_their_host_tables_once(monkeypatch) -> None:
     """A GPU resize or random_resized_crop (2 passes, and the tables launch of the triangle
     filters) and compile mode's fused resample + normalise pass copy all host tables of the
     call to the device in one upload, whichever builds the taps (device or host tables).
-    random_resized_crop, which draws its windows on the device, adds the 16-byte upload of
-    its RNG position (`GpuRun.draw_table`: a replay uploads its own)."""
+    random_resized_crop, which draws its windows on the device, passes its RNG position as
+    kernel arguments (`GpuRun.launch_drawing`): no upload of its own."""
     uploads = _count_uploads(monkeypatch)
     gen = np.random.default_rng(8)
     images = [gen.integers(0, 256, (int(gen.integers(9, 20)), int(gen.integers(9, 20)), 3),
@@ -303,9 +303,7 @@ def test_resample_calls_upload_their_host_tables_once(monkeypatch) -> None:
             uploads.clear()
             with ndd.profile() as prof:
                 call().evaluate()
-            assert len(uploads) == (2 if k == 2 else 1), uploads
-            if k == 2:
-                assert uploads.pop() == 1  # the RNG position
+            assert len(uploads) == 1, uploads
             assert uploads[0] >= 4  # both passes' sample and tile-start tables at least
             assert prof.records[-1].gpu_launches in (2, 3)  # (tables,) W pass, H pass
     from ndd_triton.kernels.gpu import resample_normalize

@@ -13,6 +13,8 @@ that they are only called from kernels):
   `_helper_unit_f32(u)`, `_helper_unit_open_f32(u)`  top 24 bits -> [0, 1) / (0, 1] float32
   `_helper_unit_f64(u_hi, u_lo)`              two draws -> [0, 1) float64, 53 random bits
   `_helper_mulhi64(a, b)`                     high 64 bits of a uint64 x uint64 product
+  `_helper_position(key_lo, key_hi, off_lo, off_hi)`  a call's RNG position from its int32
+                                              words: key halves (uint32), offset (uint64)
 """
 
 from __future__ import annotations
@@ -105,3 +107,16 @@ def _helper_mulhi64(a, b):
     hh = a_hi * b_hi
     mid = (ll >> 32) + (lh & LOW32) + (hl & LOW32)
     return hh + (lh >> 32) + (hl >> 32) + (mid >> 32)
+
+
+@triton.jit
+def _helper_position(key_lo, key_hi, off_lo, off_hi):
+    """A call's RNG position from its four int32 words (`_tables.draw_words`, what
+    `GpuRun.launch_drawing` passes a drawing kernel first): the key's uint32 halves and the
+    uint64 draw offset. (Each word is int32 as launched; `.to(tl.int32)` first also accepts
+    one typed wider, as the kernel compile check types integer arguments.)"""
+    k0 = key_lo.to(tl.int32).to(tl.uint32, bitcast=True)
+    k1 = key_hi.to(tl.int32).to(tl.uint32, bitcast=True)
+    lo = off_lo.to(tl.int32).to(tl.uint32, bitcast=True).to(tl.uint64)
+    hi = off_hi.to(tl.int32).to(tl.uint32, bitcast=True).to(tl.uint64)
+    return k0, k1, (hi << 32) | lo

@@ -12,8 +12,8 @@ signature, and the runtime (`runtime/launch_memo.py`) replays a recorded call in
   from `run.empty` (allocated again per replay), or a plain value;
 * the launch of a table kernel (`table_kernel`: device tables from uploaded tables alone, e.g.
   resize's tap tables) is left out of the replay, which keeps the tables it wrote;
-* a call's RNG position (`run.draw_table`, ops that draw on the device) is uploaded again
-  per replay from the replaying call's own `draw_at`;
+* a call's RNG position (`run.launch_drawing`, ops that draw on the device: four int32
+  arguments) is taken per replay from the replaying call's own `draw_at`;
 * `Replay` is the result: `replay(run, inputs, outputs, draws)` calls `run.launch_device` for each
   recorded launch with the new buffers. No NumPy, no upload, no table building. On a real GPU
   it relaunches the kernel Triton compiled for the recorded launch (`run.launch_compiled`),
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ndd_triton.kernels.gpu._tables import GpuRun
+from ndd_triton.kernels.gpu._tables import DRAW_WORDS, GpuRun, draw_words
 
 # A recorded launch: kernel, grid, arguments (None where rebuilt), constexprs, the
 # `(position, source kind, what)` of each argument rebuilt at replay, the NumPy error
@@ -40,7 +40,8 @@ from ndd_triton.kernels.gpu._tables import GpuRun
 Step = tuple[Any, tuple[int, ...], tuple[Any, ...], dict[str, Any], tuple[Any, ...], Any, Any]
 _DEFAULT_ERR = np.geterr()
 # Argument sources in a recorded launch (position -> how to rebuild it)
-_IN, _OUT, _SCRATCH, _VIEW_IN, _VIEW_OUT, _DRAW = range(6)
+# (the first four index `Replay.replay`'s sources)
+_IN, _OUT, _SCRATCH, _DRAW, _VIEW_IN, _VIEW_OUT = range(6)
 
 
 def _storage_ptr(t: torch.Tensor) -> int:
@@ -64,22 +65,13 @@ class Replay:
         """Launch the recorded steps on these buffers (same metadata as the recorded call) and
         this call's RNG position `draws` (`Call.draw_at`)."""
         scratch = [run.empty(*made) if made is not None else None for made in self.scratch]
-        drawn = None
+        sources = (inputs, outputs, scratch, draw_words(draws) if draws is not None else ())
         for kernel, grid, args, meta, subs, err, direct in self.steps:
             if subs:
                 filled = list(args)
                 for pos, kind, what in subs:
-                    if kind == _IN:
-                        filled[pos] = inputs[what]
-                    elif kind == _OUT:
-                        filled[pos] = outputs[what]
-                    elif kind == _SCRATCH:
-                        filled[pos] = scratch[what]
-                    elif kind == _DRAW:
-                        if drawn is None:
-                            assert draws is not None, "a replay that draws needs draw_at"
-                            drawn = run.draw_table(draws)
-                        filled[pos] = drawn
+                    if kind <= _DRAW:
+                        filled[pos] = sources[kind][what]
                     else:
                         base = inputs[what[0]] if kind == _VIEW_IN else outputs[what[0]]
                         filled[pos] = _rebuild_view(base, what)
@@ -160,7 +152,7 @@ def _rebuild_view(base: torch.Tensor, what: tuple[Any, ...]) -> torch.Tensor:
 class Recorder(GpuRun):
     """A `GpuRun` that records what it launches (see the module docstring)."""
 
-    __slots__ = ("_draws", "_in_ptrs", "_inputs", "_out_ptrs", "_outputs", "_scratch",
+    __slots__ = ("_drawing", "_in_ptrs", "_inputs", "_out_ptrs", "_outputs", "_scratch",
                  "_steps", "_tables", "replayable")  # fmt: skip
 
     def __init__(self, run: GpuRun, inputs: list[torch.Tensor | None],
@@ -173,13 +165,16 @@ class Recorder(GpuRun):
         self._steps: list[Any] = []
         self._scratch: list[tuple[torch.Tensor, int, torch.dtype]] = []
         self._tables: list[torch.Tensor] = []
-        self._draws: list[torch.Tensor] = []
+        self._drawing = False
         self.replayable = True
 
-    def draw_table(self, at: tuple[int, int]) -> torch.Tensor:
-        t = super().draw_table(at)
-        self._draws.append(t)
-        return t
+    def launch_drawing(self, kernel: Any, grid: tuple[int, ...], at: tuple[int, int],
+                       *args: Any, **meta: Any) -> None:  # fmt: skip
+        self._drawing = True  # the launch's first four arguments are the RNG position's words
+        try:
+            super().launch_drawing(kernel, grid, at, *args, **meta)
+        finally:
+            self._drawing = False
 
     def upload(self, *tables: np.ndarray) -> list[torch.Tensor]:
         views = super().upload(*tables)
@@ -194,7 +189,8 @@ class Recorder(GpuRun):
     def launch_device(self, kernel: Any, grid: tuple[int, ...], args: tuple[Any, ...],
                       meta: dict[str, Any]) -> Any:  # fmt: skip
         if self.replayable:
-            subs = []
+            words = len(DRAW_WORDS) if self._drawing else 0
+            subs = [(pos, _DRAW, pos) for pos in range(words)]
             for pos, a in enumerate(args):
                 if isinstance(a, torch.Tensor):
                     where = self._place(a)
@@ -208,7 +204,8 @@ class Recorder(GpuRun):
                 stored = tuple(None if pos in rebuilt else a for pos, a in enumerate(args))
                 err = np.geterr()
                 compiled = super().launch_device(kernel, grid, args, meta)
-                direct = _Direct.make(kernel, compiled, grid, args, meta, sorted(rebuilt))
+                direct = _Direct.make(kernel, compiled, grid, args, meta,
+                                      sorted(rebuilt - set(range(words))))  # fmt: skip
                 self._steps.append((kernel, tuple(grid), stored, dict(meta), tuple(subs),
                                     None if err == _DEFAULT_ERR else err, direct))  # fmt: skip
                 return compiled
@@ -225,9 +222,6 @@ class Recorder(GpuRun):
         for i, (x, _, _) in enumerate(self._scratch):
             if t is x:
                 return _SCRATCH, i
-        for x in self._draws:
-            if t is x:
-                return _DRAW, 0
         for x in self._tables:
             if t is x:
                 return None, None

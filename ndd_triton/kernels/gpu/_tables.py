@@ -9,6 +9,7 @@ tables of a launch travel in one host-to-device copy.
 
 from __future__ import annotations
 
+import struct
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -35,6 +36,22 @@ _TORCH_OF = {np.dtype(n): t for t, n in (
     (torch.int32, np.int32), (torch.int64, np.int64), (torch.uint16, np.uint16),
     (torch.uint32, np.uint32), (torch.uint64, np.uint64), (torch.float16, np.float16),
     (torch.float32, np.float32), (torch.float64, np.float64))}  # NumPy -> torch (table views)
+
+
+# The parameters a drawing kernel (`GpuRun.launch_drawing`) takes its RNG position in, first:
+# `@triton.jit(do_not_specialize=DRAW_WORDS)`, so that neither their values nor their types
+# change the compiled kernel (`draw_words` keeps each in int32's range)
+DRAW_WORDS = ("key_lo", "key_hi", "off_lo", "off_hi")
+
+
+_POSITION = struct.Struct("<2Q")
+_WORDS = struct.Struct("<4i")
+
+
+def draw_words(at: tuple[int, int]) -> tuple[int, int, int, int]:
+    """An RNG position `(key, offset)` (two uint64) as four int32 words, low half first (the
+    kernel reassembles them with `_philox._helper_position`)."""
+    return _WORDS.unpack(_POSITION.pack(*at))  # type: ignore[return-value]
 
 
 def _log_launch(kernel: Any, args: list[Any], meta: dict[str, Any]) -> None:
@@ -235,12 +252,13 @@ class GpuRun:
             views.append(view if arr.ndim == 1 else view.view(arr.shape))
         return views
 
-    def draw_table(self, at: tuple[int, int]) -> torch.Tensor:
-        """The call's reserved RNG position `(key, offset)` (`Call.draw_at`) as a device int64
-        `[2]` table (uint64 bits), for kernels that draw their random numbers themselves. A
-        table, not two scalar arguments: Triton types and specialises integer arguments by
-        value, which a replayed launch could not follow; a replay uploads its own."""
-        return GpuRun.upload(self, np.array(at, dtype=np.uint64).view(np.int64))[0]
+    def launch_drawing(self, kernel: Any, grid: tuple[int, ...], at: tuple[int, int],
+                       *args: Any, **meta: Any) -> None:  # fmt: skip
+        """`launch` for a kernel that draws its random numbers itself: its first four
+        parameters (named in `do_not_specialize=DRAW_WORDS`) get the call's reserved RNG
+        position `at` (`Call.draw_at`) as `draw_words`. Plain arguments, not an uploaded
+        table: nothing to copy per call, and a replay passes its own call's words."""
+        self.launch(kernel, grid, *draw_words(at), *args, **meta)
 
     def launch(self, kernel: Any, grid: tuple[int, ...], *args: Any, **meta: Any) -> None:
         """Launch a Triton kernel; NumPy array arguments are uploaded together first."""

@@ -2,11 +2,12 @@
 
 Where infer derived `draws_on_device` (triangle filters, the usual case), the host does no
 per-call work at all: one launch draws every sample's attempts from the call's reserved RNG
-position (`run.draw_table`: Philox on the device, the draws `_draw_values` reads on the
-host), picks the window as `ops/random_resized_crop._windows` does and writes the tap tables of
-both axes (`_resample_tables._helper_write_tables`); the two resize passes follow. Everything
-the host uploads depends on the input shapes and arguments only, so a repeated call is
-replayed whole (`runtime/call_replay.py`) with its new RNG position.
+position (four int32 kernel arguments, `GpuRun.launch_drawing`: Philox on the device, the
+draws `_draw_values` reads on the host), picks the window as
+`ops/random_resized_crop._windows` does and writes the tap tables of both axes
+(`_resample_tables._helper_write_tables`); the two resize passes follow. Everything the host
+uploads depends on the input shapes and arguments only, so a repeated call is replayed whole
+(`runtime/call_replay.py`) with its new RNG position.
 
 The window is the host's bit for bit where float64 `exp` is: the interpreter evaluates with
 NumPy, so the emulated gpu is checked against the host here (tests/ops/test_rrc_device.py);
@@ -28,9 +29,9 @@ import triton
 import triton.language as tl
 
 from ndd_triton.kernels import register
-from ndd_triton.kernels.gpu._philox import _helper_philox_draw, _helper_unit_f64
+from ndd_triton.kernels.gpu._philox import _helper_philox_draw, _helper_position, _helper_unit_f64
 from ndd_triton.kernels.gpu._resample_tables import MAX_TAPS, DeviceTables, _helper_write_tables
-from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
+from ndd_triton.kernels.gpu._tables import DRAW_WORDS, GpuBatch, GpuRun
 from ndd_triton.kernels.gpu.resize import resample_gpu
 from ndd_triton.ops import random_resized_crop
 from ndd_triton.ops.schema import DRAWS_ON_DEVICE, Call
@@ -48,14 +49,11 @@ def _helper_uniform(k0, k1, offset, m):
 
 
 @triton.jit
-def _helper_window(draws, consts, i, h, w, attempts, A: tl.constexpr):
+def _helper_window(k0, k1, offset, consts, i, h, w, attempts, A: tl.constexpr):
     """Sample `i`'s window (y, x, height, width; float64) from its `attempts` attempts, tried
     side by side (`A` lanes): the first that fits, else the largest centred window whose
-    aspect ratio is in range (`_windows` and `_fallback`, operation for operation)."""
-    key = tl.load(draws).to(tl.uint64, bitcast=True)
-    offset = tl.load(draws + 1).to(tl.uint64, bitcast=True)
-    k0 = (key & 0xFFFFFFFF).to(tl.uint32)
-    k1 = (key >> 32).to(tl.uint32)
+    aspect ratio is in range (`_windows` and `_fallback`, operation for operation). The
+    draws are those of the call's RNG position: key `(k0, k1)`, offset `offset`."""
     area0 = tl.load(consts)
     area1 = tl.load(consts + 1)
     log_lo = tl.load(consts + 2)
@@ -97,24 +95,27 @@ def _helper_trunc(v):
     return tl.where(v < 0, tl.ceil(v), tl.floor(v))
 
 
-@triton.jit
-def _rrc_tables_kernel(draws, consts, iparams, index, weight, n, attempts,
-                       ANTIALIAS: tl.constexpr, A: tl.constexpr, K: tl.constexpr,
+@triton.jit(do_not_specialize=DRAW_WORDS)
+def _rrc_tables_kernel(key_lo, key_hi, off_lo, off_hi, consts, iparams, index, weight, n,
+                       attempts, ANTIALIAS: tl.constexpr, A: tl.constexpr, K: tl.constexpr,
                        BLOCK: tl.constexpr):  # fmt: skip
     """Plan `program_id` (axis `p // n` of sample `p % n`): the sample's window, the axis's
-    source mapping (`rp.mapping`) and filter width (`triangle_plan`), then its table rows."""
+    source mapping (`rp.mapping`) and filter width (`triangle_plan`), then its table rows.
+    The first four arguments are the call's RNG position (`GpuRun.launch_drawing`)."""
+    k0, k1, offset = _helper_position(key_lo, key_hi, off_lo, off_hi)
     p = tl.program_id(0)
     axis = p // n
     i = p % n
     h = tl.load(iparams + i * 4).to(tl.float64)  # plans 0 .. n-1: the H axis
     w = tl.load(iparams + (n + i) * 4).to(tl.float64)
-    y, x, ch, cw = _helper_window(draws, consts, i, h, w, attempts, A)
+    y, x, ch, cw = _helper_window(k0, k1, offset, consts, i, h, w, attempts, A)
     n_in = tl.load(iparams + p * 4)
     n_out = tl.load(iparams + p * 4 + 1)
     first = tl.load(iparams + p * 4 + 2)
     origin, step, widen = _helper_axis_plan(tl.where(axis == 0, y, x),
                                             tl.where(axis == 0, ch, cw),
-                                            tl.load(consts + 6 + axis), n_out, ANTIALIAS)
+                                            tl.load(consts + 6 + axis), n_out,
+                                            ANTIALIAS)  # fmt: skip
     _helper_write_tables(index, weight, origin, step, widen, 1.0 * widen, n_in, n_out, first,
                          K, BLOCK)  # fmt: skip
 
@@ -151,9 +152,9 @@ def device_tables(call: Call) -> DeviceTables:
         index = run.empty(rows * taps, torch.int32)
         weight = run.empty(rows * taps, torch.float32)
         assert call.draw_at is not None
-        run.launch(_rrc_tables_kernel, (2 * n,), run.draw_table(call.draw_at), views[0],
-                   views[1], index, weight, n, attempts, ANTIALIAS=antialias,
-                   A=triton.next_power_of_2(attempts), K=taps, BLOCK=_BLOCK)  # fmt: skip
+        run.launch_drawing(_rrc_tables_kernel, (2 * n,), call.draw_at, views[0], views[1],
+                           index, weight, n, attempts, ANTIALIAS=antialias,
+                           A=triton.next_power_of_2(attempts), K=taps, BLOCK=_BLOCK)  # fmt: skip
         return index, weight
 
     return DeviceTables((consts, iparams), first, taps, build)

@@ -26,6 +26,7 @@ import triton
 import triton.language as tl
 
 from ndd_triton.kernels._resample import axis_tables
+from ndd_triton.kernels.gpu._philox import _helper_position
 from ndd_triton.kernels.gpu._resample_tables import (
     TrianglePlan,
     _helper_plan_taps,
@@ -34,7 +35,7 @@ from ndd_triton.kernels.gpu._resample_tables import (
     call_triangle_plan,
     launch_triangle_tables,
 )
-from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, draw_words
 from ndd_triton.kernels.gpu._tiles import _helper_find_tile, grid_of, tile_starts
 from ndd_triton.kernels.gpu.random_resized_crop import _helper_axis_plan, _helper_window
 from ndd_triton.ops.random_resized_crop import tap_bound
@@ -154,7 +155,11 @@ def _resample_normalize_taps_kernel(src, dst, samples, plans, tiles, affine, dra
     mirror = tl.load(row + T_MIRROR)
     in_h = tl.load(row + T_IN_H)
     if DRAWN:
-        y, x, win_h, win_w = _helper_window(draws, plans, sample, in_h.to(tl.float64),
+        # the position's four int32 words (`draw_words`), uploaded with the call's tables
+        k0, k1, offset = _helper_position(tl.load(draws), tl.load(draws + 1),
+                                          tl.load(draws + 2), tl.load(draws + 3))  # fmt: skip
+        y, x, win_h, win_w = _helper_window(k0, k1, offset, plans, sample,
+                                            in_h.to(tl.float64),
                                             tl.load(row + T_W_IN).to(tl.float64), attempts, A)
         origin_h, step_h, widen_h = _helper_axis_plan(y, win_h, tl.load(plans + 6),
                                                       tl.load(row + T_OUT_H), ANTIALIAS)
@@ -239,9 +244,9 @@ def _launch_inline_taps(run: GpuRun, out: GpuBatch, inp: GpuBatch, c: Any,
                      axis=1).astype(np.int64)  # the columns T_IN_OFF .. T_BLOCKS  # fmt: skip
     tiles = tile_starts(extent[:, 0] * blocks)
     attempts = int(c.num_attempts) if tri is None else 0
-    # the RNG position joins the call's one upload (a fused pass is never recorded for replay,
-    # which would need `run.draw_table`); planned calls pass a buffer that is not read
-    draws = np.array(c.draw_at, np.uint64).view(np.int64) if tri is None else inp.data
+    # the RNG position joins the call's one upload (a fused pass is not recorded for replay);
+    # planned calls pass a buffer that is not read
+    draws = np.array(draw_words(c.draw_at), np.int32) if tri is None else inp.data
     run.launch(_resample_normalize_taps_kernel, (grid_of(tiles),), inp.data, out.data, table,
                plans, tiles, affine, draws, attempts, K=taps, KH=kh, CHW=chw, COLS=cols,
                DRAWN=tri is None, ANTIALIAS=antialias,
