@@ -9,7 +9,9 @@ read only by crop_mirror_normalize, which then reads the flip's input with its c
 `mirror` mirrored where the flip mirrored (the RN50 recipe's flip costs no pass); a
 *resample_cmn* group is resize/random_resized_crop -> [flip ->] crop_mirror_normalize, one
 launch on the GPU (`kernels/gpu/resample_normalize.py`); a *decode_slice* pair is a CPU
-decoders.image read only by slice, decoding only the windows (`runtime/fusion_decode.py`).
+decoders.image read only by slice, decoding only the windows (`runtime/fusion_decode.py`); an
+*arith_chain* is a run of arithmetic calls on one data operand and constants
+(`runtime/fusion_arith.py`).
 The calls between the members (the random draws of their arguments) stay where they are, so
 every call is still prepared in program order and draws what eager mode draws.
 
@@ -35,6 +37,7 @@ from ndd_triton.runtime import profiling as _profiling
 from ndd_triton.runtime.dispatch import make_run, make_stage
 from ndd_triton.runtime.eval_mode import EvalMode
 from ndd_triton.runtime.executor import execute
+from ndd_triton.runtime.fusion_arith import ARITH_KINDS, arith_groups, arith_invocation
 from ndd_triton.runtime.fusion_decode import DECODE_KINDS, decode_groups, decode_invocation
 from ndd_triton.runtime.fusion_group import Group, count_uses, sole_producer
 from ndd_triton.runtime.invocation import Invocation
@@ -75,6 +78,7 @@ def plan_groups(program: list[CallRecord]) -> dict[int, Group]:
             for m in group.calls:
                 groups[m] = group
     decode_groups(program, uses, groups)
+    arith_groups(program, uses, groups)
     for start in sorted(set(nxt) | set(normalizer)):
         if start in has_prev:
             continue
@@ -112,6 +116,8 @@ def fused_invocation(group: Group, members: list[Any], ctx: Any) -> Invocation |
         return _resample_cmn(name, members, ctx)
     if group.kind in DECODE_KINDS:
         return decode_invocation(name, members, ctx)
+    if group.kind in ARITH_KINDS:
+        return arith_invocation(name, members, ctx)
     if group.kind == "flip_cmn":
         call = _mirrored_cmn(first.call, last.call)
         if call is None:

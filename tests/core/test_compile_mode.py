@@ -47,6 +47,8 @@ STEPS = {
     "gaussian": lambda x: ndd.noise.gaussian(x, stddev=6.0),
     "resize": lambda x: ndd.resize(x, resize_x=5, resize_y=4),
     "rotate": lambda x: ndd.rotate(x, angle=_uniform(-20.0, 20.0)),
+    # an arithmetic chain that keeps uint8 (NumPy scalars keep their dtype; + wraps)
+    "bits": lambda x: ((x >> np.uint8(1)) + np.uint8(60)) ^ np.uint8(15),
 }
 LAST = {
     "cmn": lambda x: ndd.crop_mirror_normalize(
@@ -113,7 +115,8 @@ CHAINS = _chains(10, seed=18)
 
 
 @pytest.mark.parametrize("backend", ["cpu", "gpu"])
-@pytest.mark.parametrize("chain", CHAINS[:5], ids="-".join)
+@pytest.mark.parametrize("chain", [*CHAINS[:5], ["bits", "hue", "bits", "scale"]],
+                         ids="-".join)  # fmt: skip
 def test_compiled_chain_is_bit_identical_to_eager(chain: list[str], backend: str) -> None:
     data = _images(len(chain) * 7 + len(chain[0]))
     eager, _ = _run(chain, data, backend, False)

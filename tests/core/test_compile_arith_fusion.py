@@ -1,0 +1,146 @@
+"""Compile mode's arithmetic chains (`runtime/fusion_arith.py`): a traced run of arithmetic
+operators and `ndd.math` functions on one data operand and constants is one pass (one launch on
+the GPU, counted in the interpreter) and gives the bytes of the calls run one by one, on both
+backends: promotions, integer wrap-around, C division, bool results, float16 results, a
+constant on either side."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import ndd_triton as ndd
+from ndd_triton.runtime.compiled import CompileFallbackWarning
+
+BS = 3
+
+
+def _data(seed: int, dtype: type, iterations: int = 3) -> list[list[np.ndarray]]:
+    gen = np.random.default_rng(seed)
+
+    def sample() -> np.ndarray:
+        shape = (int(gen.integers(2, 9)), int(gen.integers(2, 9)), 3)  # ragged, odd sizes
+        if np.dtype(dtype).kind == "f":
+            return (gen.random(shape) * 300 - 20).astype(dtype)
+        info = np.iinfo(dtype)
+        return gen.integers(max(info.min, -(1 << 40)), min(info.max, 1 << 40), shape,
+                            endpoint=True).astype(dtype)  # fmt: skip
+
+    return [[sample() for _ in range(BS)] for _ in range(iterations)]
+
+
+def _normalise(x):  # u8 -> f32 (sub with a float constant), then f32 / f32
+    return (x - 127.5) / 127.5
+
+
+def _sqrt_plus(x):  # mul (f32), math.sqrt, then + an int constant (f32)
+    return ndd.math.sqrt(x * 2.0) + 1
+
+
+def _int_wrap(x):  # u8 + i32 -> i32, * (wraps), C // and %, unary -, abs
+    return abs(-((x + 3) * 70001 // 7 % 1000))
+
+
+def _bool_chain(x):  # a comparison, bool & bool (computed as uint8), bool * int -> i32
+    return ((x > 100) & True) * 3
+
+
+def _const_left(x):  # the data operand on the right
+    return 255 - (2.0 / (x + 1.0))
+
+
+def _half(x):  # float16 results (computed in float32, rounded to float16 between the steps)
+    return x * np.float16(0.1) + np.float16(0.3)  # (a NumPy scalar keeps its dtype)
+
+
+def _trig(x):  # the small-tile trig functions, then exp
+    return ndd.math.exp(ndd.math.sin(x / 255.0))
+
+
+def _wide(x):  # int64 and uint64 arithmetic, shifts, bitwise ops
+    return ((x * np.int64(3)) >> 2) ^ np.int64(0x5555)
+
+
+CASES = [(_normalise, np.uint8, 2), (_sqrt_plus, np.float32, 3), (_int_wrap, np.uint8, 6),
+         (_bool_chain, np.uint8, 3), (_const_left, np.uint8, 3), (_half, np.float16, 2),
+         (_trig, np.uint8, 3), (_wide, np.int64, 3)]  # fmt: skip
+
+
+def _run(body, data, device: str, compile_: bool):
+    batches = [ndd.as_batch(d, layout="HWC", device=device) for d in data]
+    epoch = ndd.ExternalSource(iter(batches), device=device).captured(BS) if compile_ \
+        else iter(batches)  # fmt: skip
+    outs = []
+    with ndd.profile() as prof, warnings.catch_warnings():
+        warnings.simplefilter("error", CompileFallbackWarning)
+        for x in epoch:
+            outs.append([np.array(s) for s in body(x).cpu()])
+    return outs, prof, epoch
+
+
+def _assert_same(a, b) -> None:
+    for xa, xb in zip(a, b, strict=True):
+        for sa, sb in zip(xa, xb, strict=True):
+            assert sa.dtype == sb.dtype
+            assert sa.shape == sb.shape
+            assert sa.tobytes() == sb.tobytes(), (sa, sb)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0].__name__}")
+def test_arith_chain_fused_bit_identical(case, backend: str) -> None:
+    body, dtype, ops = case
+    data = _data(ops, dtype)
+    eager, _, _ = _run(body, data, backend, False)
+    compiled, prof, epoch = _run(body, data, backend, True)
+    _assert_same(eager, compiled)
+    groups = {g.calls for g in epoch.session.groups.values()}
+    assert len(groups) == 1
+    assert len(next(iter(groups))) == ops  # the whole chain is one group
+    for it in prof.compiled:
+        assert [len(g.ops) for g in it.groups] == [ops]  # one pass
+        if backend == "gpu":
+            assert it.gpu_launches == 1  # the whole chain: one launch
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+def test_what_is_not_an_arith_chain(backend: str) -> None:
+    """Two data operands, a result read twice, and a result the caller reads: no fusion of
+    those links (the rest still chains), same bytes."""
+    data = _data(5, np.uint8)
+    seen: list = []
+
+    def body(x):
+        y = x * 2  # read twice: not fused into either reader
+        z = (y + 1) + (y - 1)  # two data operands
+        w = (z * 3) / 4.0  # a chain of two
+        seen.append([np.array(s) for s in w.cpu()])  # read: still the chain's own result
+        return w + 0.5  # the chain's third step (w is read by the caller only on demand)
+
+    eager, _, _ = _run(body, data, backend, False)
+    eager_seen, seen[:] = list(seen), []
+    compiled, _, epoch = _run(body, data, backend, True)
+    _assert_same(eager, compiled)
+    _assert_same(eager_seen, seen)
+    chains = {g.calls for g in epoch.session.groups.values()}
+    names = [[epoch.session.program[p].name for p in calls] for calls in chains]
+    assert names == [["__mul__", "__truediv__", "__add__"]]
+
+
+def test_a_float16_computation_is_not_one_launch() -> None:
+    """Steps computing in float16 do not exist (float16 computes in float32), and a chain of
+    more than 8 steps runs call by call on the GPU: same bytes, no fused pass."""
+    data = _data(9, np.uint8)
+
+    def body(x):
+        for k in range(9):
+            x = x + k
+        return x
+
+    eager, _, _ = _run(body, data, "gpu", False)
+    compiled, prof, _ = _run(body, data, "gpu", True)
+    _assert_same(eager, compiled)
+    for it in prof.compiled:
+        assert it.gpu_launches == 9
