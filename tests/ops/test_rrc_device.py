@@ -133,6 +133,60 @@ def test_repeated_gpu_calls_are_replayed_with_their_own_draws(monkeypatch) -> No
     assert any(not np.array_equal(replayed[0][0], r[0]) for r in replayed[1:])  # new windows
 
 
+def test_replays_rewrite_the_recorded_tables_unless_another_replay_holds_them(monkeypatch
+                                                                              ) -> None:  # fmt: skip
+    """A replay relaunches the tables kernel into the tap tables its recording allocated (one
+    scratch allocation per call: the pass's intermediate image); one that finds them taken
+    (another thread replaying the same recording at that moment) allocates its own. Both
+    give the results of the same calls with the launch memo off."""
+    from ndd_triton.kernels.gpu._replay import Replay
+    from ndd_triton.kernels.gpu._tables import GpuRun
+
+    batch = ndd.as_batch(_images(11), layout="HWC", device="gpu")
+    allocations: list[int] = []
+    empty = GpuRun.empty
+
+    def counted(self, numel, dtype):  # type: ignore[no-untyped-def]
+        allocations.append(numel)
+        return empty(self, numel, dtype)
+
+    def calls(enabled: bool) -> list[list[np.ndarray]]:
+        launch_memo.clear()
+        monkeypatch.setattr(launch_memo, "ENABLED", enabled)
+        rng = ndd.random.RNG(seed=9)
+        out = []
+        with ndd.EvalMode.sync_cpu:
+            for k in range(6):
+                if k == 3:  # recorded by now: count the replays' allocations
+                    allocations.clear()
+                out.append(_arrays(ndd.random_resized_crop(batch, size=[6, 5], rng=rng)))
+        return out
+
+    monkeypatch.setattr(GpuRun, "empty", counted)
+    replayed = calls(True)
+    assert len(allocations) == 3  # the intermediate image only
+    assert len(set(allocations)) == 1
+    launch = Replay._launch
+    kept_seen: list[bool] = []
+
+    def held_elsewhere(self, run, inputs, outputs, draws, kept):  # type: ignore[no-untyped-def]
+        kept_seen.append(kept is not None)
+        if kept is not None:  # this replay took the buffers: hold them while replaying again
+            return self.replay(run, inputs, outputs, draws)
+        return launch(self, run, inputs, outputs, draws, kept)
+
+    monkeypatch.setattr(Replay, "_launch", held_elsewhere)
+    contended = calls(True)
+    assert kept_seen[-2:] == [True, False]  # the inner replay found the buffers taken
+    assert len(allocations) == 9  # so it allocated the tables and the image
+    monkeypatch.setattr(Replay, "_launch", launch)
+    plain = calls(False)
+    for got in (replayed, contended):
+        for a, b in zip(got, plain, strict=True):
+            for x, y in zip(a, b, strict=True):
+                np.testing.assert_array_equal(x, y)
+
+
 def test_other_filters_draw_on_the_host_and_are_not_replayed() -> None:
     images = _images(9)
     rng, ref = ndd.random.RNG(seed=2), ndd.random.RNG(seed=2)

@@ -11,7 +11,10 @@ signature, and the runtime (`runtime/launch_memo.py`) replays a recorded call in
   view of one), an uploaded table (kept: the replay reuses the device copy), scratch memory
   from `run.empty` (allocated again per replay), or a plain value;
 * the launch of a table kernel (`table_kernel`: device tables from uploaded tables alone, e.g.
-  resize's tap tables) is left out of the replay, which keeps the tables it wrote;
+  resize's tap tables) is left out of the replay, which keeps the tables it wrote; a drawn
+  table kernel's (`table_kernel(drawn=True)`: tables from uploaded tables and the call's RNG
+  position, random_resized_crop's) is launched again, into the buffers the recording
+  allocated, which the replay keeps (see `Replay.replay`);
 * a call's RNG position (`run.launch_drawing`, ops that draw on the device: four int32
   arguments) is taken per replay from the replaying call's own `draw_at`;
 * `Replay` is the result: `replay(run, inputs, outputs, draws)` calls `run.launch_device` for each
@@ -26,6 +29,7 @@ FFT's result) makes the call not replayable: it still runs normally, nothing is 
 from __future__ import annotations
 
 import inspect
+import threading
 from typing import Any
 
 import numpy as np
@@ -51,20 +55,47 @@ def _storage_ptr(t: torch.Tensor) -> int:
 class Replay:
     """The recorded launches of one call (immutable; shared by threads)."""
 
-    __slots__ = ("__weakref__", "nbytes", "scratch", "steps", "tables")
+    __slots__ = ("__weakref__", "_kept", "_lock", "nbytes", "scratch", "steps", "tables")
 
     def __init__(self, steps: list[Step], scratch: list[tuple[int, torch.dtype] | None],
-                 tables: list[torch.Tensor]) -> None:  # fmt: skip
+                 tables: list[torch.Tensor],
+                 rewritten: dict[int, torch.Tensor] | None = None) -> None:  # fmt: skip
         self.steps = tuple(steps)
         self.scratch = tuple(scratch)
-        self.tables = tuple(tables)  # kept alive with the entry (the steps hold views)
-        self.nbytes = sum(t.untyped_storage().nbytes() for t in tables)
+        self.tables = (*tables, *(rewritten or {}).values())  # kept alive with the entry
+        self.nbytes = sum(t.untyped_storage().nbytes() for t in self.tables)
+        # the scratch buffers a drawn table kernel rewrites on every replay (by index)
+        self._kept = tuple((rewritten or {}).get(i) for i in range(len(scratch))) \
+            if rewritten else None  # fmt: skip
+        self._lock = threading.Lock()
 
     def replay(self, run: GpuRun, inputs: list[torch.Tensor | None], outputs: list[torch.Tensor],
                draws: tuple[int, int] | None = None) -> None:  # fmt: skip
         """Launch the recorded steps on these buffers (same metadata as the recorded call) and
-        this call's RNG position `draws` (`Call.draw_at`)."""
-        scratch = [run.empty(*made) if made is not None else None for made in self.scratch]
+        this call's RNG position `draws` (`Call.draw_at`).
+
+        The buffers a drawn table kernel rewrites are the recording's own, taken by one replay
+        at a time: a replay is replayed on the stream it was recorded on only (the launch
+        memo's and `call_replay`'s keys hold the stream), so the next replay's table launch
+        runs after this one's passes on the device; a replay that finds them taken (another
+        thread replaying at the same moment) allocates its own."""
+        kept = self._kept
+        if kept is not None and self._lock.acquire(blocking=False):
+            try:
+                self._launch(run, inputs, outputs, draws, kept)
+            finally:
+                self._lock.release()
+        else:
+            self._launch(run, inputs, outputs, draws, None)
+
+    def _launch(self, run: GpuRun, inputs: list[torch.Tensor | None],
+                outputs: list[torch.Tensor], draws: tuple[int, int] | None,
+                kept: tuple[torch.Tensor | None, ...] | None) -> None:  # fmt: skip
+        if kept is None:
+            scratch = [run.empty(*made) if made is not None else None for made in self.scratch]
+        else:
+            scratch = [run.empty(*made) if made is not None and mine is None else mine
+                       for made, mine in zip(self.scratch, kept, strict=True)]  # fmt: skip
         sources = (inputs, outputs, scratch, draw_words(draws) if draws is not None else ())
         for kernel, grid, args, meta, subs, err, direct in self.steps:
             if subs:
@@ -250,9 +281,14 @@ class Recorder(GpuRun):
         if not self.replayable:
             return None
         kept: dict[int, torch.Tensor] = {}
+        rewritten: dict[int, torch.Tensor] = {}
         for kernel, _, _, _, subs, _, _ in self._steps:
             if kernel in _TABLE_KERNELS and all(kind == _SCRATCH for _, kind, _ in subs):
                 kept.update((what, self._scratch[what][0]) for _, _, what in subs)
+            elif kernel in _DRAWN_TABLE_KERNELS and \
+                    all(kind in (_SCRATCH, _DRAW) for _, kind, _ in subs):  # fmt: skip
+                rewritten.update((what, self._scratch[what][0]) for _, kind, what in subs
+                                 if kind == _SCRATCH)  # fmt: skip
         steps: list[Step] = []
         for step in self._steps:
             kernel, grid, stored, meta, subs, err, direct = step
@@ -267,17 +303,25 @@ class Recorder(GpuRun):
                 subs = tuple(s for s in subs if not (s[1] == _SCRATCH and s[2] in kept))
             steps.append((kernel, grid, stored, meta, subs, err, direct))
         scratch = [(n, d) if i not in kept else None for i, (_, n, d) in enumerate(self._scratch)]
-        return Replay(steps, scratch, [*self._tables, *kept.values()])
+        return Replay(steps, scratch, [*self._tables, *kept.values()], rewritten)
 
 
-# Kernels whose launch only turns uploaded tables into device tables (`table_kernel`)
+# Kernels whose launch only turns uploaded tables into device tables (`table_kernel`), and
+# those that also read the call's RNG position (`table_kernel(drawn=True)`)
 _TABLE_KERNELS: set[Any] = set()
+_DRAWN_TABLE_KERNELS: set[Any] = set()
 
 
-def table_kernel(kernel: Any) -> Any:
+def table_kernel(kernel: Any = None, *, drawn: bool = False) -> Any:
     """Declare `kernel` a table kernel: given only uploaded tables and scratch buffers, it
-    writes those scratch buffers from the tables' contents alone, and no other launch of the
-    call writes them. A recorded call keeps what its launch wrote instead of launching it
-    again on every replay (resize's tap tables: one launch and two allocations fewer)."""
-    _TABLE_KERNELS.add(kernel)
+    writes those scratch buffers from the tables' contents alone, every element its other
+    launches read, and no other launch of the call writes them. A recorded call keeps what its
+    launch wrote instead of launching it again on every replay (resize's tap tables: one launch
+    and two allocations fewer). `drawn`: it also reads the call's RNG position
+    (`GpuRun.launch_drawing`), so a replay launches it again, into the recording's buffers
+    (random_resized_crop's tables: two allocations fewer). Usable as `@table_kernel` and
+    `@table_kernel(drawn=True)`."""
+    if kernel is None:
+        return lambda k: table_kernel(k, drawn=drawn)
+    (_DRAWN_TABLE_KERNELS if drawn else _TABLE_KERNELS).add(kernel)
     return kernel

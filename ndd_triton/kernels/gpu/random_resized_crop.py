@@ -30,6 +30,7 @@ import triton.language as tl
 
 from ndd_triton.kernels import register
 from ndd_triton.kernels.gpu._philox import _helper_philox_draw, _helper_position, _helper_unit_f64
+from ndd_triton.kernels.gpu._replay import table_kernel
 from ndd_triton.kernels.gpu._resample_tables import MAX_TAPS, DeviceTables, _helper_write_tables
 from ndd_triton.kernels.gpu._tables import DRAW_WORDS, GpuBatch, GpuRun
 from ndd_triton.kernels.gpu.resize import resample_gpu
@@ -95,6 +96,7 @@ def _helper_trunc(v):
     return tl.where(v < 0, tl.ceil(v), tl.floor(v))
 
 
+@table_kernel(drawn=True)
 @triton.jit(do_not_specialize=DRAW_WORDS)
 def _rrc_tables_kernel(key_lo, key_hi, off_lo, off_hi, consts, iparams, index, weight, n,
                        attempts, ANTIALIAS: tl.constexpr, A: tl.constexpr, K: tl.constexpr,
