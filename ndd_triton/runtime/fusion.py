@@ -10,8 +10,8 @@ read only by crop_mirror_normalize, which then reads the flip's input with its c
 *resample_cmn* group is resize/random_resized_crop -> [flip ->] crop_mirror_normalize, one
 launch on the GPU (`kernels/gpu/resample_normalize.py`); a *decode_slice* pair is a CPU
 decoders.image read only by slice, decoding only the windows (`runtime/fusion_decode.py`); an
-*arith_chain* is a run of arithmetic calls on one data operand and constants
-(`runtime/fusion_arith.py`).
+*arith_chain* is a run of arithmetic calls each reading the last, their other operands
+constants or batches (`runtime/fusion_arith.py`).
 The calls between the members (the random draws of their arguments) stay where they are, so
 every call is still prepared in program order and draws what eager mode draws.
 
@@ -117,7 +117,7 @@ def fused_invocation(group: Group, members: list[Any], ctx: Any) -> Invocation |
     if group.kind in DECODE_KINDS:
         return decode_invocation(name, members, ctx)
     if group.kind in ARITH_KINDS:
-        return arith_invocation(name, members, ctx)
+        return arith_invocation(name, group, members, ctx)
     if group.kind == "flip_cmn":
         call = _mirrored_cmn(first.call, last.call)
         if call is None:

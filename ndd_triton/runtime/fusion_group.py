@@ -18,6 +18,9 @@ class Group:
 
     kind: str
     calls: tuple[int, ...]
+    # per member, the input that carries the chain (arith_chain: the previous member's result;
+    # -1 for the first member, whose main operand is picked when it is issued)
+    chain_inputs: tuple[int, ...] = ()
 
     @property
     def last(self) -> int:

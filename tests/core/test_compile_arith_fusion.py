@@ -63,9 +63,32 @@ def _wide(x):  # int64 and uint64 arithmetic, shifts, bitwise ops
     return ((x * np.int64(3)) >> 2) ^ np.int64(0x5555)
 
 
+MEAN = np.array([0.485, 0.456, 0.406], np.float32)
+STD = np.array([0.229, 0.224, 0.225], np.float32)
+
+
+def _mean_std(x):  # per-channel arrays: operands that broadcast (one per step)
+    return (x / 255.0 - MEAN) / STD
+
+
+def _array_left(x):  # a broadcasting operand on the left, then a float64 one
+    return (ndd.tensor(MEAN) - x * 0.5) * np.array([[2.0]])
+
+
+def _per_sample(x):  # a per-sample int16 operand of shape (1, 1, 3) (two collapsed axes)
+    gains = ndd.as_batch([np.array([[[1, 2, 3]]], np.int16) * (i + 1) for i in range(BS)])
+    return ((x + 1) * gains) % 1000
+
+
+def _dense_other(x):  # the source itself as the other operand (a batch of the same shape)
+    return (x * 2 + x) - 7
+
+
 CASES = [(_normalise, np.uint8, 2), (_sqrt_plus, np.float32, 3), (_int_wrap, np.uint8, 6),
          (_bool_chain, np.uint8, 3), (_const_left, np.uint8, 3), (_half, np.float16, 2),
-         (_trig, np.uint8, 3), (_wide, np.int64, 3)]  # fmt: skip
+         (_trig, np.uint8, 3), (_wide, np.int64, 3), (_mean_std, np.uint8, 3),
+         (_array_left, np.uint8, 3), (_per_sample, np.uint8, 3),
+         (_dense_other, np.uint8, 3)]  # fmt: skip
 
 
 def _run(body, data, device: str, compile_: bool):
@@ -106,18 +129,19 @@ def test_arith_chain_fused_bit_identical(case, backend: str) -> None:
 
 
 @pytest.mark.parametrize("backend", ["cpu", "gpu"])
-def test_what_is_not_an_arith_chain(backend: str) -> None:
-    """Two data operands, a result read twice, and a result the caller reads: no fusion of
-    those links (the rest still chains), same bytes."""
+def test_what_is_and_is_not_an_arith_chain(backend: str) -> None:
+    """A result read twice ends a chain; of a call's two operands the first that is a
+    chainable result carries the chain and the other joins as an operand; a member's result
+    the caller reads is computed on that read by its own call. Same bytes as eager."""
     data = _data(5, np.uint8)
     seen: list = []
 
     def body(x):
-        y = x * 2  # read twice: not fused into either reader
-        z = (y + 1) + (y - 1)  # two data operands
-        w = (z * 3) / 4.0  # a chain of two
-        seen.append([np.array(s) for s in w.cpu()])  # read: still the chain's own result
-        return w + 0.5  # the chain's third step (w is read by the caller only on demand)
+        y = x * 2  # read twice: in no chain
+        z = (y + 1) + (y - 1)  # y + 1 carries the chain, y - 1 is the add's other operand
+        w = (z * 3) / 4.0
+        seen.append([np.array(s) for s in w.cpu()])  # read: computed by its own call
+        return w + 0.5
 
     eager, _, _ = _run(body, data, backend, False)
     eager_seen, seen[:] = list(seen), []
@@ -126,7 +150,7 @@ def test_what_is_not_an_arith_chain(backend: str) -> None:
     _assert_same(eager_seen, seen)
     chains = {g.calls for g in epoch.session.groups.values()}
     names = [[epoch.session.program[p].name for p in calls] for calls in chains]
-    assert names == [["__mul__", "__truediv__", "__add__"]]
+    assert names == [["__add__", "__add__", "__mul__", "__truediv__", "__add__"]]
 
 
 def test_a_float16_computation_is_not_one_launch() -> None:

@@ -1,17 +1,25 @@
 """A chain of elementwise arithmetic calls in one launch (compile mode's fusion of traced
-arithmetic: `(x - 127.5) / 127.5`, `ndd.math.sqrt(x * 2.0) + 1`, ...).
+arithmetic: `(x - 127.5) / 127.5`, `(x / 255.0 - mean) / std` with NumPy arrays `mean` and
+`std`, `ndd.math.sqrt(x * 2.0) + 1`, ...).
 
+The chain's value enters as the first step's input and has the output's shape throughout.
 Each step is one arithmetic op (`ops/arithmetic.py`, `ops/math.py`) whose other operand, if
-any, is a constant: the chain's value is converted to the step's compute type, combined with
-the constant by the single-op kernels' own helpers (`_elementwise_ops`), and converted to the
-step's output type as their store would (bool: `!= 0` for a bool computation). The next step
-converts that value on as their load would, so the chain gives the bytes of the calls run one
-by one, with no intermediate batch written or read. One program per stream tile of the
-output, as the unary kernel (`_elementwise._unary_kernel`); the output has the input's shape.
+any, is a constant, a batch of the output's shape (DENSE) or one that broadcasts to it
+(BROADCAST: an array constant such as a per-channel mean): the value is converted to the
+step's compute type, combined with the other operand (loaded and converted as the single-op
+kernel loads it) by the single-op kernels' own helpers (`_elementwise_ops`), and converted to
+the step's output type as their store would (bool: `!= 0` for a bool computation). The next
+step converts that value on as their load would, so the chain gives the bytes of the calls run
+one by one, with no intermediate batch written or read. One program per stream tile of the
+output, as the elementwise kernels (`_elementwise.py`).
 
-Step codes: 16 bits per step of one constexpr int, `MAX_STEPS` steps: the op code (6 bits),
-the compute type (4 bits, `TYPE_CODES`), the output type (4 bits) and the form (2 bits:
-unary, constant on the right, constant on the left).
+Sample table: the stream's columns, the chain input's delta (column 2), each step's operand
+delta or sample offset (column 3 + s), then the collapsed output extents, their division
+multipliers and shifts, and 6 strides per step (`_columns`). Step codes: 24 bits per step of
+one constexpr int, `MAX_STEPS` steps: the op code (6 bits), the compute type (4 bits,
+`TYPE_CODES`), the output type (4 bits), the form (2 bits: unary, operand on the right, operand
+on the left), the operand's read mode (2 bits: DENSE, BROADCAST, SCALAR) and whether a DENSE
+operand is packed like the output (1 bit).
 """
 
 from __future__ import annotations
@@ -23,8 +31,18 @@ import triton
 import triton.language as tl
 
 from ndd_triton.core.dtype import DType
+from ndd_triton.kernels.gpu._broadcast import (
+    INT32_LIMIT,
+    _helper_axis_step,
+    collapse,
+    contiguous_strides,
+    magic_numbers,
+)
+from ndd_triton.kernels.gpu._common import padded_shapes
 from ndd_triton.kernels.gpu._elementwise import (
-    NCOL1,
+    BROADCAST,
+    DENSE,
+    SCALAR,
     TRIG_BLOCK,
     _compute_np,
     _helper_operand,
@@ -39,7 +57,6 @@ from ndd_triton.kernels.gpu._elementwise_ops import (
     compute_tl,
 )
 from ndd_triton.kernels.gpu._stream import (
-    S_NCOL,
     _helper_stream_tile,
     block_for,
     input_view,
@@ -50,7 +67,8 @@ from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 MAX_STEPS = 8
 TYPE_CODES = {"bool": 0, "u8": 1, "u16": 2, "u32": 3, "u64": 4, "i8": 5, "i16": 6, "i32": 7,
               "i64": 8, "f16": 9, "f32": 10, "f64": 11}  # fmt: skip
-UNARY, CONST_RIGHT, CONST_LEFT = 0, 1, 2  # step forms
+UNARY, OTHER_RIGHT, OTHER_LEFT = 0, 1, 2  # step forms
+OPND: tl.constexpr = tl.constexpr(3)  # sample table: step s's operand column is OPND + s
 
 
 @triton.jit
@@ -87,13 +105,43 @@ def _helper_to(v, CODE: tl.constexpr, COMPUTE: tl.constexpr):
 
 
 @triton.jit
-def _helper_step(v, const, CODE: tl.constexpr):
-    """One step (see the module docstring): the value as the step's output type holds it."""
+def _helper_bcast_index(row, start, offs, R: tl.constexpr, EXT: tl.constexpr,
+                        STR: tl.constexpr, WIDE: tl.constexpr):  # fmt: skip
+    """Element index in a BROADCAST operand (strides at column STR) of the sample elements
+    `start - S_START + offs` (`_elementwise._helper_broadcast_indices` for one operand)."""
+    first = start - tl.load(row)
+    if WIDE:
+        e = tl.maximum(first + offs.to(tl.int64), 0)
+    else:
+        e = tl.maximum(first.to(tl.int32) + offs, 0)  # lanes before the sample are masked
+    index = e * 0
+    rem = e
+    for d in tl.static_range(R):  # collapsed axes, innermost first; the outermost: the rest
+        axis = 5 - d
+        if d == R - 1:
+            coord = rem
+        else:
+            coord, rem = _helper_axis_step(row, rem, axis, EXT, EXT + 6, EXT + 12, WIDE)
+        index += coord * tl.load(row + STR + axis).to(e.dtype)
+    return index
+
+
+@triton.jit
+def _helper_step(v, o, row, start, offs, mask, S: tl.constexpr, CODE: tl.constexpr,
+                 EXT: tl.constexpr, R: tl.constexpr, WIDE: tl.constexpr,
+                 MASKED: tl.constexpr):  # fmt: skip
+    """Step S (see the module docstring): the value as the step's output type holds it."""
     x = _helper_to(v, (CODE >> 6) & 15, True)
     if (CODE >> 14) & 3 == 0:
         r = _helper_unary_op(x, CODE & 63)
-    else:  # the constant, loaded in the compute type as the single-op kernel loads it
-        k = tl.broadcast_to(_helper_to(tl.load(const), (CODE >> 6) & 15, True), x.shape)
+    else:  # the other operand, loaded in the compute type as the single-op kernel loads it
+        if (CODE >> 16) & 3 == 1:
+            bidx = _helper_bcast_index(row, start, offs, R, EXT, EXT + 18 + 6 * S, WIDE)
+        else:
+            bidx = offs
+        y = _helper_operand(o, row, S + 1, start, offs, bidx, mask, 1, o.dtype.element_ty,
+                            (CODE >> 16) & 3, (CODE >> 18) & 1, MASKED)  # fmt: skip
+        k = _helper_to(y, (CODE >> 6) & 15, True)
         if (CODE >> 14) & 3 == 1:
             r = _helper_binary_op(x, k, CODE & 63, ((CODE >> 6) & 15) <= 8)
         else:
@@ -104,37 +152,49 @@ def _helper_step(v, const, CODE: tl.constexpr):
 
 
 @triton.jit
-def _helper_steps(v, c0, c1, c2, c3, c4, c5, c6, c7, STEPS: tl.constexpr, CODES: tl.constexpr):
+def _helper_steps(v, o0, o1, o2, o3, o4, o5, o6, o7, row, start, offs, mask,
+                  STEPS: tl.constexpr, CODES: tl.constexpr, EXT: tl.constexpr, R: tl.constexpr,
+                  WIDE: tl.constexpr, MASKED: tl.constexpr):  # fmt: skip
     """The value through every step, in order."""
-    v = _helper_step(v, c0, CODES & 0xFFFF)
+    v = _helper_step(v, o0, row, start, offs, mask, 0, CODES & 0xFFFFFF, EXT, R, WIDE, MASKED)
     if STEPS > 1:
-        v = _helper_step(v, c1, (CODES >> 16) & 0xFFFF)
+        v = _helper_step(v, o1, row, start, offs, mask, 1, (CODES >> 24) & 0xFFFFFF, EXT, R,
+                         WIDE, MASKED)  # fmt: skip
     if STEPS > 2:
-        v = _helper_step(v, c2, (CODES >> 32) & 0xFFFF)
+        v = _helper_step(v, o2, row, start, offs, mask, 2, (CODES >> 48) & 0xFFFFFF, EXT, R,
+                         WIDE, MASKED)  # fmt: skip
     if STEPS > 3:
-        v = _helper_step(v, c3, (CODES >> 48) & 0xFFFF)
+        v = _helper_step(v, o3, row, start, offs, mask, 3, (CODES >> 72) & 0xFFFFFF, EXT, R,
+                         WIDE, MASKED)  # fmt: skip
     if STEPS > 4:
-        v = _helper_step(v, c4, (CODES >> 64) & 0xFFFF)
+        v = _helper_step(v, o4, row, start, offs, mask, 4, (CODES >> 96) & 0xFFFFFF, EXT, R,
+                         WIDE, MASKED)  # fmt: skip
     if STEPS > 5:
-        v = _helper_step(v, c5, (CODES >> 80) & 0xFFFF)
+        v = _helper_step(v, o5, row, start, offs, mask, 5, (CODES >> 120) & 0xFFFFFF, EXT, R,
+                         WIDE, MASKED)  # fmt: skip
     if STEPS > 6:
-        v = _helper_step(v, c6, (CODES >> 96) & 0xFFFF)
+        v = _helper_step(v, o6, row, start, offs, mask, 6, (CODES >> 144) & 0xFFFFFF, EXT, R,
+                         WIDE, MASKED)  # fmt: skip
     if STEPS > 7:
-        v = _helper_step(v, c7, (CODES >> 112) & 0xFFFF)
+        v = _helper_step(v, o7, row, start, offs, mask, 7, (CODES >> 168) & 0xFFFFFF, EXT, R,
+                         WIDE, MASKED)  # fmt: skip
     return v
 
 
 @triton.jit
-def _arith_chain_kernel(src, dst, samples, tiles, total, c0, c1, c2, c3, c4, c5, c6, c7,
+def _arith_chain_kernel(src, dst, samples, tiles, total, o0, o1, o2, o3, o4, o5, o6, o7,
                         STEPS: tl.constexpr, CODES: tl.constexpr, CT0: tl.constexpr,
-                        BLOCK: tl.constexpr, GLOBAL: tl.constexpr,
-                        SAME: tl.constexpr):  # fmt: skip
-    """out = step_STEPS(... step_1(in)) over one stream tile (`c<k>`: step k's constant)."""
-    _, row, start, lo, hi = _helper_stream_tile(tiles, samples, total, NCOL1, BLOCK, GLOBAL)
+                        R: tl.constexpr, WIDE: tl.constexpr, BLOCK: tl.constexpr,
+                        GLOBAL: tl.constexpr, SAME: tl.constexpr):  # fmt: skip
+    """out = step_STEPS(... step_1(in)) over one stream tile (`o<s>`: step s's operand)."""
+    EXT: tl.constexpr = OPND + STEPS  # the sample table's geometry columns (module docstring)
+    NCOL: tl.constexpr = EXT + 18 + 6 * STEPS
+    _, row, start, lo, hi = _helper_stream_tile(tiles, samples, total, NCOL, BLOCK, GLOBAL)
     offs = tl.arange(0, BLOCK)
     if hi - lo == BLOCK:  # a full tile: unmasked, vectorised
         x = _helper_operand(src, row, 0, start, offs, offs, offs, 0, CT0, 0, SAME, False)
-        r = _helper_steps(x, c0, c1, c2, c3, c4, c5, c6, c7, STEPS, CODES)
+        r = _helper_steps(x, o0, o1, o2, o3, o4, o5, o6, o7, row, start, offs, offs, STEPS,
+                          CODES, EXT, R, WIDE, False)  # fmt: skip
         _helper_store(dst, start + offs, r, offs, False, False)
     else:  # a partial tile: its chunks that hold [lo, hi) in turn (as the unary kernel)
         PART: tl.constexpr = BLOCK // 4 if BLOCK >= 512 else min(BLOCK, 128)
@@ -145,21 +205,22 @@ def _arith_chain_kernel(src, dst, samples, tiles, total, c0, c1, c2, c3, c4, c5,
             o = c + parts
             mask = (o >= first) & (o < last)
             x = _helper_operand(src, row, 0, start + c, parts, parts, mask, 0, CT0, 0, SAME, True)
-            r = _helper_steps(x, c0, c1, c2, c3, c4, c5, c6, c7, STEPS, CODES)
+            r = _helper_steps(x, o0, o1, o2, o3, o4, o5, o6, o7, row, start + c, parts, mask,
+                              STEPS, CODES, EXT, R, WIDE, True)  # fmt: skip
             _helper_store(dst, start + c + parts, r, mask, False, True)
 
 
 class Step:
     """One step on the host: the op (`add`, `sqrt`, ...), its form, compute and output types
-    and its constant (None for a unary step)."""
+    and its other operand: a `Constant`, a `GpuBatch` (at launch) or None (a unary step)."""
 
-    __slots__ = ("compute", "const", "form", "op", "out")
+    __slots__ = ("compute", "form", "op", "other", "out")
 
-    def __init__(self, op: str, form: int, compute: DType, out: DType, const: Any) -> None:
-        self.op, self.form, self.compute, self.out, self.const = op, form, compute, out, const
+    def __init__(self, op: str, form: int, compute: DType, out: DType, other: Any) -> None:
+        self.op, self.form, self.compute, self.out, self.other = op, form, compute, out, other
 
-    def code(self) -> int | None:
-        """The step's 16-bit code, or None when the kernel has no such op or type."""
+    def code(self, mode: int = SCALAR, same: bool = True) -> int | None:
+        """The step's 24-bit code, or None when the kernel has no such op or type."""
         if self.form == UNARY:
             op = NOT if self.op == "invert" and self.compute.name == "bool" else \
                 UNARY_CODES.get(self.op)  # fmt: skip
@@ -168,39 +229,62 @@ class Step:
         ct, out = TYPE_CODES.get(self.compute.name), TYPE_CODES.get(self.out.name)
         if op is None or ct is None or out is None or ct == TYPE_CODES["f16"]:
             return None
-        return int(op.value) | ct << 6 | out << 10 | self.form << 14
+        return int(op.value) | ct << 6 | out << 10 | self.form << 14 | mode << 16 | same << 18
 
 
-def chain_codes(steps: list[Step]) -> int | None:
-    """The constexpr codes of a chain, or None when it cannot run as one launch."""
-    if not 2 <= len(steps) <= MAX_STEPS:
-        return None
-    codes = 0
-    for s, step in enumerate(steps):
-        code = step.code()
-        if code is None:
-            return None
-        codes |= code << (16 * s)
-    return codes
+def supported(steps: list[Step]) -> bool:
+    """Whether the chain can run as one launch (2 to MAX_STEPS steps the kernel has)."""
+    return 2 <= len(steps) <= MAX_STEPS and all(s.code() is not None for s in steps)
 
 
 def launch_arith_chain(run: GpuRun, out: GpuBatch, inp: GpuBatch, steps: list[Step],
-                       codes: int) -> None:  # fmt: skip
-    """One launch taking every sample of `inp` through the steps into `out` (same shapes)."""
+                       others: list[GpuBatch | None]) -> None:  # fmt: skip
+    """One launch taking every sample of `inp` through the steps into `out` (same shapes);
+    `others[s]`: step s's data operand (None: a constant or a unary step)."""
     with np.errstate(all="ignore"):  # the interpreter evaluates with NumPy (see _elementwise)
-        _launch(run, out, inp, steps, codes)
+        _launch(run, out, inp, steps, others)
 
 
-def _launch(run: GpuRun, out: GpuBatch, inp: GpuBatch, steps: list[Step], codes: int) -> None:
+def _launch(run: GpuRun, out: GpuBatch, inp: GpuBatch, steps: list[Step],
+            others: list[GpuBatch | None]) -> None:  # fmt: skip
+    n, count = out.batch_size, len(steps)
+    out_shapes = padded_shapes(out.shapes)
+    view, delta, same = input_view(inp, out)
+    pointers: list[Any] = []
+    codes, opnd, strided = 0, np.zeros((n, count), np.int64), []
+    global_ok = same
+    for s, (step, x) in enumerate(zip(steps, others, strict=True)):
+        mode, same_x = SCALAR, True
+        if step.form == UNARY:
+            pointers.append(view)  # (not read)
+        elif x is None:
+            pointers.append(np.array([step.other.value]).astype(_compute_np(step.compute)))
+        elif np.array_equal(shapes := padded_shapes(x.shapes), out_shapes):
+            mode = DENSE
+            x_view, opnd[:, s], same_x = input_view(x, out)
+            pointers.append(x_view)
+            global_ok = global_ok and same_x
+        else:
+            mode = BROADCAST
+            pointers.append(x.data)
+            opnd[:, s] = x.offsets
+            strided.append((s, contiguous_strides(shapes)))
+            global_ok = False
+        codes |= step.code(mode, same_x) << (24 * s)  # type: ignore[operator]
+    ext, rank = np.ones((n, 6), np.int64), 0
+    strides = np.zeros((n, 6 * count), np.int64)
+    if strided:
+        ext, collapsed, rank = collapse(out_shapes, [st for _, st in strided])
+        for (s, _), cols in zip(strided, collapsed, strict=True):
+            strides[:, 6 * s:6 * s + 6] = cols
+    mul, shift = magic_numbers(ext)
+    wide = bool(n) and rank > 0 and int(out.sizes.max()) >= INT32_LIMIT - 2 * 8192
     types = [_compute_np(s.compute) for s in steps] + [_compute_np(s.out) for s in steps]
     block = min(block_for(inp.data.dtype, out.data.dtype, *types),
                 *(TRIG_BLOCK.get((s.op, s.compute.name), 1 << 20) for s in steps))  # fmt: skip
-    view, delta, same = input_view(inp, out)
-    plan = plan_stream(out, block, global_ok=same)
-    samples, tiles = plan.tables(delta.reshape(-1, NCOL1 - S_NCOL))
-    consts = [np.array([s.const.value]).astype(_compute_np(s.compute)) if s.form != UNARY
-              else view for s in steps]  # fmt: skip
-    consts += [view] * (MAX_STEPS - len(steps))
+    plan = plan_stream(out, block, global_ok=global_ok)
+    samples, tiles = plan.tables(delta.reshape(-1, 1), opnd, ext, mul, shift, strides)
+    pointers += [view] * (MAX_STEPS - count)
     run.launch(_arith_chain_kernel, (plan.grid,), view, plan.out, samples, tiles, plan.total,
-               *consts, STEPS=len(steps), CODES=codes, CT0=compute_tl(steps[0].compute),
-               BLOCK=block, GLOBAL=plan.is_global, SAME=same)  # fmt: skip
+               *pointers, STEPS=count, CODES=codes, CT0=compute_tl(steps[0].compute), R=rank,
+               WIDE=wide, BLOCK=block, GLOBAL=plan.is_global, SAME=same)  # fmt: skip
