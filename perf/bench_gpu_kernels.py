@@ -19,6 +19,7 @@ queued, not awaited) and in eager mode, next to a loop of `torch.flip` over the 
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import sys
 import time
@@ -102,6 +103,12 @@ def cases(batch: Any, stacked: Any, tv: Any) -> list[Case]:
     small_t = small.torch()
     mean = torch.tensor(MEAN, device=stacked.device).view(1, 3, 1, 1)
     std = torch.tensor(STD, device=stacked.device).view(1, 3, 1, 1)
+    mean_np, std_np = np.asarray(MEAN, np.float32), np.asarray(STD, np.float32)
+
+    def normalize(x: Any) -> Any:  # three arithmetic calls; compile mode: one fused launch
+        return (x / 255.0 - mean_np) / std_np
+
+    compiled = iter(ndd.ExternalSource(itertools.repeat(batch), device="gpu").captured(n))
     rows: list[Case] = [
         ("flip horizontal", lambda: ndd.flip(batch, horizontal=1).evaluate(),
          lambda: stacked.flip(2), 2 * u8),
@@ -155,6 +162,11 @@ def cases(batch: Any, stacked: Any, tv: Any) -> list[Case]:
          None),
         ("random_resized_crop 224 (tables on device)", lambda: ndd.random_resized_crop(
             batch, size=[224, 224]).evaluate(), None, None),
+        ("(x / 255 - mean) / std, eager (3 launches)", lambda: normalize(batch).evaluate(),
+         lambda: (stacked.float() / 255 - mean.view(3)) / std.view(3), u8 + f32),
+        ("(x / 255 - mean) / std, compile (1 launch)",
+         lambda: normalize(next(compiled)).evaluate(),
+         lambda: (stacked.float() / 255 - mean.view(3)) / std.view(3), u8 + f32),
         ("crop_mirror_normalize 224 f32 CHW", lambda: ndd.crop_mirror_normalize(
             small, crop=[224, 224], mean=MEAN, std=STD).evaluate(),
          lambda: ((small_t[:, 16:240, 16:240].permute(0, 3, 1, 2).float() - mean) / std
