@@ -23,7 +23,8 @@ sample whose steering bytes equal a layout's is walked the same way as that layo
 whichever batch the template came from. Small batches (below `MIN_BATCH`) are not worth a
 NumPy step: each sample is compared with the recent layouts in Python (`_match`: the steering
 bytes as one masked integer, ~1.3 us) and walked only when none matches, and the first sample
-walked gives a new recent layout (`layout`, ~8 us, at most once per batch).
+walked gives a new recent layout (`layout`, ~8 us, at most once per batch; not for headers
+longer than `MATCH_MAX_BYTES`).
 
 For comparison, a lock-step walk of every sample at once (one NumPy step per segment for
 all samples) was prototyped: without the table and APPn checks it took ~190 us per batch of
@@ -48,6 +49,9 @@ _MIN_SHARED = 4  # a template that settles fewer samples than this ends the sear
 # with a recent layout, a comparison alone ~10 us warm and a Python match ~1.3 us: batches
 # of 8 and 10 measured no faster in the call with a NumPy step from 8 samples up
 MIN_BATCH = 12
+# Longer headers (a large ICC profile) are walked in small batches: their masked integer would
+# cost more than the walk (`_match` ~3 us at 4 KB, ~15 us at 20 KB; a walk ~5 us)
+MATCH_MAX_BYTES = 4096
 _SOF = (0xC0, 0xC1, 0xC2)
 _DQT = 0xDB
 
@@ -59,7 +63,7 @@ class Layout:
     those the checks accepted), where the frame's height and width are, and the header's
     length. `mask` and `want` say the same for one sample at a time (`_match`): the header's
     first `length` bytes as a little-endian integer, ANDed with `mask` (0xFF at the steering
-    bytes), are `want`."""
+    bytes), are `want` (both 0 for a header longer than `MATCH_MAX_BYTES`: not matched so)."""
 
     steering: np.ndarray  # int64 offsets
     values: bytes  # the template's bytes there
@@ -71,9 +75,9 @@ class Layout:
     frame: int  # the offset of the frame's height (`size[0]`)
 
     @property
-    def key(self) -> tuple[int, int, int]:
+    def key(self) -> tuple[int, bytes, bytes]:
         """Equal for two layouts that accept the same headers."""
-        return self.length, self.mask, self.want
+        return self.length, self.steering.tobytes(), self.values
 
 
 def layout(data: np.ndarray, length: int) -> Layout:
@@ -104,11 +108,13 @@ def layout(data: np.ndarray, length: int) -> Layout:
     assert prev == length
     assert frame > 0
     steering = np.array(positions, np.int64)
-    marks = bytearray(length)
-    for at in positions:
-        marks[at] = 0xFF
-    mask = int.from_bytes(marks, "little")
-    want = int.from_bytes(b, "little") & mask
+    mask = want = 0
+    if length <= MATCH_MAX_BYTES:
+        marks = bytearray(length)
+        for at in positions:
+            marks[at] = 0xFF
+        mask = int.from_bytes(marks, "little")
+        want = int.from_bytes(b, "little") & mask
     return Layout(steering, data[steering].tobytes(), np.arange(frame + 1, frame + 5),
                   b[frame + 5], length, mask, want, frame + 1)  # fmt: skip
 
@@ -168,6 +174,11 @@ class _Batch:
             candidates = pending[self.sizes[pending] >= length]
             heads = b"".join([samples[i][:length] for i in candidates.tolist()])
         same, hw, ok = _compare(template, heads, candidates.size, self.max_pixels)
+        if same is None and ok is None and candidates.size == len(samples):  # all alike
+            self.hwc[:, :2] = hw
+            self.hwc[:, 2] = template.channels
+            self.pending = pending[:0]
+            return len(samples)
         walked_alike = candidates[same] if same is not None else candidates
         valid = walked_alike[ok] if ok is not None else walked_alike
         self.hwc[valid, :2] = hw[ok] if ok is not None else hw
@@ -191,6 +202,8 @@ def _each(samples: Sequence[np.ndarray], max_pixels: int) -> np.ndarray:
     for data in samples:
         row = None
         for template in known:
+            if not template.mask:  # (too long to match so)
+                continue
             row = _match(template, data, max_pixels)
             if row is not None:
                 if template not in used:  # (identity: layouts have no `==`)
@@ -199,7 +212,7 @@ def _each(samples: Sequence[np.ndarray], max_pixels: int) -> np.ndarray:
         if row is None:
             found = walk_jpeg_header(data, max_pixels)
             row = found[0][1:] if found is not None else (0, 0, 0)
-            if found is not None and not adopted:
+            if found is not None and not adopted and found[1] <= MATCH_MAX_BYTES:
                 adopted = True
                 template = layout(data, found[1])
                 known.insert(0, template)
@@ -264,6 +277,7 @@ def _compare(template: Layout, heads: bytes, count: int, max_pixels: int
     hw = size.view(">u2").astype(np.int64)
     area = hw[:, 0] * hw[:, 1]
     ok = None
-    if area.min(initial=1) < 1 or area.max(initial=0) > max_pixels:  # empty, or a bomb
+    if np.minimum.reduce(area, initial=1) < 1 or \
+            np.maximum.reduce(area, initial=0) > max_pixels:  # empty, or a bomb
         ok = (area >= 1) & (area <= max_pixels)
     return same, hw, ok

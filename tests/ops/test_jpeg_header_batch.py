@@ -80,6 +80,7 @@ def _variants() -> dict[str, np.ndarray]:
         "comment": encode(rgb, "JPEG", comment=b"hello"),
         "icc": encode(rgb, "JPEG", icc_profile=b"\0" * 300),
         "icc_big": encode(rgb, "JPEG", icc_profile=bytes(70000)),  # header > 64 KiB
+        "icc_long": encode(rgb, "JPEG", icc_profile=bytes(20000)),  # > MATCH_MAX_BYTES
         "xmp": encode(rgb, "JPEG", xmp=b"<x:xmpmeta/>"),
         "exif": with_orientation(rgb, 6, "JPEG"), "exif1": with_orientation(rgb, 1, "JPEG"),
         "dqt16": _dqt16(plain), "sof1": _dqt16(plain, sof1=True),
@@ -251,6 +252,28 @@ def test_recent_layouts_across_batches(monkeypatch):
     _jpeg_batch.plain_jpeg_headers(small[::-1], _pillow.MAX_PIXELS)
     assert not walks
     assert [t.channels for t in _jpeg_batch._recent[:2]] == [3, 1]  # the latest used first
+
+
+def test_long_headers_are_walked_in_small_batches(monkeypatch):
+    """A header longer than `MATCH_MAX_BYTES` (a large ICC profile) is walked in a small
+    batch, not matched in Python nor made a recent layout there; a large batch settles it
+    with a template as any other."""
+    data = _variants()["icc_long"]
+    length = _jpeg_header.walk_jpeg_header(data, _pillow.MAX_PIXELS)[1]
+    assert length > _jpeg_batch.MATCH_MAX_BYTES
+    want = _walked([data])[0].tolist()
+    assert want[2] == 3
+    monkeypatch.setattr(_jpeg_batch, "_recent", ())
+    assert _jpeg_batch.plain_jpeg_headers([data] * 3, _pillow.MAX_PIXELS).tolist() == [want] * 3
+    assert _jpeg_batch._recent == ()
+    large = _jpeg_batch.plain_jpeg_headers([data] * _jpeg_batch.MIN_BATCH, _pillow.MAX_PIXELS)
+    assert large.tolist() == [want] * _jpeg_batch.MIN_BATCH
+    assert [t.length for t in _jpeg_batch._recent] == [length]
+    matched = []
+    real = _jpeg_batch._match
+    monkeypatch.setattr(_jpeg_batch, "_match", lambda *a: matched.append(1) or real(*a))
+    assert _jpeg_batch.plain_jpeg_headers([data] * 2, _pillow.MAX_PIXELS).tolist() == [want] * 2
+    assert not matched
 
 
 def test_recent_layouts_from_several_threads(monkeypatch):
