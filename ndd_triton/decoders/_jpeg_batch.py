@@ -157,7 +157,7 @@ class _Batch:
         self.samples, self.max_pixels = samples, max_pixels
         self.hwc = np.zeros((n, 3), np.int64)
         self.pending = np.arange(n)
-        self.decided = np.zeros(n, bool)
+        self.decided: np.ndarray | None = None  # made when a template settles some only
         self.sizes: np.ndarray | None = None  # made when a sample is shorter than a header
 
     def settle(self, template: Layout) -> int:
@@ -186,6 +186,8 @@ class _Batch:
         if walked_alike.size == pending.size:
             self.pending = pending[:0]
         elif walked_alike.size:
+            if self.decided is None:
+                self.decided = np.zeros(len(samples), bool)
             self.decided[walked_alike] = True
             self.pending = pending[~self.decided[pending]]
         return int(walked_alike.size)
