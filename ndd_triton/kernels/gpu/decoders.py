@@ -11,9 +11,10 @@ within an image, so a hand-written kernel would not beat the CPU, let alone nvJP
   nvJPEG output can differ from libjpeg-turbo by a few levels (4:2:0 chroma), as DALI's GPU
   decoder does (within the golden tolerance). Truncated JPEG/PNG files, which nvJPEG decodes
   silently, and any codec failure (missing codec, unsupported format) fall back to:
-* **host decode + upload**: every sample is decoded with Pillow on the CPU thread pool straight
-  into one staging buffer laid out like the output (pinned memory with real CUDA, the output
-  itself on the emulated device), then copied to the GPU in one transfer.
+* **host decode + upload**: every sample is decoded as the CPU backend decodes it (one libjpeg
+  call per sample for a batch of plain RGB JPEGs, `bind_direct_rgb`; else Pillow) on the CPU
+  thread pool straight into one staging buffer laid out like the output (pinned memory with
+  real CUDA, the output itself on the emulated device), then copied to the GPU in one transfer.
 
 Both paths decode the same window that inference fixed, so shapes always match the spec.
 """
