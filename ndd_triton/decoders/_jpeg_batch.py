@@ -126,7 +126,7 @@ def plain_jpeg_headers(samples: Sequence[np.ndarray], max_pixels: int) -> np.nda
     if len(samples) < MIN_BATCH:
         return _each(samples, max_pixels)
     batch = _Batch(samples, max_pixels)
-    used = []
+    used: list[Layout] = []
     for template in _recent:  # the latest batches' layouts first: no walk when they match
         if not batch.settle(template):
             break
