@@ -11,9 +11,9 @@ of a GPU call:
   besides Triton (on CPU tensors here), freeing the outputs;
 * not counted: the Triton launch itself (`JITFunction.run`: binder, key, cache lookup, driver
   call; tens of µs on a real GPU, see `--real`), the pinned-ring copy, CUDA stream and event
-  calls (inert on the emulated gpu), and the decoders' pixel decoding (`decode_sample` is a
-  no-op too: what remains is header parsing, window inference and the run's fan-out; the
-  nvImageCodec path of a real GPU is not exercised).
+  calls (inert on the emulated gpu), and the decoders' pixel decoding (`decode_sample` and
+  the direct RGB decoder's libjpeg call are no-ops too: what remains is header parsing, window
+  inference and the run's fan-out; the nvImageCodec path of a real GPU is not exercised).
 
 Each row is process CPU time (all threads: eager's executor thread counts) of `--calls`
 calls then reading their results, min and median over `--reps` rounds: per call on 4 tiny
@@ -148,9 +148,12 @@ def _no_launch() -> None:
         return None
 
     interp.InterpretedFunction.run = run  # type: ignore[method-assign]
+    from ndd_triton.decoders import _pillow
     from ndd_triton.kernels.gpu import decoders
 
     decoders.decode_sample = lambda view, arg, op: None  # type: ignore[assignment]
+    # a batch of plain RGB JPEGs decodes by one libjpeg call per sample (`bind_direct_rgb`)
+    _pillow.direct_rgb_decoder = lambda: lambda data, colorspace, buffer: None
 
 
 def main() -> None:

@@ -68,12 +68,14 @@ class ImageInfos(Sequence[ImageInfo]):
         """`_pillow.direct_rgb` of every sample (plain JPEGs: those with 3 channels)."""
         if not direct_rgb(_RGB_JPEG, output_type, adjust_orientation):
             return False
-        if not all(direct_rgb(info, output_type, adjust_orientation)
-                   for info in self.given.values()):  # fmt: skip
-            return False
+        given = self.given
         rgb = self.hwc[:, 2] == 3
-        rgb[list(self.given)] = True
-        return bool(rgb.all())
+        if given:
+            if not all(direct_rgb(info, output_type, adjust_orientation)
+                       for info in given.values()):  # fmt: skip
+                return False
+            rgb[list(given)] = True
+        return np.count_nonzero(rgb) == len(rgb)  # (~1 us less than `.all()` on a few)
 
 
 def plain_infos(samples: Sequence[np.ndarray], hinted: Sequence[ImageInfo | None] | None
@@ -86,7 +88,9 @@ def plain_infos(samples: Sequence[np.ndarray], hinted: Sequence[ImageInfo | None
         given = {i: info for i, info in enumerate(hinted) if info is not None}
     if not given:  # (no hints: the common case, without index lists)
         hwc = plain_jpeg_headers(samples, MAX_PIXELS)
-        return ImageInfos(hwc), np.flatnonzero(hwc[:, 2] == 0).tolist()
+        found = hwc[:, 2]
+        todo = [] if np.count_nonzero(found) == len(found) else np.flatnonzero(found == 0).tolist()
+        return ImageInfos(hwc), todo
     rest = [i for i in range(len(samples)) if i not in given]
     found = plain_jpeg_headers([samples[i] for i in rest], MAX_PIXELS)
     hwc = np.zeros((len(samples), 3), np.int64)

@@ -14,7 +14,7 @@ recoverable damage behave exactly as without it.
 Plain JPEG headers are parsed by `_jpeg_header` (no Pillow objects: ~15x cheaper), which
 answers only where Pillow would open the file identically and defers to Pillow otherwise; a
 decoder's batch is parsed at once by `_jpeg_batch` (the same answers; ~0.5-1 us per JPEG when
-the batch shares one header layout).
+the batch shares one header layout, with no walk at all when it is a recent batch's layout).
 
 Functions here raise `ImageError` with a message that does not name the op or the sample; the
 callers (op inference and kernels) add both.

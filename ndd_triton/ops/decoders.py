@@ -73,11 +73,18 @@ _CACHE = (
 _ENCODED = Input("input", host_values=True, doc="Encoded image files (1-D uint8 samples).")
 
 
-def _pillow() -> ModuleType:
-    """The Pillow helpers, imported on first use (`import ndd_triton` does not load PIL)."""
-    from ndd_triton.decoders import _pillow
+_HELPERS: tuple[ModuleType, ModuleType, ModuleType] | None = None
 
-    return _pillow
+
+def _helpers() -> tuple[ModuleType, ModuleType, ModuleType]:
+    """`decoders._pillow`, `_image_infos` and `_sources`, imported on first use (`import
+    ndd_triton` does not load PIL) and kept (an import statement costs ~1 us per call)."""
+    global _HELPERS
+    if _HELPERS is None:
+        from ndd_triton.decoders import _image_infos, _pillow, _sources
+
+        _HELPERS = (_pillow, _image_infos, _sources)
+    return _HELPERS
 
 
 def encoded_samples(call: Call, meta: InputMeta, what: str = "input 0") -> list[np.ndarray]:
@@ -98,9 +105,7 @@ def read_headers(call: Call) -> np.ndarray:
     Plain JPEGs are parsed for the whole batch at once (`decoders/_image_infos.py`), the
     other samples one by one. A sample's source (the reader's file name, for messages) is
     looked up only on an error."""
-    pil = _pillow()
-    from ndd_triton.decoders import _image_infos, _sources
-
+    pil, _image_infos, _sources = _helpers()
     meta = call.inputs[0]
     samples = encoded_samples(call, meta)
     hints = meta.hints or {}

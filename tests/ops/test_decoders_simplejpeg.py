@@ -1,5 +1,6 @@
 """The simplejpeg fast path of the CPU decoders: bit-exact with Pillow, damaged data left to
-Pillow, and decoders.image bound to batches of plain RGB JPEGs (one libjpeg call per sample)."""
+Pillow, and decoders.image bound to batches of plain RGB JPEGs (one libjpeg call per sample),
+on the CPU backend and in the GPU kernel's host decode alike."""
 
 from __future__ import annotations
 
@@ -72,28 +73,32 @@ def direct_calls(monkeypatch):
     return calls
 
 
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
 @pytest.mark.parametrize("mode", ["eager", "sync_cpu"])
 @pytest.mark.parametrize("size", ["small", "pool"])
-def test_a_batch_of_plain_jpegs_is_one_libjpeg_call_per_sample(files, direct_calls, mode, size):
+def test_a_batch_of_plain_jpegs_is_one_libjpeg_call_per_sample(files, direct_calls, mode, size,
+                                                               device):  # fmt: skip
     """decoders.image binds to a batch whose every image is a plain RGB JPEG: one libjpeg call
     per sample, pixels bit-exact with Pillow; pooled (pipelined in eager) or inline."""
     jpegs = [files["jpeg420"], files["jpeg444"], *(_rgb_photos() if size == "pool" else [])]
     with getattr(ndd.EvalMode, mode), ndd.EvalContext(num_threads=2):
-        out = ndd.decoders.image(ndd.as_batch(jpegs)).evaluate()
+        out = ndd.decoders.image(ndd.as_batch(jpegs), device=device).evaluate()
     assert len(direct_calls) == len(jpegs)
     for i, (got, data) in enumerate(zip(samples_of(out), jpegs, strict=True)):
         np.testing.assert_array_equal(got, ref_decode(data), err_msg=f"sample {i}")
 
 
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
 @pytest.mark.parametrize("other", ["png", "jpeg_gray", "exif6", "bgr", "float"])
-def test_batches_the_binding_does_not_cover_take_the_general_path(files, direct_calls, other):
+def test_batches_the_binding_does_not_cover_take_the_general_path(files, direct_calls, other,
+                                                                  device):  # fmt: skip
     """One image (or an argument) outside the direct RGB case sends the whole batch through
     the general per-sample kernel, with the same pixels as Pillow."""
     extra = {"png": files["png"], "jpeg_gray": files["jpeg_gray"],
              "exif6": with_orientation(_pixels(12, 20, 3, 12), 6, "JPEG")}.get(other)  # fmt: skip
     jpegs = [files["jpeg420"], files["jpeg444"], *([extra] if extra is not None else [])]
     kw = {"bgr": {"output_type": BGR}, "float": {"dtype": ndd.float32}}.get(other, {})
-    out = ndd.decoders.image(ndd.as_batch(jpegs), **kw).evaluate()
+    out = ndd.decoders.image(ndd.as_batch(jpegs), device=device, **kw).evaluate()
     assert direct_calls == []
     for i, (got, data) in enumerate(zip(samples_of(out), jpegs, strict=True)):
         ref = ref_decode(data, kw.get("output_type", RGB))
@@ -101,8 +106,9 @@ def test_batches_the_binding_does_not_cover_take_the_general_path(files, direct_
         np.testing.assert_allclose(got, ref, atol=1e-6, err_msg=f"sample {i}")
 
 
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
 @pytest.mark.parametrize("mode", ["eager", "sync_cpu"])
-def test_a_damaged_jpeg_in_a_bound_batch_fails_naming_it(direct_calls, mode):
+def test_a_damaged_jpeg_in_a_bound_batch_fails_naming_it(direct_calls, mode, device):
     """A JPEG whose header parses but whose data is cut fails in the bound kernel as in the
     general one (libjpeg reports, Pillow decides, the message names the sample); the next
     batch decodes."""
@@ -110,8 +116,8 @@ def test_a_damaged_jpeg_in_a_bound_batch_fails_naming_it(direct_calls, mode):
     jpegs = [*photos, photos[0][: len(photos[0]) * 2 // 3]]
     with getattr(ndd.EvalMode, mode), ndd.EvalContext(num_threads=2):
         with pytest.raises(RuntimeError, match=rf"decoders.image: sample {len(jpegs) - 1}: "):
-            ndd.decoders.image(ndd.as_batch(jpegs)).evaluate()
+            ndd.decoders.image(ndd.as_batch(jpegs), device=device).evaluate()
         assert len(direct_calls) == len(jpegs)
-        again = ndd.decoders.image(ndd.as_batch(jpegs[:-1])).evaluate()
+        again = ndd.decoders.image(ndd.as_batch(jpegs[:-1]), device=device).evaluate()
     for got, data in zip(samples_of(again), jpegs, strict=False):
         np.testing.assert_array_equal(got, ref_decode(data))

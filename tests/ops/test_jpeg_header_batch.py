@@ -80,6 +80,7 @@ def _variants() -> dict[str, np.ndarray]:
         "comment": encode(rgb, "JPEG", comment=b"hello"),
         "icc": encode(rgb, "JPEG", icc_profile=b"\0" * 300),
         "icc_big": encode(rgb, "JPEG", icc_profile=bytes(70000)),  # header > 64 KiB
+        "icc_long": encode(rgb, "JPEG", icc_profile=bytes(20000)),  # > MATCH_MAX_BYTES
         "xmp": encode(rgb, "JPEG", xmp=b"<x:xmpmeta/>"),
         "exif": with_orientation(rgb, 6, "JPEG"), "exif1": with_orientation(rgb, 1, "JPEG"),
         "dqt16": _dqt16(plain), "sof1": _dqt16(plain, sof1=True),
@@ -132,11 +133,23 @@ def _batch_infos(samples: list[np.ndarray]) -> list[object]:
 
 def _check(samples: list[np.ndarray]) -> int:
     """The batch walk answers as the per-sample walk wherever it answers, and the whole
-    batch as `read_info` sample by sample; returns how many samples the batch walk settled."""
+    batch as `read_info` sample by sample; returns how many samples the batch walk settled.
+    The same with the layouts that walk found kept as the recent ones: for the batch again
+    (compared in NumPy, `_compare`; it may settle more) and for each sample alone (in Python,
+    `_match`; a batch of one leaves nothing unasked)."""
+    _jpeg_batch.forget_layouts()
     hwc = _jpeg_batch.plain_jpeg_headers(samples, _pillow.MAX_PIXELS)
-    for i in np.flatnonzero(hwc[:, 2]):
-        walked = _jpeg_header.read_jpeg_header(samples[i], _pillow.MAX_PIXELS)
-        assert walked is not None and list(walked[1:]) == hwc[i].tolist(), i
+    found = _jpeg_batch._recent
+    assert len(found) <= _jpeg_batch._RECENT_MAX
+    again = _jpeg_batch.plain_jpeg_headers(samples, _pillow.MAX_PIXELS)
+    walked = _walked(samples)
+    for answer in (hwc, again):
+        settled = np.flatnonzero(answer[:, 2])
+        np.testing.assert_array_equal(answer[settled], walked[settled])
+    for i, data in enumerate(samples):
+        _jpeg_batch._recent = found  # (a sample alone may add its own layout)
+        alone = _jpeg_batch.plain_jpeg_headers([data], _pillow.MAX_PIXELS)
+        assert alone[0].tolist() == walked[i].tolist(), i
     assert _batch_infos(samples) == [_read_info(v) for v in samples]
     return int(np.count_nonzero(hwc[:, 2]))
 
@@ -183,13 +196,110 @@ def test_batch_walk_agrees_on_each_kind_of_header(name):
 
 
 def test_batch_walk_settles_a_batch_of_one_layout_at_once(monkeypatch):
-    """Differently sized images of one encoder: one Python walk for the whole batch."""
-    samples = [encode(_pixels(3 + k, 40 - k, 3, k), "JPEG", quality=85) for k in range(20)]
+    """Differently sized images of one encoder: one Python walk for the whole batch, and
+    none for the next batches of that encoder, large or small (the layout is a recent one)."""
+    samples = [encode(_pixels(3 + k, 40 - k, 3, k), "JPEG", quality=85 - k) for k in range(30)]
+    assert _check(samples[:20]) == 20
     walks = []
     real = _jpeg_batch.walk_jpeg_header
     monkeypatch.setattr(_jpeg_batch, "walk_jpeg_header", lambda *a: walks.append(1) or real(*a))
-    assert _check(samples) == 20
-    assert len(walks) == 2  # one template in each of `_check`'s two batch walks
+    monkeypatch.setattr(_jpeg_batch, "_recent", ())
+    first = _jpeg_batch.plain_jpeg_headers(samples[:20], _pillow.MAX_PIXELS)
+    assert len(walks) == 1
+    assert first[:, 2].all()
+    later = _jpeg_batch.plain_jpeg_headers(samples[15:], _pillow.MAX_PIXELS)
+    small = _jpeg_batch.plain_jpeg_headers(samples[:3], _pillow.MAX_PIXELS)
+    assert len(walks) == 1
+    np.testing.assert_array_equal(np.concatenate([first, later[5:]]), _walked(samples))
+    np.testing.assert_array_equal(small, first[:3])
+
+
+def _walked(samples: list[np.ndarray]) -> np.ndarray:
+    """`plain_jpeg_headers`'s answer, by the per-sample walk."""
+    rows = [_jpeg_header.read_jpeg_header(s, _pillow.MAX_PIXELS) for s in samples]
+    return np.array([r[1:] if r is not None else (0, 0, 0) for r in rows],
+                    np.int64).reshape(len(samples), 3)  # fmt: skip
+
+
+def test_recent_layouts_across_batches(monkeypatch):
+    """Batches from several encoders in turn, large and small: every answer is the walk's;
+    a small batch walks only samples whose layout is not a recent one, and makes a layout of
+    the first of those; at most `_RECENT_MAX` layouts are kept, the latest used first."""
+    v = _variants()
+    kinds = ["plain", "optimized", "progressive", "gray", "cmyk", "fill", "app3", "icc"]
+    encoders = {kind: v[kind] for kind in kinds}
+    monkeypatch.setattr(_jpeg_batch, "_recent", ())
+    rs = np.random.default_rng(5)
+    for step in range(40):
+        picked = rs.choice(kinds, rs.integers(1, 3))
+        count = int(rs.choice([1, 3, _jpeg_batch.MIN_BATCH, 20]))
+        samples = [encoders[str(rs.choice(picked))] for _ in range(count)]
+        samples += [v["exif"], np.zeros(0, np.uint8)][:step % 3]
+        before = _jpeg_batch._recent
+        got = _jpeg_batch.plain_jpeg_headers(samples, _pillow.MAX_PIXELS)
+        np.testing.assert_array_equal(got, _walked(samples), err_msg=str(step))
+        after = _jpeg_batch._recent
+        assert len(after) <= _jpeg_batch._RECENT_MAX
+        assert len({t.key for t in after}) == len(after)  # no layout twice
+        if len(samples) < _jpeg_batch.MIN_BATCH:
+            new = [t for t in after if all(t is not b for b in before)]
+            assert len(new) <= 1
+    small = [encoders["gray"], encoders["plain"]]
+    _jpeg_batch.plain_jpeg_headers(small, _pillow.MAX_PIXELS)
+    walks = []
+    real = _jpeg_batch.walk_jpeg_header
+    monkeypatch.setattr(_jpeg_batch, "walk_jpeg_header", lambda *a: walks.append(1) or real(*a))
+    _jpeg_batch.plain_jpeg_headers(small[::-1], _pillow.MAX_PIXELS)
+    assert not walks
+    assert [t.channels for t in _jpeg_batch._recent[:2]] == [3, 1]  # the latest used first
+
+
+def test_long_headers_are_walked_in_small_batches(monkeypatch):
+    """A header longer than `MATCH_MAX_BYTES` (a large ICC profile) is walked in a small
+    batch, not matched in Python nor made a recent layout there; a large batch settles it
+    with a template as any other."""
+    data = _variants()["icc_long"]
+    length = _jpeg_header.walk_jpeg_header(data, _pillow.MAX_PIXELS)[1]
+    assert length > _jpeg_batch.MATCH_MAX_BYTES
+    want = _walked([data])[0].tolist()
+    assert want[2] == 3
+    monkeypatch.setattr(_jpeg_batch, "_recent", ())
+    assert _jpeg_batch.plain_jpeg_headers([data] * 3, _pillow.MAX_PIXELS).tolist() == [want] * 3
+    assert _jpeg_batch._recent == ()
+    large = _jpeg_batch.plain_jpeg_headers([data] * _jpeg_batch.MIN_BATCH, _pillow.MAX_PIXELS)
+    assert large.tolist() == [want] * _jpeg_batch.MIN_BATCH
+    assert [t.length for t in _jpeg_batch._recent] == [length]
+    matched = []
+    real = _jpeg_batch._match
+    monkeypatch.setattr(_jpeg_batch, "_match", lambda *a: matched.append(1) or real(*a))
+    assert _jpeg_batch.plain_jpeg_headers([data] * 2, _pillow.MAX_PIXELS).tolist() == [want] * 2
+    assert not matched
+
+
+def test_recent_layouts_from_several_threads(monkeypatch):
+    """Threads walking batches of different encoders at once all get the walk's answers."""
+    import threading
+
+    v = _variants()
+    batches = [[v[kind]] * count for kind in ("plain", "gray", "optimized", "cmyk", "fill")
+               for count in (2, _jpeg_batch.MIN_BATCH)]  # fmt: skip
+    want = [_walked(b) for b in batches]
+    monkeypatch.setattr(_jpeg_batch, "_recent", ())
+    errors = []
+
+    def work(k: int) -> None:
+        for step in range(60):
+            j = (k + step) % len(batches)
+            got = _jpeg_batch.plain_jpeg_headers(batches[j], _pillow.MAX_PIXELS)
+            if not np.array_equal(got, want[j]):
+                errors.append((k, step))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
 
 
 def test_batch_walk_agrees_on_bundled_photos():
@@ -290,9 +400,24 @@ def test_batch_walk_frame_checks():
         assert _check([data] * 12 + [one]) == 12
 
 
+@pytest.mark.parametrize("count", [1, 3, _jpeg_batch.MIN_BATCH])
+def test_bomb_limit_is_inclusive(count, monkeypatch):
+    """A frame of exactly `max_pixels` pixels is settled, one of a pixel more is not, as the
+    walk says: by a new template, by a recent layout, in a batch and alone."""
+    data = _variants()["plain"]  # 12 x 20
+    for recent in (False, True):
+        if not recent:
+            monkeypatch.setattr(_jpeg_batch, "_recent", ())
+        for limit, want in ((240, [12, 20, 3]), (239, [0, 0, 0])):
+            assert _jpeg_header.walk_jpeg_header(data, limit) is not None or want[2] == 0
+            got = _jpeg_batch.plain_jpeg_headers([data] * count, limit)
+            assert got.tolist() == [want] * count, (recent, limit)
+
+
 @pytest.mark.parametrize("count", [0, 1, 2, 5, _jpeg_batch.MIN_BATCH - 1, _jpeg_batch.MIN_BATCH])
 def test_small_batches(count):
-    """Below `MIN_BATCH` samples every sample is walked in Python (all plain ones settled)."""
+    """Below `MIN_BATCH` samples each sample is compared with the recent layouts or walked in
+    Python (all plain ones settled)."""
     v = _variants()
     kinds = ["plain", "exif", "gray", "cmyk", "xmp", "progressive", "icc_big", "fill"]
     samples = [v[kinds[k % len(kinds)]] for k in range(count)]

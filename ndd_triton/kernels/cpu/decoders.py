@@ -63,13 +63,15 @@ def bind_direct_rgb(call: Call) -> Callable[[np.ndarray, int], None] | None:
     (`_pillow.direct_rgb`, the common case): one libjpeg call per sample, the checks of
     `decode_sample` made once here. A sample libjpeg reports on goes through `decode_sample`
     (Pillow decodes it or the error names it), exactly as it would have."""
-    if call.dtype != uint8 or call.window is not None:
+    values = call.values  # (read directly: the checks run on every call, tiny ones too)
+    dtype = values["dtype"]
+    if (dtype is not uint8 and dtype != uint8) or values["window"] is not None:
         return None
-    output_type, adjust = int(call.output_type), bool(call.adjust_orientation)
-    infos: ImageInfos = call.info
+    output_type, adjust = int(values["output_type"]), bool(values["adjust_orientation"])
+    infos: ImageInfos = values["info"]
     if not infos.all_direct_rgb(output_type, adjust):
         return None
-    encoded: list[np.ndarray] = call.encoded
+    encoded: list[np.ndarray] = values["encoded"]
     decode_jpeg = _pillow.direct_rgb_decoder()
 
     def one(out: np.ndarray, i: int) -> None:

@@ -11,9 +11,10 @@ within an image, so a hand-written kernel would not beat the CPU, let alone nvJP
   nvJPEG output can differ from libjpeg-turbo by a few levels (4:2:0 chroma), as DALI's GPU
   decoder does (within the golden tolerance). Truncated JPEG/PNG files, which nvJPEG decodes
   silently, and any codec failure (missing codec, unsupported format) fall back to:
-* **host decode + upload**: every sample is decoded with Pillow on the CPU thread pool straight
-  into one staging buffer laid out like the output (pinned memory with real CUDA, the output
-  itself on the emulated device), then copied to the GPU in one transfer.
+* **host decode + upload**: every sample is decoded as the CPU backend decodes it (one libjpeg
+  call per sample for a batch of plain RGB JPEGs, `bind_direct_rgb`; else Pillow) on the CPU
+  thread pool straight into one staging buffer laid out like the output (pinned memory with
+  real CUDA, the output itself on the emulated device), then copied to the GPU in one transfer.
 
 Both paths decode the same window that inference fixed, so shapes always match the spec.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -29,7 +31,7 @@ import torch
 
 from ndd_triton.decoders._pillow import ANY_DATA, GRAY, RGB, ROUNDED_GRAY_FORMATS
 from ndd_triton.kernels import register
-from ndd_triton.kernels.cpu.decoders import _DECODERS, _SCHEMAS, decode_sample
+from ndd_triton.kernels.cpu.decoders import _DECODERS, _SCHEMAS, bind_direct_rgb, decode_sample
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.ops.schema import Call, SampleArgs
 
@@ -42,19 +44,34 @@ def _host_decode(run: GpuRun, out: GpuBatch, call: Call, op: str) -> None:
     on_host = data.device.type == "cpu"
     host = data if on_host else torch.empty(data.numel(), dtype=data.dtype, pin_memory=True)
     flat = host.numpy()
-    # Python ints for the per-sample slicing, made for the whole batch at once
-    starts, ends = out.offsets.tolist(), (out.offsets + out.sizes).tolist()
+    decode = _sample_decoder(call, op)
+    # Python values for the per-sample views, made for the whole batch at once; a view made by
+    # the ndarray constructor costs half a slice and a reshape
+    dtype, starts = flat.dtype, (out.offsets * flat.itemsize).tolist()
     shapes = out.shapes.tolist()
 
     def one(i: int) -> None:
-        view = flat[starts[i]:ends[i]].reshape(shapes[i])
-        decode_sample(view, SampleArgs(call, i, "HWC"), op)
+        decode(np.ndarray(shapes[i], dtype, flat, starts[i]), i)
 
     # The calling thread decodes too (it would only wait): one pool thread fewer to wake.
     # Decoding makes no torch calls, so this thread's torch threading does not matter.
     run.pool.run(one, call.batch_size, work_bytes=int(flat.nbytes), caller_helps=True)
     if not on_host:
         data.copy_(host, non_blocking=True)
+
+
+def _sample_decoder(call: Call, op: str) -> Callable[[np.ndarray, int], None]:
+    """`decode(out, i)` of sample i into its view `out`: the CPU backend's, one libjpeg call
+    per sample for a batch that decodes straight into uint8 RGB (`bind_direct_rgb`), else
+    `decode_sample`."""
+    direct = bind_direct_rgb(call) if op == "decoders.image" else None
+    if direct is not None:
+        return direct
+
+    def decode(view: np.ndarray, i: int) -> None:
+        decode_sample(view, SampleArgs(call, i, "HWC"), op)
+
+    return decode
 
 
 def _nvimgcodec() -> Any:
