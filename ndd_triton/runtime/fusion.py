@@ -97,9 +97,13 @@ def plan_groups(program: list[CallRecord]) -> dict[int, Group]:
 
 
 def lazy_invocation(prep: Any, ctx: Any) -> Invocation:
-    """A member's own invocation, run only if its result is read (on the reading thread)."""
-    run = make_run(prep.call, prep.kernel, prep.batches, prep.specs, prep.dev, ctx)
-    inv = Invocation(prep.call.schema.name, run, ctx, None)
+    """A member's own invocation, run only if its result is read (on the reading thread), or
+    scheduled as eager mode schedules the call when its group cannot run as one pass: on the
+    CPU with its stage, so that it joins the pool's sample pipeline as the call's eager
+    invocation would (the CPU RN50 chain's random_resized_crop, which no CPU pass fuses)."""
+    args = (prep.call, prep.kernel, prep.batches, prep.specs, prep.dev, ctx)
+    stage = make_stage(*args) if prep.dev.device_type == "cpu" else None
+    inv = Invocation(prep.call.schema.name, make_run(*args), ctx, None, stage)
     inv.mode = EvalMode.deferred
     return inv
 
