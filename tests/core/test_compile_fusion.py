@@ -240,6 +240,30 @@ def test_rn50_chain_is_one_pass(backend: str, layout: str, dtype: str, flip: boo
             assert (("flip", "crop_mirror_normalize") in names) == flip, names
 
 
+def test_a_member_run_on_its_own_keeps_its_cpu_stage(monkeypatch) -> None:
+    """On the CPU the RN50 chain's random_resized_crop runs on its own beside the folded flip
+    + crop_mirror_normalize: it is scheduled with its CPU stage (the pool's sample pipeline),
+    as its eager invocation is."""
+    from ndd_triton.runtime import fusion
+
+    scheduled: list = []
+    schedule = fusion._schedule
+
+    def seen(inv, prep):  # type: ignore[no-untyped-def]
+        scheduled.append((inv.name, inv.stage_fn is not None))  # (dropped once it ran)
+        return schedule(inv, prep)
+
+    monkeypatch.setattr(fusion, "_schedule", seen)
+    data = _data(13, np.uint8, big=True)
+    body = _rn50_no_crop("CHW", "float32", True)
+    eager, _, _ = _run(body, data, "cpu", False)
+    compiled, _, _ = _run(body, data, "cpu", True)
+    _assert_same(eager, compiled)
+    alone = [staged for name, staged in scheduled if name == "random_resized_crop"]
+    assert alone, scheduled
+    assert all(alone)
+
+
 def test_rn50_one_pass_draws_the_windows_on_the_device(monkeypatch) -> None:
     """On the GPU the fused pass draws random_resized_crop's windows itself (no host draws),
     with eager mode's bytes; where its one-launch form does not apply (taps beyond
