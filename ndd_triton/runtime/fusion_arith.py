@@ -2,7 +2,8 @@
 groups): *arith_chain*, a run of arithmetic operators and `ndd.math` functions in which each
 call reads the previous call's result, which nothing else in the program reads: `(x - 127.5) /
 127.5`, `(x / 255.0 - mean) / std` (NumPy arrays `mean`, `std`: batches that broadcast),
-`ndd.math.sqrt(x * 2.0) + 1`. A call's other operand may be a constant (a Python or NumPy
+`ndd.math.sqrt(x * 2.0) + 1`, `ndd.cast(x, dtype=ndd.float16) * 0.5` (a `cast` to a float type
+is a step). A call's other operand may be a constant (a Python or NumPy
 scalar) or any batch of the result's shape or broadcasting to it; the chain's value must keep
 the result's shape (the other operand does not widen it).
 
@@ -22,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ndd_triton.core.dtype import to_dtype_arg
 from ndd_triton.kernels import KernelEntry
 from ndd_triton.ops import arithmetic, math
 from ndd_triton.ops.schema import SampleArgs
@@ -31,8 +33,20 @@ from ndd_triton.runtime.invocation import Invocation
 from ndd_triton.runtime.trace import CallRecord
 
 ARITH_KINDS = frozenset(("arith_chain",))
-ARITH_OPS = frozenset(s.name for s in (*arithmetic.schemas, *math.schemas)
-                      if s.name != "math.clamp")  # fmt: skip
+ARITH_OPS = frozenset([*(s.name for s in (*arithmetic.schemas, *math.schemas)
+                        if s.name != "math.clamp"), "cast"])  # fmt: skip
+
+
+def _chainable(rec: CallRecord) -> bool:
+    """An arithmetic call, or a cast to a float type (what the chain kernel casts)."""
+    if rec.name != "cast":
+        return rec.name in ARITH_OPS
+    ref = rec.args[[a.name for a in rec.schema.args].index("dtype")]
+    try:
+        dtype = to_dtype_arg(ref.value, "cast")
+    except (TypeError, ValueError):
+        return False
+    return dtype.is_float and dtype.name in ("f16", "f32", "f64")
 
 
 def arith_groups(program: list[CallRecord], uses: dict[tuple[int, int], int] | None = None,
@@ -42,11 +56,11 @@ def arith_groups(program: list[CallRecord], uses: dict[tuple[int, int], int] | N
     groups = {} if groups is None else groups
     nxt: dict[int, tuple[int, int]] = {}  # call -> (the call that alone reads it, which input)
     for p, rec in enumerate(program):
-        if rec.name not in ARITH_OPS or rec.mode not in FUSABLE_MODES:
+        if not _chainable(rec) or rec.mode not in FUSABLE_MODES:
             continue
         links = [(k, ref.index) for k, ref in enumerate(rec.inputs)
                  if ref.kind == "op" and ref.output == 0 and uses.get((ref.index, 0)) == 1
-                 and program[ref.index].name in ARITH_OPS and program[ref.index].mode is rec.mode
+                 and _chainable(program[ref.index]) and program[ref.index].mode is rec.mode
                  and program[ref.index].ctx is rec.ctx and ref.index not in groups]  # fmt: skip
         if links and links[0][1] not in nxt:
             nxt[links[0][1]] = (p, links[0][0])
@@ -105,16 +119,19 @@ def arith_invocation(name: str, group: Group, members: list[Any], ctx: Any) -> I
 
 def _step(member: Any, k: int) -> Any:
     """The kernel's description of one member (see `kernels/gpu/arith_chain.Step`)."""
-    from ndd_triton.kernels.gpu.arith_chain import OTHER_LEFT, OTHER_RIGHT, UNARY, Step
+    from ndd_triton.kernels.gpu.arith_chain import CAST, OTHER_LEFT, OTHER_RIGHT, UNARY, Step
 
     call = member.call
+    out = member.specs[0].dtype
+    if call.schema.name == "cast":
+        return Step("cast", CAST, out, out, None)
     names = [spec.name for spec in call.schema.inputs]
     if len(names) == 1:
         form, const = UNARY, None
     else:
         form = OTHER_RIGHT if k == 0 else OTHER_LEFT
         const = call.values.get(f"{names[1 - k]}_constant")
-    return Step(call.base_op, form, call.compute_dtype, member.specs[0].dtype, const)
+    return Step(call.base_op, form, call.compute_dtype, out, const)
 
 
 def _gpu_chain(steps: list[Any], main: int, others: list[int | None]) -> Any:

@@ -80,6 +80,18 @@ def _per_sample(x):  # a per-sample int16 operand of shape (1, 1, 3) (two collap
     return ((x + 1) * gains) % 1000
 
 
+def _cast_half(x):  # a cast to float16 is a step; float16 results after it
+    return ndd.cast(x, dtype=ndd.float16) * np.float16(0.1) + np.float16(0.3)
+
+
+def _cast_double(x):  # a cast to float64 (given as a NumPy type), float64 steps
+    return (ndd.cast(x, dtype=np.float64) - 0.5) / 3.0
+
+
+def _cast_up(x):  # float16 samples cast to float32 first
+    return ndd.cast(x, dtype=ndd.float32) * 3.0
+
+
 def _dense_other(x):  # the source itself as the other operand (a batch of the same shape)
     return (x * 2 + x) - 7
 
@@ -88,7 +100,8 @@ CASES = [(_normalise, np.uint8, 2), (_sqrt_plus, np.float32, 3), (_int_wrap, np.
          (_bool_chain, np.uint8, 3), (_const_left, np.uint8, 3), (_half, np.float16, 2),
          (_trig, np.uint8, 3), (_wide, np.int64, 3), (_mean_std, np.uint8, 3),
          (_array_left, np.uint8, 3), (_per_sample, np.uint8, 3),
-         (_dense_other, np.uint8, 3)]  # fmt: skip
+         (_dense_other, np.uint8, 3), (_cast_half, np.uint8, 3), (_cast_double, np.int16, 3),
+         (_cast_up, np.float16, 2)]  # fmt: skip
 
 
 def _run(body, data, device: str, compile_: bool):
@@ -151,6 +164,27 @@ def test_what_is_and_is_not_an_arith_chain(backend: str) -> None:
     chains = {g.calls for g in epoch.session.groups.values()}
     names = [[epoch.session.program[p].name for p in calls] for calls in chains]
     assert names == [["__add__", "__add__", "__mul__", "__truediv__", "__add__"]]
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+def test_a_cast_to_an_integer_type_ends_a_chain(backend: str) -> None:
+    """The chain kernel casts only to float types (the cast kernel's conversion to integers
+    rounds and saturates): a cast to uint8 runs on its own after the chain before it."""
+    data = _data(12, np.uint8)
+
+    def body(x):
+        return ndd.cast((x - 1.0) * 2.5, dtype=ndd.uint8)
+
+    eager, _, _ = _run(body, data, backend, False)
+    compiled, prof, epoch = _run(body, data, backend, True)
+    _assert_same(eager, compiled)
+    chains = {g.calls for g in epoch.session.groups.values()}
+    assert [[epoch.session.program[p].name for p in c] for c in chains] == [["__sub__",
+                                                                             "__mul__"]]
+    for it in prof.compiled:
+        assert [g.ops for g in it.groups] == [("__sub__", "__mul__"), ("cast",)]
+        if backend == "gpu":
+            assert it.gpu_launches == 2
 
 
 def test_a_float16_computation_is_not_one_launch() -> None:

@@ -8,7 +8,8 @@ any, is a constant, a batch of the output's shape (DENSE) or one that broadcasts
 (BROADCAST: an array constant such as a per-channel mean): the value is converted to the
 step's compute type, combined with the other operand (loaded and converted as the single-op
 kernel loads it) by the single-op kernels' own helpers (`_elementwise_ops`), and converted to
-the step's output type as their store would (bool: `!= 0` for a bool computation). The next
+the step's output type as their store would (bool: `!= 0` for a bool computation); a `cast`
+to a float type is a step too (the cast kernel's conversion there is `x.to(DST)`). The next
 step converts that value on as their load would, so the chain gives the bytes of the calls run
 one by one, with no intermediate batch written or read. One program per stream tile of the
 output, as the elementwise kernels (`_elementwise.py`).
@@ -18,7 +19,7 @@ delta or sample offset (column 3 + s), then the collapsed output extents, their 
 multipliers and shifts, and 6 strides per step (`_columns`). Step codes: 24 bits per step of
 one constexpr int, `MAX_STEPS` steps: the op code (6 bits), the compute type (4 bits,
 `TYPE_CODES`), the output type (4 bits), the form (2 bits: unary, operand on the right, operand
-on the left), the operand's read mode (2 bits: DENSE, BROADCAST, SCALAR) and whether a DENSE
+on the left, cast), the operand's read mode (2 bits: DENSE, BROADCAST, SCALAR) and whether a DENSE
 operand is packed like the output (1 bit).
 """
 
@@ -67,7 +68,8 @@ from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 MAX_STEPS = 8
 TYPE_CODES = {"bool": 0, "u8": 1, "u16": 2, "u32": 3, "u64": 4, "i8": 5, "i16": 6, "i32": 7,
               "i64": 8, "f16": 9, "f32": 10, "f64": 11}  # fmt: skip
-UNARY, OTHER_RIGHT, OTHER_LEFT = 0, 1, 2  # step forms
+UNARY, OTHER_RIGHT, OTHER_LEFT, CAST = 0, 1, 2, 3  # step forms (CAST: to a float type)
+FLOAT_CODES = frozenset((TYPE_CODES["f16"], TYPE_CODES["f32"], TYPE_CODES["f64"]))
 OPND: tl.constexpr = tl.constexpr(3)  # sample table: step s's operand column is OPND + s
 
 
@@ -131,6 +133,8 @@ def _helper_step(v, o, row, start, offs, mask, S: tl.constexpr, CODE: tl.constex
                  EXT: tl.constexpr, R: tl.constexpr, WIDE: tl.constexpr,
                  MASKED: tl.constexpr):  # fmt: skip
     """Step S (see the module docstring): the value as the step's output type holds it."""
+    if (CODE >> 14) & 3 == 3:  # cast to a float type: `x.to(DST)`, as the cast kernel's
+        return _helper_to(v, (CODE >> 10) & 15, False)
     x = _helper_to(v, (CODE >> 6) & 15, True)
     if (CODE >> 14) & 3 == 0:
         r = _helper_unary_op(x, CODE & 63)
@@ -221,6 +225,9 @@ class Step:
 
     def code(self, mode: int = SCALAR, same: bool = True) -> int | None:
         """The step's 24-bit code, or None when the kernel has no such op or type."""
+        if self.form == CAST:
+            out = TYPE_CODES.get(self.out.name)
+            return out << 10 | CAST << 14 if out in FLOAT_CODES else None
         if self.form == UNARY:
             op = NOT if self.op == "invert" and self.compute.name == "bool" else \
                 UNARY_CODES.get(self.op)  # fmt: skip
@@ -255,7 +262,7 @@ def _launch(run: GpuRun, out: GpuBatch, inp: GpuBatch, steps: list[Step],
     global_ok = same
     for s, (step, x) in enumerate(zip(steps, others, strict=True)):
         mode, same_x = SCALAR, True
-        if step.form == UNARY:
+        if step.form in (UNARY, CAST):
             pointers.append(view)  # (not read)
         elif x is None:
             pointers.append(np.array([step.other.value]).astype(_compute_np(step.compute)))
@@ -285,6 +292,9 @@ def _launch(run: GpuRun, out: GpuBatch, inp: GpuBatch, steps: list[Step],
     plan = plan_stream(out, block, global_ok=global_ok)
     samples, tiles = plan.tables(delta.reshape(-1, 1), opnd, ext, mul, shift, strides)
     pointers += [view] * (MAX_STEPS - count)
+    # the first load's type: the first step's compute type, or the input's own before a cast
+    first = steps[0].compute if steps[0].form != CAST else inp.dtype
+    ct0 = tl.float16 if first.name == "f16" else compute_tl(first)
     run.launch(_arith_chain_kernel, (plan.grid,), view, plan.out, samples, tiles, plan.total,
-               *pointers, STEPS=count, CODES=codes, CT0=compute_tl(steps[0].compute), R=rank,
+               *pointers, STEPS=count, CODES=codes, CT0=ct0, R=rank,
                WIDE=wide, BLOCK=block, GLOBAL=plan.is_global, SAME=same)  # fmt: skip
