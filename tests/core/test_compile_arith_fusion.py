@@ -187,6 +187,24 @@ def test_a_cast_to_an_integer_type_ends_a_chain(backend: str) -> None:
             assert it.gpu_launches == 2
 
 
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+def test_an_operand_that_widens_the_value_runs_the_chain_call_by_call(backend: str) -> None:
+    """A chain's value must keep the result's shape: `(c * 2.0) + x` with per-sample `c` of
+    shape (1, 1, 3) widens it at the add, so the two calls run one by one (same bytes)."""
+    data = _data(14, np.uint8)
+
+    def body(x):
+        c = ndd.as_batch([np.full((1, 1, 3), i + 1, np.float32) for i in range(BS)])
+        return (c * 2.0) + x
+
+    eager, _, _ = _run(body, data, backend, False)
+    compiled, prof, epoch = _run(body, data, backend, True)
+    _assert_same(eager, compiled)
+    assert len({g.calls for g in epoch.session.groups.values()}) == 1  # planned as a chain
+    for it in prof.compiled:
+        assert [g.ops for g in it.groups] == [("__mul__",), ("__add__",)]  # run one by one
+
+
 def test_a_float16_computation_is_not_one_launch() -> None:
     """Steps computing in float16 do not exist (float16 computes in float32), and a chain of
     more than 8 steps runs call by call on the GPU: same bytes, no fused pass."""
