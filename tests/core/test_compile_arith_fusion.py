@@ -17,11 +17,13 @@ from ndd_triton.runtime.compiled import CompileFallbackWarning
 BS = 3
 
 
-def _data(seed: int, dtype: type, iterations: int = 3) -> list[list[np.ndarray]]:
+def _data(seed: int, dtype: type, iterations: int = 3, big: bool = False
+          ) -> list[list[np.ndarray]]:  # fmt: skip
     gen = np.random.default_rng(seed)
+    lo, hi = (30, 50) if big else (2, 9)  # big: whole (unmasked) tiles of the GPU kernel too
 
     def sample() -> np.ndarray:
-        shape = (int(gen.integers(2, 9)), int(gen.integers(2, 9)), 3)  # ragged, odd sizes
+        shape = (int(gen.integers(lo, hi)), int(gen.integers(lo, hi)), 3)  # ragged, odd sizes
         if np.dtype(dtype).kind == "f":
             return (gen.random(shape) * 300 - 20).astype(dtype)
         info = np.iinfo(dtype)
@@ -139,6 +141,20 @@ def test_arith_chain_fused_bit_identical(case, backend: str) -> None:
         assert [len(g.ops) for g in it.groups] == [ops]  # one pass
         if backend == "gpu":
             assert it.gpu_launches == 1  # the whole chain: one launch
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[0] in (_mean_std, _per_sample,
+                                                                _dense_other, _cast_half)],
+                         ids=lambda c: f"{c[0].__name__}")  # fmt: skip
+def test_arith_chain_on_whole_tiles(case) -> None:
+    """Samples of 30-50 x 30-50 x 3: the GPU kernel's whole tiles (unmasked loads and stores)
+    besides the partial ones, the same bytes as eager mode in one launch."""
+    body, dtype, _ = case
+    data = _data(21, dtype, big=True)
+    eager, _, _ = _run(body, data, "gpu", False)
+    compiled, prof, _ = _run(body, data, "gpu", True)
+    _assert_same(eager, compiled)
+    assert [it.gpu_launches for it in prof.compiled] == [1, 1]
 
 
 @pytest.mark.parametrize("backend", ["cpu", "gpu"])
