@@ -97,6 +97,21 @@ def test_color_chain_fused_bit_identical(case, backend: str) -> None:
             assert it.gpu_launches == (1 if one_pass else ops)  # the whole chain: one launch
 
 
+@pytest.mark.parametrize("case", CASES[:3], ids=lambda c: f"{c[0].__name__}-{np.dtype(c[1]).name}")
+def test_color_chain_on_whole_tiles(case) -> None:
+    """Images of 40-60 x 40-60 pixels: the chain kernel's whole (unmasked) tiles of 1024
+    pixels besides the partial ones, eager mode's bytes in one launch."""
+    body, dtype, _, _ = case
+    gen = np.random.default_rng(31)
+    scale = 300 if dtype == np.float32 else 256
+    data = [[(gen.random((int(gen.integers(40, 60)), int(gen.integers(40, 60)), 3)) * scale
+              ).astype(dtype) for _ in range(BS)] for _ in range(3)]  # fmt: skip
+    eager, _, _ = _run(body, data, "gpu", False)
+    compiled, prof, _ = _run(body, data, "gpu", True)
+    _assert_same(eager, compiled)
+    assert [it.gpu_launches for it in prof.compiled] == [1, 1]
+
+
 @pytest.mark.parametrize("backend", ["cpu", "gpu"])
 def test_reading_an_intermediate_computes_it(backend: str) -> None:
     data = _data(7, np.uint8)
