@@ -233,31 +233,44 @@ def launch_elementwise(run: GpuRun, out: GpuBatch, operands: list[GpuBatch | Non
         _launch(run, out, operands, call, op)
 
 
-def _geometry(out: GpuBatch, operands: list[GpuBatch | None]
-              ) -> tuple[list[int], np.ndarray, int, bool]:  # fmt: skip
-    """Operand modes, the `[N, NCOL - 2]` columns after the stream's, R (0: no broadcast), WIDE."""
+Geometry = tuple[list[int], list[Any], list[bool], np.ndarray, int, bool]
+
+
+def operand_geometry(out: GpuBatch, operands: list[GpuBatch | None],
+                     slots: int = 3) -> Geometry:  # fmt: skip
+    """How kernels read `operands` (None: a constant) at the output's stream index: per operand
+    its mode (DENSE, BROADCAST, SCALAR), its buffer viewed for the stream (DENSE; else None)
+    and whether it is packed like the output (DENSE; else True); the `[N, 7 * slots + 18]`
+    columns after the stream's (per slot its delta or sample offset; the collapsed output
+    extents, their division multipliers and shifts; per slot 6 strides), R (0: no broadcast)
+    and WIDE. `slots` >= len(operands): the kernel's operand count."""
     n = out.batch_size
     out_shapes = padded_shapes(out.shapes)
-    modes, strides = [], []
-    offsets = np.zeros((n, 3), np.int64)
+    modes, views, same, strides = [], [], [], []
+    offsets = np.zeros((n, slots), np.int64)
     for k, x in enumerate(operands):
+        view, is_same = None, True
         if x is None:
             modes.append(SCALAR)
         elif np.array_equal(shapes := padded_shapes(x.shapes), out_shapes):
             modes.append(DENSE)
+            view, offsets[:, k], is_same = input_view(x, out)
         else:
             modes.append(BROADCAST)
             offsets[:, k] = x.offsets
             strides.append(contiguous_strides(shapes))
+        views.append(view)
+        same.append(is_same)
     ext, rank = np.ones((n, 6), np.int64), 0
-    cols = [np.zeros((n, 6), np.int64) for _ in range(3)]
+    cols = [np.zeros((n, 6), np.int64) for _ in range(slots)]
     if strides:
         ext, collapsed, rank = collapse(out_shapes, strides)
         for k in (k for k, mode in enumerate(modes) if mode == BROADCAST):
             cols[k] = collapsed.pop(0)
     mul, shift = magic_numbers(ext)
     wide = bool(n) and rank > 0 and int(out.sizes.max()) >= INT32_LIMIT - 2 * 8192
-    return modes, np.concatenate([offsets, ext, mul, shift, *cols], axis=1), rank, wide
+    columns = np.concatenate([offsets, ext, mul, shift, *cols], axis=1)
+    return modes, views, same, columns, rank, wide
 
 
 def _launch(run: GpuRun, out: GpuBatch, operands: list[GpuBatch | None], call: Call, op: str
@@ -269,18 +282,9 @@ def _launch(run: GpuRun, out: GpuBatch, operands: list[GpuBatch | None], call: C
     arrays = [x for x in operands if x is not None]
     block = block_for(_compute_np(compute), out.data.dtype, *(x.data.dtype for x in arrays))
     block = TRIG_BLOCK.get((op, compute.name), block)
-    modes, geometry, rank, wide = _geometry(out, operands)
-    pointers, same = [], []
-    for k, (x, name) in enumerate(zip(operands, names, strict=True)):
-        if modes[k] == DENSE:
-            assert x is not None
-            view, delta, is_same = input_view(x, out)
-            pointers.append(view)
-            geometry[:, k] = delta
-            same.append(is_same)
-        else:
-            pointers.append(operand_pointer(x, name, call, compute))
-            same.append(True)
+    modes, views, same, geometry, rank, wide = operand_geometry(out, operands)
+    pointers = [view if view is not None else operand_pointer(x, name, call, compute)
+                for x, name, view in zip(operands, names, views, strict=True)]  # fmt: skip
     plan = plan_stream(out, block, global_ok=BROADCAST not in modes and all(same))
     width = (NCOL1 if len(operands) == 1 else NCOL) - S_NCOL
     samples, tiles = plan.tables(geometry[:, :width])

@@ -14,9 +14,10 @@ step converts that value on as their load would, so the chain gives the bytes of
 one by one, with no intermediate batch written or read. One program per stream tile of the
 output, as the elementwise kernels (`_elementwise.py`).
 
-Sample table: the stream's columns, the chain input's delta (column 2), each step's operand
-delta or sample offset (column 3 + s), then the collapsed output extents, their division
-multipliers and shifts, and 6 strides per step (`_columns`). Step codes: 24 bits per step of
+Sample table (`_elementwise.operand_geometry`, the chain's input as operand 0 and step s's
+operand as operand s + 1): the stream's columns, the chain input's delta (column 2), each
+step's operand delta or sample offset (column 3 + s), then the collapsed output extents, their
+division multipliers and shifts, and 6 strides per operand. Step codes: 24 bits per step of
 one constexpr int, `MAX_STEPS` steps: the op code (6 bits), the compute type (4 bits,
 `TYPE_CODES`), the output type (4 bits), the form (2 bits: unary, operand on the right, operand
 on the left, cast), the operand's read mode (2 bits: DENSE, BROADCAST, SCALAR) and whether a DENSE
@@ -32,22 +33,15 @@ import triton
 import triton.language as tl
 
 from ndd_triton.core.dtype import DType
-from ndd_triton.kernels.gpu._broadcast import (
-    INT32_LIMIT,
-    _helper_axis_step,
-    collapse,
-    contiguous_strides,
-    magic_numbers,
-)
-from ndd_triton.kernels.gpu._common import padded_shapes
+from ndd_triton.kernels.gpu._broadcast import _helper_axis_step
 from ndd_triton.kernels.gpu._elementwise import (
     BROADCAST,
-    DENSE,
     SCALAR,
     TRIG_BLOCK,
     _compute_np,
     _helper_operand,
     _helper_store,
+    operand_geometry,
 )
 from ndd_triton.kernels.gpu._elementwise_ops import (
     BINARY_CODES,
@@ -60,7 +54,6 @@ from ndd_triton.kernels.gpu._elementwise_ops import (
 from ndd_triton.kernels.gpu._stream import (
     _helper_stream_tile,
     block_for,
-    input_view,
     plan_stream,
 )
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
@@ -140,7 +133,7 @@ def _helper_step(v, o, row, start, offs, mask, S: tl.constexpr, CODE: tl.constex
         r = _helper_unary_op(x, CODE & 63)
     else:  # the other operand, loaded in the compute type as the single-op kernel loads it
         if (CODE >> 16) & 3 == 1:
-            bidx = _helper_bcast_index(row, start, offs, R, EXT, EXT + 18 + 6 * S, WIDE)
+            bidx = _helper_bcast_index(row, start, offs, R, EXT, EXT + 24 + 6 * S, WIDE)
         else:
             bidx = offs
         y = _helper_operand(o, row, S + 1, start, offs, bidx, mask, 1, o.dtype.element_ty,
@@ -192,7 +185,7 @@ def _arith_chain_kernel(src, dst, samples, tiles, total, o0, o1, o2, o3, o4, o5,
                         GLOBAL: tl.constexpr, SAME: tl.constexpr):  # fmt: skip
     """out = step_STEPS(... step_1(in)) over one stream tile (`o<s>`: step s's operand)."""
     EXT: tl.constexpr = OPND + STEPS  # the sample table's geometry columns (module docstring)
-    NCOL: tl.constexpr = EXT + 18 + 6 * STEPS
+    NCOL: tl.constexpr = EXT + 24 + 6 * STEPS
     _, row, start, lo, hi = _helper_stream_tile(tiles, samples, total, NCOL, BLOCK, GLOBAL)
     offs = tl.arange(0, BLOCK)
     if hi - lo == BLOCK:  # a full tile: unmasked, vectorised
@@ -254,47 +247,31 @@ def launch_arith_chain(run: GpuRun, out: GpuBatch, inp: GpuBatch, steps: list[St
 
 def _launch(run: GpuRun, out: GpuBatch, inp: GpuBatch, steps: list[Step],
             others: list[GpuBatch | None]) -> None:  # fmt: skip
-    n, count = out.batch_size, len(steps)
-    out_shapes = padded_shapes(out.shapes)
-    view, delta, same = input_view(inp, out)
+    count = len(steps)
+    # operand slot 0: the chain's input (the output's shape); slot s + 1: step s's operand
+    read = [inp, *(x if s.form not in (UNARY, CAST) else None for s, x in zip(steps, others,
+                                                                             strict=True))]
+    modes, views, same, geometry, rank, wide = operand_geometry(out, read, count + 1)
     pointers: list[Any] = []
-    codes, opnd, strided = 0, np.zeros((n, count), np.int64), []
-    global_ok = same
-    for s, (step, x) in enumerate(zip(steps, others, strict=True)):
-        mode, same_x = SCALAR, True
+    codes = 0
+    for s, step in enumerate(steps):
+        mode, view = modes[s + 1], views[s + 1]
         if step.form in (UNARY, CAST):
-            pointers.append(view)  # (not read)
-        elif x is None:
+            pointers.append(views[0])  # (not read)
+        elif mode == SCALAR:
             pointers.append(np.array([step.other.value]).astype(_compute_np(step.compute)))
-        elif np.array_equal(shapes := padded_shapes(x.shapes), out_shapes):
-            mode = DENSE
-            x_view, opnd[:, s], same_x = input_view(x, out)
-            pointers.append(x_view)
-            global_ok = global_ok and same_x
         else:
-            mode = BROADCAST
-            pointers.append(x.data)
-            opnd[:, s] = x.offsets
-            strided.append((s, contiguous_strides(shapes)))
-            global_ok = False
-        codes |= step.code(mode, same_x) << (24 * s)  # type: ignore[operator]
-    ext, rank = np.ones((n, 6), np.int64), 0
-    strides = np.zeros((n, 6 * count), np.int64)
-    if strided:
-        ext, collapsed, rank = collapse(out_shapes, [st for _, st in strided])
-        for (s, _), cols in zip(strided, collapsed, strict=True):
-            strides[:, 6 * s:6 * s + 6] = cols
-    mul, shift = magic_numbers(ext)
-    wide = bool(n) and rank > 0 and int(out.sizes.max()) >= INT32_LIMIT - 2 * 8192
+            pointers.append(view if view is not None else others[s].data)  # type: ignore[union-attr]
+        codes |= step.code(mode, same[s + 1]) << (24 * s)  # type: ignore[operator]
     types = [_compute_np(s.compute) for s in steps] + [_compute_np(s.out) for s in steps]
     block = min(block_for(inp.data.dtype, out.data.dtype, *types),
                 *(TRIG_BLOCK.get((s.op, s.compute.name), 1 << 20) for s in steps))  # fmt: skip
-    plan = plan_stream(out, block, global_ok=global_ok)
-    samples, tiles = plan.tables(delta.reshape(-1, 1), opnd, ext, mul, shift, strides)
-    pointers += [view] * (MAX_STEPS - count)
+    plan = plan_stream(out, block, global_ok=BROADCAST not in modes and all(same))
+    samples, tiles = plan.tables(geometry)
+    pointers += [views[0]] * (MAX_STEPS - count)
     # the first load's type: the first step's compute type, or the input's own before a cast
     first = steps[0].compute if steps[0].form != CAST else inp.dtype
     ct0 = tl.float16 if first.name == "f16" else compute_tl(first)
-    run.launch(_arith_chain_kernel, (plan.grid,), view, plan.out, samples, tiles, plan.total,
-               *pointers, STEPS=count, CODES=codes, CT0=ct0, R=rank,
-               WIDE=wide, BLOCK=block, GLOBAL=plan.is_global, SAME=same)  # fmt: skip
+    run.launch(_arith_chain_kernel, (plan.grid,), views[0], plan.out, samples, tiles,
+               plan.total, *pointers, STEPS=count, CODES=codes, CT0=ct0, R=rank, WIDE=wide,
+               BLOCK=block, GLOBAL=plan.is_global, SAME=same[0])  # fmt: skip
