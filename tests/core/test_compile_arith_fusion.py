@@ -6,15 +6,11 @@ constant on either side."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
+from test_compile_fusion import BS, _run  # (its epoch loop: profiled, fallbacks as errors)
 
 import ndd_triton as ndd
-from ndd_triton.runtime.compiled import CompileFallbackWarning
-
-BS = 3
 
 
 def _data(seed: int, dtype: type, iterations: int = 3, big: bool = False
@@ -104,18 +100,6 @@ CASES = [(_normalise, np.uint8, 2), (_sqrt_plus, np.float32, 3), (_int_wrap, np.
          (_array_left, np.uint8, 3), (_per_sample, np.uint8, 3),
          (_dense_other, np.uint8, 3), (_cast_half, np.uint8, 3), (_cast_double, np.int16, 3),
          (_cast_up, np.float16, 2)]  # fmt: skip
-
-
-def _run(body, data, device: str, compile_: bool):
-    batches = [ndd.as_batch(d, layout="HWC", device=device) for d in data]
-    epoch = ndd.ExternalSource(iter(batches), device=device).captured(BS) if compile_ \
-        else iter(batches)  # fmt: skip
-    outs = []
-    with ndd.profile() as prof, warnings.catch_warnings():
-        warnings.simplefilter("error", CompileFallbackWarning)
-        for x in epoch:
-            outs.append([np.array(s) for s in body(x).cpu()])
-    return outs, prof, epoch
 
 
 def _assert_same(a, b) -> None:
