@@ -167,15 +167,7 @@ def plan_key(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
     values = tuple(arg_values)
     types = tuple(map(type, values))
     if list in types:  # list-valued arguments (size=[224, 224]): keyed by their items
-        keyed = list(values)
-        i = types.index(list)
-        while True:
-            keyed[i] = (list, tuple(keyed[i]))
-            try:
-                i = types.index(list, i + 1)
-            except ValueError:
-                break
-        values = tuple(keyed)
+        values = tuple([(list, tuple(v)) if type(v) is list else v for v in values])
     if Batch in types:  # per-sample values from another op: keyed by what they are, read per call
         keyed = [_batch_arg_key(v) if t is Batch else v for v, t in zip(values, types,
                                                                           strict=True)]
