@@ -7,9 +7,10 @@ the program reads that output (*color_cmn* when a crop_mirror_normalize alone re
 chain: its normalising store joins the chain's pass on the GPU); a *flip_cmn* pair is a flip
 read only by crop_mirror_normalize, which then reads the flip's input with its crop window and
 `mirror` mirrored where the flip mirrored (the RN50 recipe's flip costs no pass); a
-*resample_cmn* group is resize/random_resized_crop -> [flip ->] crop_mirror_normalize, one
-launch on the GPU (`kernels/gpu/resample_normalize.py`); a *decode_slice* pair is a CPU
-decoders.image read only by slice, decoding only the windows (`runtime/fusion_decode.py`); an
+*resample_cmn* group is [slice ->] resize/random_resized_crop -> [flip ->]
+crop_mirror_normalize, one launch on the GPU (`kernels/gpu/resample_normalize.py`; a slice
+joins it on the GPU only); a *decode_slice* pair is a CPU decoders.image read only by slice,
+decoding only the windows (`runtime/fusion_decode.py`); an
 *arith_chain* is a run of arithmetic calls each reading the last, their other operands
 constants or batches (`runtime/fusion_arith.py`).
 The calls between the members (the random draws of their arguments) stay where they are, so
@@ -74,7 +75,10 @@ def plan_groups(program: list[CallRecord]) -> dict[int, Group]:
             members, head = [f, p], program[f]
         r = sole_producer(program, uses, head, RESAMPLE_OPS)
         if r is not None:
-            group = Group("resample_cmn", (r, *members))
+            # a slice before the resize (the detection recipe's window) is read by the pass
+            s = sole_producer(program, uses, program[r], ("slice",)) if program[r].gpu \
+                else None  # fmt: skip
+            group = Group("resample_cmn", (*((s,) if s is not None else ()), r, *members))
             for m in group.calls:
                 groups[m] = group
     decode_groups(program, uses, groups)
@@ -159,6 +163,9 @@ def _resample_cmn(name: str, members: list[Any], ctx: Any) -> Invocation | None:
     window is computed). None on the CPU (the caller then folds
     the flip alone): running the resize kernel per sample into a scratch image cost more CPU
     than the pipelined ops in perf/README.md's measurement (the resize's batch recipes)."""
+    sliced = members[0] if members[0].call.schema.name == "slice" else None
+    if sliced is not None:
+        members = members[1:]
     resample, cmn = members[0], members[-1]
     dev = resample.dev
     if dev.device_type == "cpu":
@@ -169,11 +176,18 @@ def _resample_cmn(name: str, members: list[Any], ctx: Any) -> Invocation | None:
         if call is None:
             return None
     rc, meta = resample.call, resample.call.inputs[0]
+    batches, source = resample.batches, None
+    if sliced is not None:
+        folded = folded_slice(sliced.call, sliced.specs[0])
+        if folded is None:
+            return None
+        source, rc = folded, dataclasses.replace(rc, inputs=(sliced.call.inputs[0],))
+        batches = sliced.batches[:1]
     if meta.layout != "HWC" or (meta.shapes[:, 2] != 3).any() or meta.dtype.name != "u8" or \
             resample.specs[0].dtype.name != "u8" or rc.resample_axes != "HW":  # fmt: skip
         return None
     norm = _gpu_norm(call, cmn.specs[0], mirror_ok=True, crop_ok=True)
-    if norm is None or max(int(meta.shapes.prod(axis=1).max(initial=0)),
+    if norm is None or max(int(rc.inputs[0].shapes.prod(axis=1).max(initial=0)),
                            int(cmn.specs[0].shapes.prod(axis=1).max(initial=0))) >= 2**30:
         return None
     gain, bias, chw = norm
@@ -183,11 +197,31 @@ def _resample_cmn(name: str, members: list[Any], ctx: Any) -> Invocation | None:
     def launch(run: Any, out: Any, inp: Any, _call: Any) -> None:
         from ndd_triton.kernels.gpu.resample_normalize import launch_resample_normalize
 
-        launch_resample_normalize(run, out, inp, rc, gain, bias, mirror, chw, window)
+        at = None
+        if source is not None:  # the windows' first pixels and the images' row pitch
+            width = inp.shapes[:, 1]
+            at = (inp.offsets + (source[:, 0] * width + source[:, 1]) * 3, width)
+        launch_resample_normalize(run, out, inp, rc, gain, bias, mirror, chw, window, at)
 
     kernel = KernelEntry(launch, "gpu")
-    return Invocation(name, make_run(rc, kernel, resample.batches, cmn.specs, dev, ctx), ctx,
-                      None)  # fmt: skip
+    return Invocation(name, make_run(rc, kernel, batches, cmn.specs, dev, ctx), ctx, None)
+
+
+def folded_slice(sliced: Any, spec: Any) -> np.ndarray | None:
+    """Each window's first row and column (`[N, 2]`) of a slice a fused pass can read in place
+    of its output: HWC windows of whole pixels inside their images (no fill), every channel,
+    the input's type; else None."""
+    data = sliced.inputs[0]
+    if data.layout != "HWC" or spec.dtype != data.dtype:
+        return None
+    anchor = np.asarray(sliced.anchor_full)
+    dims = data.shapes
+    if anchor.shape != dims.shape or spec.shapes.shape != dims.shape:
+        return None
+    if (anchor < 0).any() or (anchor + spec.shapes > dims).any() or \
+            (anchor[:, 2] != 0).any() or (spec.shapes[:, 2] != dims[:, 2]).any():  # fmt: skip
+        return None
+    return anchor[:, :2].astype(np.int64)
 
 
 def _mirrored_cmn(flip: Any, cmn: Any) -> Any:
@@ -282,13 +316,21 @@ def issue_member(group: Group, p: int, prep: Any, members: dict[int, list[Any]],
     preps = [m for m, _ in done]
     names = tuple(m.call.schema.name for m in preps)
     fused = fused_invocation(group, preps, ctx)
-    if fused is None and group.kind == "resample_cmn" and len(done) == 3:
-        # no one-pass resample here: the resize on its own, the flip still folded
-        fused = fused_invocation(Group("flip_cmn", group.calls[1:]), preps[1:], ctx)
+    alone = 0  # how many leading members run on their own
+    if fused is None and group.kind == "resample_cmn":
+        # no one-pass resample of it all: without the slice, then the flip still folded
+        for part in _resample_parts(group, names):
+            alone = len(group.calls) - len(part.calls)
+            fused = fused_invocation(part, preps[alone:], ctx)
+            if fused is not None:
+                break
         if fused is not None:
-            _schedule(done[0][1], preps[0])
-            _schedule(fused, preps[1])
-            return prep.results(fused), [(names[:1], [done[0][1]]), (names[1:], [fused])]
+            for m, inv in done[:alone]:
+                _schedule(inv, m)
+            _schedule(fused, preps[alone])
+            return prep.results(fused), [*(((n,), [inv]) for n, (_, inv) in
+                                           zip(names[:alone], done, strict=False)),
+                                         (names[alone:], [fused])]  # fmt: skip
     if fused is None:
         for m, inv in done:
             _schedule(inv, m)
@@ -296,6 +338,16 @@ def issue_member(group: Group, p: int, prep: Any, members: dict[int, list[Any]],
         return prep.results(done[-1][1]), scheduled
     _schedule(fused, preps[0])
     return prep.results(fused), [(names, [fused])]
+
+
+def _resample_parts(group: Group, names: tuple[str, ...]) -> list[Group]:
+    """The smaller groups to try, in turn, when a resample_cmn group cannot run as one pass:
+    without its slice, then the flip folded into the normalisation alone."""
+    calls = group.calls[1:] if names[0] == "slice" else group.calls
+    parts = [Group("resample_cmn", calls)] if calls != group.calls else []
+    if len(calls) == 3:
+        parts.append(Group("flip_cmn", calls[1:]))
+    return parts
 
 
 def _schedule(inv: Any, prep: Any) -> None:

@@ -27,9 +27,11 @@ DECODE_KINDS = frozenset(("decode_slice",))
 
 def decode_groups(program: list[CallRecord], uses: dict[tuple[int, int], int],
                   groups: dict[int, Group]) -> None:  # fmt: skip
-    """Add the decode_slice groups to `groups`."""
+    """Add the decode_slice groups to `groups` (a slice in another group already stays there:
+    a GPU pass reads its window)."""
     for p, rec in enumerate(program):
-        d = sole_producer(program, uses, rec, ("decoders.image",)) if rec.name == "slice" else None
+        d = sole_producer(program, uses, rec, ("decoders.image",)) \
+            if rec.name == "slice" and p not in groups else None  # fmt: skip
         if d is not None:
             groups[d] = groups[p] = Group("decode_slice", (d, p))
 

@@ -77,6 +77,7 @@ class CallRecord:
     mode: EvalMode
     ctx: Any
     callsite: tuple[str, int] | None = None
+    gpu: bool = False  # it ran on the GPU (what fusion plans for; not part of the call's identity)
 
     @property
     def name(self) -> str:
@@ -242,7 +243,8 @@ class IterationRefs:
         """The record of a call made in this iteration."""
         ref = self.ref
         return CallRecord(schema, tuple(ref(x) for x in inputs), tuple(ref(v) for v in arg_values),
-                          ref(batch_size), ref(device), mode, ctx, callsite)  # fmt: skip
+                          ref(batch_size), ref(device), mode, ctx, callsite,
+                          runs_on_gpu(device, inputs))  # fmt: skip
 
     def resolve(self, ref: Ref) -> Any:
         """The value a Ref stands for in this iteration."""
@@ -252,3 +254,12 @@ class IterationRefs:
             results = self.results[ref.index]
             return results[ref.output] if isinstance(results, tuple) else results
         return ref.value
+
+
+def runs_on_gpu(device: Any, inputs: Any) -> bool:
+    """Whether a call runs on the GPU, as prepare picks its device (`resolve_device`): its
+    `device` argument, else a GPU input."""
+    if device is not None:
+        kind = getattr(device, "device_type", None) or str(device)
+        return kind.startswith(("gpu", "cuda"))
+    return any(isinstance(x, Tensor | Batch) and x.device.device_type == "gpu" for x in inputs)
