@@ -7,10 +7,11 @@ the program reads that output (*color_cmn* when a crop_mirror_normalize alone re
 chain: its normalising store joins the chain's pass on the GPU); a *flip_cmn* pair is a flip
 read only by crop_mirror_normalize, which then reads the flip's input with its crop window and
 `mirror` mirrored where the flip mirrored (the RN50 recipe's flip costs no pass); a
-*resample_cmn* group is [slice ->] resize/random_resized_crop -> [flip ->]
-crop_mirror_normalize, one launch on the GPU (`kernels/gpu/resample_normalize.py`; a slice
-joins it on the GPU only); a *decode_slice* pair is a CPU decoders.image read only by slice,
-decoding only the windows (`runtime/fusion_decode.py`); an
+*resample_cmn* group is [slices, crops, flips ->] resize/random_resized_crop -> [flip ->]
+crop_mirror_normalize, one launch on the GPU (`kernels/gpu/resample_normalize.py`; the calls
+before the resize join it on the GPU only, `runtime/fusion_geometry.py`); a *decode_slice*
+pair is a CPU decoders.image read only by slice, decoding only the windows
+(`runtime/fusion_decode.py`); an
 *arith_chain* is a run of arithmetic calls each reading the last, their other operands
 constants or batches (`runtime/fusion_arith.py`).
 The calls between the members (the random draws of their arguments) stay where they are, so
@@ -40,6 +41,7 @@ from ndd_triton.runtime.eval_mode import EvalMode
 from ndd_triton.runtime.executor import execute
 from ndd_triton.runtime.fusion_arith import ARITH_KINDS, arith_groups, arith_invocation
 from ndd_triton.runtime.fusion_decode import DECODE_KINDS, decode_groups, decode_invocation
+from ndd_triton.runtime.fusion_geometry import geometry_heads, pixel_steps, source_view
 from ndd_triton.runtime.fusion_group import Group, count_uses, sole_producer
 from ndd_triton.runtime.invocation import Invocation
 from ndd_triton.runtime.trace import CallRecord
@@ -75,10 +77,10 @@ def plan_groups(program: list[CallRecord]) -> dict[int, Group]:
             members, head = [f, p], program[f]
         r = sole_producer(program, uses, head, RESAMPLE_OPS)
         if r is not None:
-            # a slice before the resize (the detection recipe's window) is read by the pass
-            s = sole_producer(program, uses, program[r], ("slice",)) if program[r].gpu \
-                else None  # fmt: skip
-            group = Group("resample_cmn", (*((s,) if s is not None else ()), r, *members))
+            # slices, crops and flips before the resize (the detection recipe's window) are
+            # read through by the pass
+            heads = geometry_heads(program, uses, r) if program[r].gpu else ()
+            group = Group("resample_cmn", (*heads, r, *members))
             for m in group.calls:
                 groups[m] = group
     decode_groups(program, uses, groups)
@@ -163,9 +165,8 @@ def _resample_cmn(name: str, members: list[Any], ctx: Any) -> Invocation | None:
     window is computed). None on the CPU (the caller then folds
     the flip alone): running the resize kernel per sample into a scratch image cost more CPU
     than the pipelined ops in perf/README.md's measurement (the resize's batch recipes)."""
-    sliced = members[0] if members[0].call.schema.name == "slice" else None
-    if sliced is not None:
-        members = members[1:]
+    k = next(i for i, m in enumerate(members) if m.call.schema.name in RESAMPLE_OPS)
+    heads, members = members[:k], members[k:]
     resample, cmn = members[0], members[-1]
     dev = resample.dev
     if dev.device_type == "cpu":
@@ -176,13 +177,13 @@ def _resample_cmn(name: str, members: list[Any], ctx: Any) -> Invocation | None:
         if call is None:
             return None
     rc, meta = resample.call, resample.call.inputs[0]
-    batches, source = resample.batches, None
-    if sliced is not None:
-        folded = folded_slice(sliced.call, sliced.specs[0])
-        if folded is None:
+    batches, view = resample.batches, None
+    if heads:  # the pass reads the first head's input through the heads' index map
+        view = source_view([h.call for h in heads], [h.specs[0] for h in heads])
+        if view is None:
             return None
-        source, rc = folded, dataclasses.replace(rc, inputs=(sliced.call.inputs[0],))
-        batches = sliced.batches[:1]
+        rc = dataclasses.replace(rc, inputs=(heads[0].call.inputs[0],))
+        batches = heads[0].batches[:1]
     if meta.layout != "HWC" or (meta.shapes[:, 2] != 3).any() or meta.dtype.name != "u8" or \
             resample.specs[0].dtype.name != "u8" or rc.resample_axes != "HW":  # fmt: skip
         return None
@@ -197,31 +198,14 @@ def _resample_cmn(name: str, members: list[Any], ctx: Any) -> Invocation | None:
     def launch(run: Any, out: Any, inp: Any, _call: Any) -> None:
         from ndd_triton.kernels.gpu.resample_normalize import launch_resample_normalize
 
-        at = None
-        if source is not None:  # the windows' first pixels and the images' row pitch
-            width = inp.shapes[:, 1]
-            at = (inp.offsets + (source[:, 0] * width + source[:, 1]) * 3, width)
-        launch_resample_normalize(run, out, inp, rc, gain, bias, mirror, chw, window, at)
+        source = None
+        if view is not None:
+            first, row_step, col_step = pixel_steps(view, inp.shapes[:, 1])
+            source = (inp.offsets + first * 3, row_step, col_step)
+        launch_resample_normalize(run, out, inp, rc, gain, bias, mirror, chw, window, source)
 
     kernel = KernelEntry(launch, "gpu")
     return Invocation(name, make_run(rc, kernel, batches, cmn.specs, dev, ctx), ctx, None)
-
-
-def folded_slice(sliced: Any, spec: Any) -> np.ndarray | None:
-    """Each window's first row and column (`[N, 2]`) of a slice a fused pass can read in place
-    of its output: HWC windows of whole pixels inside their images (no fill), every channel,
-    the input's type; else None."""
-    data = sliced.inputs[0]
-    if data.layout != "HWC" or spec.dtype != data.dtype:
-        return None
-    anchor = np.asarray(sliced.anchor_full)
-    dims = data.shapes
-    if anchor.shape != dims.shape or spec.shapes.shape != dims.shape:
-        return None
-    if (anchor < 0).any() or (anchor + spec.shapes > dims).any() or \
-            (anchor[:, 2] != 0).any() or (spec.shapes[:, 2] != dims[:, 2]).any():  # fmt: skip
-        return None
-    return anchor[:, :2].astype(np.int64)
 
 
 def _mirrored_cmn(flip: Any, cmn: Any) -> Any:
@@ -342,8 +326,8 @@ def issue_member(group: Group, p: int, prep: Any, members: dict[int, list[Any]],
 
 def _resample_parts(group: Group, names: tuple[str, ...]) -> list[Group]:
     """The smaller groups to try, in turn, when a resample_cmn group cannot run as one pass:
-    without its slice, then the flip folded into the normalisation alone."""
-    calls = group.calls[1:] if names[0] == "slice" else group.calls
+    without the calls before the resize, then the flip folded into the normalisation alone."""
+    calls = group.calls[next(i for i, n in enumerate(names) if n in RESAMPLE_OPS):]
     parts = [Group("resample_cmn", calls)] if calls != group.calls else []
     if len(calls) == 3:
         parts.append(Group("flip_cmn", calls[1:]))

@@ -43,13 +43,14 @@ from ndd_triton.ops.schema import DRAWS_ON_DEVICE
 
 IN_OFF: tl.constexpr = tl.constexpr(0)
 OUT_OFF: tl.constexpr = tl.constexpr(1)
-PITCH: tl.constexpr = tl.constexpr(2)  # source pixels from one row to the next
+ROW_STEP: tl.constexpr = tl.constexpr(2)  # source pixels from one row to the next (signed)
 H_OUT: tl.constexpr = tl.constexpr(3)
 W_OUT: tl.constexpr = tl.constexpr(4)
 TAB_H: tl.constexpr = tl.constexpr(5)  # first row of the sample in the H tap tables
 TAB_W: tl.constexpr = tl.constexpr(6)
 MIRROR: tl.constexpr = tl.constexpr(7)
-NCOL: tl.constexpr = tl.constexpr(8)
+COL_STEP: tl.constexpr = tl.constexpr(8)  # source pixels from one column to the next (signed)
+NCOL: tl.constexpr = tl.constexpr(9)
 TILE = 1024
 
 
@@ -62,7 +63,8 @@ def _resample_normalize_kernel(src, dst, samples, tiles, index_h, weight_h, inde
     sample = sample.to(tl.int64)
     first = tile.to(tl.int64) * BLOCK
     row = samples + sample * NCOL
-    pitch = tl.load(row + PITCH).to(tl.int32)
+    row_step = tl.load(row + ROW_STEP).to(tl.int32)
+    col_step = tl.load(row + COL_STEP).to(tl.int32)
     h_out = tl.load(row + H_OUT).to(tl.int32)
     w_out = tl.load(row + W_OUT).to(tl.int32)
     tab_h = tl.load(row + TAB_H).to(tl.int32)
@@ -85,7 +87,8 @@ def _resample_normalize_kernel(src, dst, samples, tiles, index_h, weight_h, inde
             tw = (tab_w + w) * TAPS_W + kw
             sw = tl.load(index_w + tw, mask=mask, other=0)
             ww = tl.load(weight_w + tw, mask=mask, other=0.0)
-            v = tl.load(src_base + ((sh * pitch + sw) * 3 + c).to(tl.int64), mask=mask,
+            v = tl.load(src_base + ((sh * row_step + sw * col_step) * 3 + c).to(tl.int64),
+                        mask=mask,
                         other=0).to(tl.float32)  # fmt: skip
             part += ww * v
         acc += wh * part
@@ -117,8 +120,9 @@ T_IN_H: tl.constexpr = tl.constexpr(8)
 T_OUT_H: tl.constexpr = tl.constexpr(9)  # the resize's output extents (the plans' n_out)
 T_OUT_W: tl.constexpr = tl.constexpr(10)
 T_BLOCKS: tl.constexpr = tl.constexpr(11)  # programs per output row
-T_PITCH: tl.constexpr = tl.constexpr(12)  # source pixels from one row to the next
-T_NCOL: tl.constexpr = tl.constexpr(13)
+T_ROW_STEP: tl.constexpr = tl.constexpr(12)  # source pixels from one row, column to the next
+T_COL_STEP: tl.constexpr = tl.constexpr(13)  # (signed: a flip folded into the pass)
+T_NCOL: tl.constexpr = tl.constexpr(14)
 TILE_TAPS = 512  # output columns x H taps per program (registers: a [cols, KH, 4] fp32 tile)
 MAX_INLINE_TAPS = 32  # bound of a sample's taps per axis for the inline form (registers)
 
@@ -190,12 +194,13 @@ def _resample_normalize_taps_kernel(src, dst, samples, plans, tiles, affine, dra
     ch = tl.arange(0, 4)
     mask = live[:, None, None] & (kh < taps_h)[None, :, None] & (ch < 3)[None, None, :]
     # [1, KH, 1]: the pixel index of each H tap's row
-    rows = (sh * tl.load(row + T_PITCH).to(tl.int32))[None, :, None]
+    rows = (sh * tl.load(row + T_ROW_STEP).to(tl.int32))[None, :, None]
+    col_step = tl.load(row + T_COL_STEP).to(tl.int32)
     src_base = src + tl.load(row + T_IN_OFF)
     part = tl.zeros([COLS, KH, 4], dtype=tl.float32)
     for k in range(taps_w):
         sw, ww = _helper_tap(start_w, c_w, widen_w, total_w, taps_w, w_in, k)
-        pix = (rows + sw[:, None, None]) * 3 + ch[None, None, :]
+        pix = (rows + (sw * col_step)[:, None, None]) * 3 + ch[None, None, :]
         v = tl.load(src_base + pix.to(tl.int64), mask=mask, other=0).to(tl.float32)
         part += ww[:, None, None] * v
     acc = tl.zeros([COLS, 4], dtype=tl.float32)
@@ -219,7 +224,7 @@ def _resample_normalize_taps_kernel(src, dst, samples, plans, tiles, affine, dra
 def _launch_inline_taps(run: GpuRun, out: GpuBatch, inp: GpuBatch, c: Any,
                         tri: TrianglePlan | None, extent: np.ndarray, start: np.ndarray,
                         mirror: np.ndarray, affine: np.ndarray, chw: bool,
-                        source: tuple[np.ndarray, np.ndarray]) -> bool:  # fmt: skip
+                        source: tuple[np.ndarray, ...]) -> bool:  # fmt: skip
     """The one-launch form (`_resample_normalize_taps_kernel`) of the call `c` with plan `tri`,
     or (None) of a random_resized_crop drawing its windows on the device, with tap bounds from
     the largest possible window; False (nothing launched) where a sample's taps may exceed
@@ -243,8 +248,8 @@ def _launch_inline_taps(run: GpuRun, out: GpuBatch, inp: GpuBatch, c: Any,
     blocks = -(-extent[:, 1] // cols)
     table = np.stack([source[0], out.offsets, n_in[:, 1], extent[:, 0], extent[:, 1],
                       start[:, 0], start[:, 1], np.asarray(mirror).reshape(n) != 0,
-                      n_in[:, 0], n_out[:, 0], n_out[:, 1], blocks, source[1]],
-                     axis=1).astype(np.int64)  # the columns T_IN_OFF .. T_PITCH  # fmt: skip
+                      n_in[:, 0], n_out[:, 0], n_out[:, 1], blocks, source[1], source[2]],
+                     axis=1).astype(np.int64)  # the columns T_IN_OFF .. T_COL_STEP  # fmt: skip
     tiles = tile_starts(extent[:, 0] * blocks)
     attempts = int(c.num_attempts) if tri is None else 0
     # the RNG position joins the call's one upload (a fused pass is not recorded for replay);
@@ -260,17 +265,18 @@ def _launch_inline_taps(run: GpuRun, out: GpuBatch, inp: GpuBatch, c: Any,
 def launch_resample_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, resample: object,
                               gain: np.ndarray, bias: np.ndarray, mirror: np.ndarray,
                               chw: bool, window: tuple[np.ndarray, np.ndarray] | None = None,
-                              source: tuple[np.ndarray, np.ndarray] | None = None,
+                              source: tuple[np.ndarray, ...] | None = None,
                               ) -> None:  # fmt: skip
     """Resample HWC uint8 RGB samples as the resize call `resample` does (its `resample_*`
     plan, 2 axes) and store `v * gain + bias` (`[N, 3]`) mirrored per sample, in one pass (the
     triangle filters' taps computed in it, or in one launch before it for wide taps). `window`:
     crop_mirror_normalize's `(start, size)` (`[N, 2]`, rows and columns, inside the resized
     image): only that window is computed, its rows and columns taking the resize's taps of the
-    rows and columns they are (the table rows start that much further on). `source`: each
-    sample's first source pixel (an element offset into `inp.data`) and its row pitch in
-    pixels, when the resize reads a window of `inp`'s samples (a slice folded into the pass:
-    the resize's extents are the window's); default: `inp`'s samples themselves."""
+    rows and columns they are (the table rows start that much further on). `source`: where
+    the resize's input pixels are in `inp`'s samples, when the pass reads them through windows
+    and flips folded into it: per sample, the element offset of pixel (0, 0) in `inp.data`
+    and the pixel steps from one row and from one column to the next (signed); the resize's
+    extents are the view's. Default: `inp`'s samples themselves."""
     c = resample  # a Call (plain data; typed loosely to keep the kernel layer free of ops)
     n_out = np.asarray(c.resample_out, np.int64)  # type: ignore[attr-defined]
     # the triangle filters' tap tables of both axes in one launch before the pass (the host
@@ -284,7 +290,7 @@ def launch_resample_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, resampl
     if window is not None:
         start, extent = (np.asarray(v, np.int64).reshape(n, 2) for v in window)
     if source is None:
-        source = (inp.offsets, inp.shapes[:, 1])
+        source = (inp.offsets, inp.shapes[:, 1], np.ones(n, np.int64))
     if c.values.get(DRAWS_ON_DEVICE):  # type: ignore[attr-defined]
         if _launch_inline_taps(run, out, inp, c, None, extent, start, mirror, affine, chw,
                                source):  # fmt: skip
@@ -309,8 +315,9 @@ def launch_resample_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, resampl
         (index_h, weight_h, first_h, taps_h), (index_w, weight_w, first_w, taps_w) = tables
         host += [index_h, weight_h, index_w, weight_w]
     first_h, first_w = first_h + start[:, 0], first_w + start[:, 1]
-    samples = np.empty((n, 8), np.int64)  # the columns IN_OFF .. MIRROR
+    samples = np.empty((n, 9), np.int64)  # the columns IN_OFF .. COL_STEP
     samples[:, 0], samples[:, 1], samples[:, 2] = source[0], out.offsets, source[1]
+    samples[:, 8] = source[2]
     samples[:, 3], samples[:, 4] = extent[:, 0], extent[:, 1]
     samples[:, 5], samples[:, 6] = first_h, first_w
     samples[:, 7] = np.asarray(mirror).reshape(n) != 0

@@ -1,8 +1,8 @@
-"""Compile mode: a slice read only by a resize (the detection recipe's
-`slice -> resize -> flip -> crop_mirror_normalize`) joins the one-pass resample on the GPU,
-which reads each window in place of the slice's output: one launch per batch and the bytes of
-the ops run one by one; where a window leaves its image, cuts channels or the slice's result is
-read elsewhere, the slice runs on its own and the rest stays one pass."""
+"""Compile mode: slices, crops and flips read only by a resize (the detection recipe's
+`slice -> resize -> flip -> crop_mirror_normalize`) join the one-pass resample on the GPU,
+which reads the first one's input through their index map (`runtime/fusion_geometry.py`): one
+launch per batch and the bytes of the ops run one by one; where a window leaves its image or
+a result is read elsewhere, those calls run on their own and the rest stays one pass."""
 
 from __future__ import annotations
 
@@ -121,6 +121,62 @@ def test_a_slice_read_twice_is_not_folded() -> None:
     _assert_same(eager, compiled)
     for groups in _groups(prof):
         assert ("slice",) in groups, groups
+
+
+def _u01() -> ndd.Batch:
+    return ndd.random.uniform(batch_size=BS, range=[0.0, 1.0])
+
+
+def _flips(x: ndd.Batch, count: int) -> ndd.Batch:
+    for k in range(count):
+        coin = ndd.random.coin_flip(batch_size=BS)
+        x = ndd.flip(x, horizontal=coin) if k % 2 == 0 else ndd.flip(x, vertical=coin,
+                                                                      horizontal=0)
+    return x
+
+
+@pytest.mark.parametrize("heads", ["flip", "crop_flip_slice", "five_flips", "flip_cubic"])
+def test_crops_and_flips_before_the_resize_join_the_pass(heads: str) -> None:
+    """Flips (horizontal and vertical, per sample), crops and slices in any order before the
+    resize: one launch, eager mode's bytes; of five flips the last four join the pass. Cubic:
+    the pass form reading host-built tap tables."""
+
+    def body(x: ndd.Batch) -> ndd.Batch:
+        if heads.startswith("flip"):
+            x = _flips(x, 3 if heads == "flip_cubic" else 1)
+        elif heads == "crop_flip_slice":
+            x = ndd.crop(x, crop=(7, 6), crop_pos_x=_u01(), crop_pos_y=_u01())  # fmt: skip
+            x = _flips(x, 2)
+            x = ndd.slice(x, *_window())
+        else:
+            x = _flips(x, 5)
+        if heads == "flip":
+            x = ndd.random_resized_crop(x, size=(5, 6))
+        else:
+            x = ndd.resize(x, size=(6, 4), interp_type=ndd.types.INTERP_CUBIC if heads ==
+                           "flip_cubic" else ndd.types.INTERP_LINEAR)  # fmt: skip
+        x = ndd.flip(x, horizontal=ndd.random.coin_flip(batch_size=BS))
+        return ndd.crop_mirror_normalize(x, mean=MEAN, std=STD, crop=(4, 3),
+                                         crop_pos_x=_u01(),
+                                         mirror=ndd.random.coin_flip(batch_size=BS))  # fmt: skip
+
+    data = _data(34, np.uint8, big=True)
+    eager, _, _ = _run(body, data, "gpu", False)
+    compiled, prof, _ = _run(body, data, "gpu", True)
+    _assert_same(eager, compiled)
+    for groups in _groups(prof):
+        launches = sum(groups.values())
+        fused = [ops for ops in groups if "crop_mirror_normalize" in ops]
+        assert len(fused) == 1, groups
+        assert fused[0][-3:] == ("resize", "flip", "crop_mirror_normalize") or \
+            fused[0][-3:] == ("random_resized_crop", "flip", "crop_mirror_normalize"), groups
+        if heads == "five_flips":  # the first flip on its own
+            assert fused[0][:4] == ("flip",) * 4, groups
+            assert groups[("flip",)] == 1, groups
+            assert launches == 2, groups
+        else:
+            assert fused[0][0] == heads.split("_")[0], groups
+            assert launches == 1, groups
 
 
 def test_a_call_runs_on_the_gpu_by_its_device_then_its_inputs() -> None:
