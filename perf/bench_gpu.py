@@ -87,21 +87,29 @@ def rn50_rows(root: str, paths: list[str], opts: argparse.Namespace) -> dict[str
     rng = ndd.random.RNG(seed=42)
     rows: dict[str, Any] = {}
 
-    def ndd_epoch(reader: Any, decode_device: str, compile: bool = False) -> int:
+    def ndd_epoch(reader: Any, decode_device: str, compile: bool = False,
+                  window: bool = False) -> int:  # fmt: skip
         n = 0
         for jpegs, labels in reader.next_epoch(batch_size=opts.batch, compile=compile):
             images = ndd.decoders.image(jpegs, device=decode_device)
             if decode_device == "cpu":
                 images = images.gpu()
-            images = ndd.random_resized_crop(images, size=224, rng=rng)
+            images, size = window_resize(images, jpegs.batch_size) if window else \
+                (ndd.random_resized_crop(images, size=224, rng=rng), 224)  # fmt: skip
             flips = ndd.random.coin_flip(batch_size=jpegs.batch_size, rng=rng)
             images = ndd.flip(images, horizontal=flips)
             out = ndd.crop_mirror_normalize(images, mean=MEAN, std=STD).torch()
             assert out.is_cuda, out.device
-            assert tuple(out.shape[1:]) == (3, 224, 224), out.shape
+            assert tuple(out.shape[1:]) == (3, size, size), out.shape
             labels.torch()
             n += jpegs.batch_size
         return n
+
+    def window_resize(images: Any, n: int) -> tuple[Any, int]:
+        """The detection recipe's geometry: a random window (slice), resized to 300x300."""
+        anchor = ndd.random.uniform(batch_size=n, range=[0.0, 0.3], shape=[2], rng=rng)
+        shape = ndd.random.uniform(batch_size=n, range=[0.5, 0.7], shape=[2], rng=rng)
+        return ndd.resize(ndd.slice(images, anchor, shape), size=[300, 300]), 300
 
     from ndd_triton.runtime import compiled
 
@@ -118,6 +126,12 @@ def rn50_rows(root: str, paths: list[str], opts: argparse.Namespace) -> dict[str
                     timed_epochs(lambda: ndd_epoch(reader, device, compile), opts.epochs))
         finally:
             compiled.plan_groups = fusion
+
+    for compile in (False, True):  # slice -> resize -> flip -> cmn: one pass when compiled
+        reader = ndd.readers.File(file_root=root, random_shuffle=True, seed=1)
+        name = "ndd window -> resize 300, gpu decode" + (", compile=True" if compile else "")
+        attempt(rows, name, lambda reader=reader, compile=compile:
+                timed_epochs(lambda: ndd_epoch(reader, "gpu", compile, True), opts.epochs))
 
     encoded = [np.fromfile(p, dtype=np.uint8) for p in paths]
     batches = [ndd.as_batch(encoded[i:i + opts.batch]) for i in range(0, len(encoded), opts.batch)]
