@@ -182,7 +182,7 @@ def _resample_cmn(name: str, members: list[Any], ctx: Any) -> Invocation | None:
         view = source_view([h.call for h in heads], [h.specs[0] for h in heads])
         if view is None:
             return None
-        rc = dataclasses.replace(rc, inputs=(heads[0].call.inputs[0],))
+        rc = dataclasses.replace(rc, inputs=[heads[0].call.inputs[0]])
         batches = heads[0].batches[:1]
     if meta.layout != "HWC" or (meta.shapes[:, 2] != 3).any() or meta.dtype.name != "u8" or \
             resample.specs[0].dtype.name != "u8" or rc.resample_axes != "HW":  # fmt: skip

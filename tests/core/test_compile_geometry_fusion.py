@@ -6,11 +6,14 @@ a result is read elsewhere, those calls run on their own and the rest stays one 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from test_compile_fusion import BS, _assert_same, _data, _run
 
 import ndd_triton as ndd
+from ndd_triton.runtime.compiled import CompileFallbackWarning
 from ndd_triton.runtime.trace import runs_on_gpu
 
 MEAN, STD = [123.7, 116.3, 103.5], [58.4, 57.1, 57.4]
@@ -189,3 +192,39 @@ def test_a_call_runs_on_the_gpu_by_its_device_then_its_inputs() -> None:
     assert not runs_on_gpu("cpu", [gpu])
     assert not runs_on_gpu(None, [host, None, 3])
     assert runs_on_gpu(gpu.device, [])
+
+
+@pytest.mark.parametrize("mode", ["eager", "sync_cpu"])
+def test_a_failing_crop_before_the_pass_raises_where_eager_mode_does(mode: str) -> None:
+    """A window beyond a small image in iteration 2 (crop with the 'error' policy, a member
+    before the resize): the error surfaces where eager mode raises it, the other iterations
+    give eager mode's bytes."""
+    data = _data(35, np.uint8, big=True)
+    data[2][1] = np.zeros((2, 2, 3), np.uint8)
+
+    def run(compile_: bool) -> list:  # type: ignore[type-arg]
+        ndd.random.set_seed(99)
+        batches = [ndd.as_batch(d, layout="HWC", device="gpu") for d in data]
+        epoch = ndd.ExternalSource(iter(batches), device="gpu").captured(BS) if compile_ \
+            else iter(batches)  # fmt: skip
+        done: list = []  # type: ignore[type-arg]
+        with getattr(ndd.EvalMode, mode), warnings.catch_warnings(), ndd.profile() as prof:
+            warnings.simplefilter("ignore", CompileFallbackWarning)
+            for x in epoch:
+                try:
+                    y = ndd.crop(x, crop=(3, 3), out_of_bounds_policy="error")
+                    y = ndd.crop_mirror_normalize(ndd.resize(y, size=(4, 5)), mean=MEAN,
+                                                  std=STD)  # fmt: skip
+                    done.append([np.array(s) for s in y.cpu()])
+                except (ValueError, RuntimeError) as error:
+                    done.append(type(error).__name__)
+        if compile_ and mode == "eager":  # iteration 1 ran fused (sync modes do not fuse)
+            assert ("crop", "resize", "crop_mirror_normalize") in _groups(prof)[0], _groups(prof)
+        return done
+
+    eager = run(False)
+    assert isinstance(eager[2], str)
+    compiled = run(True)
+    assert compiled[2] == eager[2]
+    _assert_same([e for e in eager if not isinstance(e, str)],
+                 [c for c in compiled if not isinstance(c, str)])
