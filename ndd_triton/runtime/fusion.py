@@ -7,6 +7,8 @@ the program reads that output (*color_cmn* when a crop_mirror_normalize alone re
 chain: its normalising store joins the chain's pass on the GPU); a *flip_cmn* pair is a flip
 read only by crop_mirror_normalize, which then reads the flip's input with its crop window and
 `mirror` mirrored where the flip mirrored (the RN50 recipe's flip costs no pass); a
+*resample_flip* pair is a GPU resize/random_resized_crop read only by a flip, whose passes
+store mirrored (`resample_gpu`'s `mirror`); a
 *resample_cmn* group is [slices, crops, flips ->] resize/random_resized_crop -> [flip ->]
 crop_mirror_normalize, one launch on the GPU (`kernels/gpu/resample_normalize.py`; the calls
 before the resize join it on the GPU only, `runtime/fusion_geometry.py`); a *decode_slice*
@@ -83,6 +85,10 @@ def plan_groups(program: list[CallRecord]) -> dict[int, Group]:
             group = Group("resample_cmn", (*heads, r, *members))
             for m in group.calls:
                 groups[m] = group
+    for p, rec in enumerate(program):  # resize -> flip (no normalisation after it)
+        r = sole_producer(program, uses, rec, RESAMPLE_OPS) if rec.name == "flip" else None
+        if r is not None and program[r].gpu and p not in groups and r not in groups:
+            groups[r] = groups[p] = Group("resample_flip", (r, p))
     decode_groups(program, uses, groups)
     arith_groups(program, uses, groups)
     for start in sorted(set(nxt) | set(normalizer)):
@@ -124,6 +130,8 @@ def fused_invocation(group: Group, members: list[Any], ctx: Any) -> Invocation |
     name = "+".join(m.call.schema.name for m in members)
     if group.kind == "resample_cmn":
         return _resample_cmn(name, members, ctx)
+    if group.kind == "resample_flip":
+        return _resample_flip(name, members, ctx)
     if group.kind in DECODE_KINDS:
         return decode_invocation(name, members, ctx)
     if group.kind in ARITH_KINDS:
@@ -206,6 +214,33 @@ def _resample_cmn(name: str, members: list[Any], ctx: Any) -> Invocation | None:
 
     kernel = KernelEntry(launch, "gpu")
     return Invocation(name, make_run(rc, kernel, batches, cmn.specs, dev, ctx), ctx, None)
+
+
+def _resample_flip(name: str, members: list[Any], ctx: Any) -> Invocation | None:
+    """resize/random_resized_crop -> flip on the GPU: the resize's own launches, each pass
+    storing its axis mirrored where the flip flips it (`resample_gpu`'s `mirror`), so the
+    flip's pass disappears (exact). None on the CPU or for a flip of an axis not resampled."""
+    resample, flip = members
+    if resample.dev.device_type == "cpu" or len(resample.specs) != 1:
+        return None
+    rc, fc = resample.call, flip.call
+    n = rc.batch_size
+    flags = {letter: np.asarray(fc.values[arg]).reshape(n) != 0 for letter, arg in
+             (("W", "horizontal"), ("H", "vertical"), ("D", "depthwise"))}  # fmt: skip
+    axes = rc.resample_axes
+    layout = fc.inputs[0].layout or ""
+    if any(f.any() and (letter not in axes or letter not in layout)
+           for letter, f in flags.items()):  # fmt: skip
+        return None
+    mirror = np.stack([flags[letter] for letter in axes], axis=1)
+    fn = resample.kernel.for_call(rc).fn
+
+    def launch(run: Any, out: Any, inp: Any, call: Any) -> None:
+        fn(run, out, inp, call, mirror=mirror)
+
+    kernel = KernelEntry(launch, "gpu")
+    return Invocation(name, make_run(rc, kernel, resample.batches, flip.specs, resample.dev,
+                                     ctx), ctx, None)  # fmt: skip
 
 
 def _mirrored_cmn(flip: Any, cmn: Any) -> Any:

@@ -228,3 +228,37 @@ def test_a_failing_crop_before_the_pass_raises_where_eager_mode_does(mode: str) 
     assert compiled[2] == eager[2]
     _assert_same([e for e in eager if not isinstance(e, str)],
                  [c for c in compiled if not isinstance(c, str)])
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+@pytest.mark.parametrize(("resample", "layout"), [("random_resized_crop", "HWC"),
+                                                  ("resize", "CHW"), ("resize_cubic", "HWC")])
+def test_a_flip_after_the_resize_is_stored_mirrored(backend: str, resample: str,
+                                                    layout: str) -> None:  # fmt: skip
+    """resize/random_resized_crop -> flip (horizontal and vertical per sample, no
+    normalisation after it): on the GPU the resize's passes store mirrored and the flip's
+    launch disappears; eager mode's bytes on both backends."""
+
+    def body(x: ndd.Batch) -> ndd.Batch:
+        if layout == "CHW":
+            x = ndd.transpose(x, perm=[2, 0, 1], output_layout="CHW")
+        if resample == "random_resized_crop":
+            x = ndd.random_resized_crop(x, size=(6, 7))
+        else:
+            x = ndd.resize(x, size=(5, 9), interp_type=ndd.types.INTERP_CUBIC
+                           if resample == "resize_cubic" else ndd.types.INTERP_LINEAR)  # fmt: skip
+        return ndd.flip(x, horizontal=ndd.random.coin_flip(batch_size=BS),
+                        vertical=ndd.random.coin_flip(batch_size=BS))  # fmt: skip
+
+    data = _data(36, np.uint8, big=True)
+    eager, _, _ = _run(body, data, backend, False)
+    compiled, prof, _ = _run(body, data, backend, True)
+    _assert_same(eager, compiled)
+    name = resample.removesuffix("_cubic")
+    for groups in _groups(prof):
+        if backend == "gpu":
+            # the resize's own launches: its two passes, after the tap tables' launch of the
+            # triangle filters (cubic taps are built on the host)
+            assert groups[(name, "flip")] == (2 if resample == "resize_cubic" else 3), groups
+        else:
+            assert (name, "flip") not in groups, groups

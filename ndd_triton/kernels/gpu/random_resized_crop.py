@@ -164,7 +164,9 @@ def device_tables(call: Call) -> DeviceTables:
 
 @register(random_resized_crop.schema, "gpu",
           replay=lambda call: bool(call.values.get(DRAWS_ON_DEVICE)))  # fmt: skip
-def random_resized_crop_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
-    """The resize passes over the windows: drawn here (`draws_on_device`) or in prepare."""
+def random_resized_crop_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call,
+                            mirror: np.ndarray | None = None) -> None:  # fmt: skip
+    """The resize passes over the windows: drawn here (`draws_on_device`) or in prepare
+    (`mirror`: see `resample_gpu`)."""
     on_device = call.values.get(DRAWS_ON_DEVICE)
-    resample_gpu(run, out, inp, call, device_tables(call) if on_device else None)
+    resample_gpu(run, out, inp, call, device_tables(call) if on_device else None, mirror)

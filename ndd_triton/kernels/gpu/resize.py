@@ -33,15 +33,19 @@ L_IN: tl.constexpr = tl.constexpr(3)
 L_OUT: tl.constexpr = tl.constexpr(4)
 INNER: tl.constexpr = tl.constexpr(5)
 TAB: tl.constexpr = tl.constexpr(6)  # first row of this sample in the tap tables
-NCOL: tl.constexpr = tl.constexpr(7)
+FLIP: tl.constexpr = tl.constexpr(7)  # nonzero: the pass stores its axis mirrored (MIRROR)
+NCOL: tl.constexpr = tl.constexpr(8)
 TILE = 1024
 
 
 @triton.jit
 def _resample_axis_kernel(src, dst, samples, tiles, index, weight, TAPS: tl.constexpr,
                           ROUND: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
-                          IDX: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
-    """One tile of one sample: out[o, j, i] = sum_k weight[j, k] * src[o, index[j, k], i].
+                          IDX: tl.constexpr, BLOCK: tl.constexpr,
+                          MIRROR: tl.constexpr = False):  # fmt: skip
+    """One tile of one sample: out[o, j, i] = sum_k weight[j, k] * src[o, index[j, k], i]
+    (`MIRROR`: stored at `l_out - 1 - j` in the samples whose FLIP column is set: a flip of
+    this axis after the resize, compile mode's fusion).
 
     Index math in IDX-bit integers: int32 when every sample's input and output of the pass
     fit (the divisions dominate this kernel's cost on the GPU; int64 ones are much slower)."""
@@ -73,17 +77,26 @@ def _resample_axis_kernel(src, dst, samples, tiles, index, weight, TAPS: tl.cons
     if ROUND:  # integer output: saturate, then round half away from zero
         acc = tl.minimum(tl.maximum(acc, LO), HI)
         acc = tl.where(acc < 0, tl.ceil(acc - 0.5), tl.floor(acc + 0.5))
+    if MIRROR:  # a static if: Triton compiles one branch
+        flip = tl.load(row + FLIP)
+        at = tl.where(flip != 0, (o * l_out + (l_out - 1 - j)) * inner + i, idx)
+    else:
+        at = idx
     tl.store(
-        dst + tl.load(row + OUT_OFF) + idx.to(tl.int64), acc.to(dst.dtype.element_ty), mask=mask
+        dst + tl.load(row + OUT_OFF) + at.to(tl.int64), acc.to(dst.dtype.element_ty), mask=mask
     )
 
 
 def resample_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call,
-                 tables: DeviceTables | None = None) -> None:  # fmt: skip
+                 tables: DeviceTables | None = None,
+                 mirror: np.ndarray | None = None) -> None:  # fmt: skip
     """Resample the spatial axes of every sample: one launch per axis, innermost first (and
     one before them building every axis's tap tables, for the triangle filters, or as
     `tables` says). Every host table of the call (the tables launch's plan rows, each pass's
-    sample and tile-start tables, host-built tap tables) goes to the device in one upload."""
+    sample and tile-start tables, host-built tap tables) goes to the device in one upload.
+    `mirror` (`[N, axes]`, in `resample_axes` order): each axis's pass stores that axis
+    mirrored where set (a flip after the resize, exact: the passes are independent along the
+    other axes)."""
     layout = call.inputs[0].layout or "HWC"
     letters = call.resample_axes
     n = len(inp.shapes)
@@ -114,23 +127,26 @@ def resample_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call,
                 np.asarray(call.resample_interp)[:, k], bool(call.antialias),
                 k == len(letters) - 1)  # fmt: skip
             host += [index, weight]
-        samples = np.empty((n, 7), np.int64)  # the columns IN_OFF .. TAB
+        samples = np.zeros((n, 8), np.int64)  # the columns IN_OFF .. FLIP
         samples[:, 0], samples[:, 1] = src_off, dst_off
         samples[:, 2] = shapes[:, :axis].prod(axis=1, dtype=np.int64)
         samples[:, 3], samples[:, 4] = shapes[:, axis], new[:, axis]
         samples[:, 5] = shapes[:, axis + 1:].prod(axis=1, dtype=np.int64)
         samples[:, 6] = first
+        if mirror is not None:
+            samples[:, 7] = mirror[:, k] != 0
         tiles = tile_starts(-(-sizes // TILE))
         host += [samples, tiles]
         small = max(int(shapes.prod(axis=1).max(initial=0)),
                     int(sizes.max(initial=0))) < 2**30  # fmt: skip
-        passes.append((last, int(sizes.sum()), taps, tiles, small))
+        flips = mirror is not None and bool((mirror[:, k] != 0).any())
+        passes.append((last, int(sizes.sum()), taps, tiles, small, flips))
         shapes, src_off = new, dst_off
     views = iter(run.upload(*host))
     if tri is not None:
         shared = tri.build(run, [next(views) for _ in tri.host])
     src = inp.data
-    for last, total, taps, tiles, small in passes:
+    for last, total, taps, tiles, small, flips in passes:
         index, weight = shared if tri is not None else (next(views), next(views))
         samples_dev, tiles_dev = next(views), next(views)
         dst = out.data if last else run.empty(total, torch.float32)
@@ -140,16 +156,17 @@ def resample_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call,
                    index, weight, TAPS=taps, ROUND=is_int,
                    LO=float(info.min) if info is not None else 0.0,
                    HI=float(info.max) if info is not None else 0.0,
-                   IDX=32 if small else 64, BLOCK=TILE)  # fmt: skip
+                   IDX=32 if small else 64, BLOCK=TILE, MIRROR=flips)  # fmt: skip
         src = dst
 
 
 @register(resize.schema, "gpu", replay=lambda call: not call.values.get("save_attrs"))
 def resize_gpu(run: GpuRun, out: GpuBatch | tuple[GpuBatch, GpuBatch], inp: GpuBatch,
-               call: Call) -> None:  # fmt: skip
-    """Resize the batch (two launches for 2-D samples); save_attrs copies the input extents."""
+               call: Call, mirror: np.ndarray | None = None) -> None:  # fmt: skip
+    """Resize the batch (two launches for 2-D samples); save_attrs copies the input extents.
+    `mirror`: see `resample_gpu`."""
     if isinstance(out, tuple):
         out, attrs = out
         extents = np.asarray(call.resample_in, dtype=np.int32).reshape(-1)
         attrs.data.copy_(torch.from_numpy(extents).to(attrs.data.device))
-    resample_gpu(run, out, inp, call)
+    resample_gpu(run, out, inp, call, None, mirror)
