@@ -57,14 +57,15 @@ TILE = 1024
 @triton.jit
 def _resample_normalize_kernel(src, dst, samples, tiles, index_h, weight_h, index_w, weight_w,
                                affine, TAPS_H: tl.constexpr, TAPS_W: tl.constexpr,
-                               CHW: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
-    """One tile of one sample's resized HWC (3-channel) elements, normalised and stored."""
+                               CHW: tl.constexpr, BLOCK: tl.constexpr,
+                               STEPS: tl.constexpr = False):  # fmt: skip
+    """One tile of one sample's resized HWC (3-channel) elements, normalised and stored
+    (`STEPS`: a sample's column step may be other than 1, a flip folded into the pass)."""
     sample, tile = _helper_find_tile(tiles)
     sample = sample.to(tl.int64)
     first = tile.to(tl.int64) * BLOCK
     row = samples + sample * NCOL
     row_step = tl.load(row + ROW_STEP).to(tl.int32)
-    col_step = tl.load(row + COL_STEP).to(tl.int32)
     h_out = tl.load(row + H_OUT).to(tl.int32)
     w_out = tl.load(row + W_OUT).to(tl.int32)
     tab_h = tl.load(row + TAB_H).to(tl.int32)
@@ -82,13 +83,17 @@ def _resample_normalize_kernel(src, dst, samples, tiles, index_h, weight_h, inde
         th = (tab_h + j) * TAPS_H + kh
         sh = tl.load(index_h + th, mask=mask, other=0)
         wh = tl.load(weight_h + th, mask=mask, other=0.0)
+        at_row = sh * row_step
         part = tl.zeros([BLOCK], dtype=tl.float32)  # the W pass's value at row `sh`
         for kw in range(TAPS_W):
             tw = (tab_w + w) * TAPS_W + kw
             sw = tl.load(index_w + tw, mask=mask, other=0)
             ww = tl.load(weight_w + tw, mask=mask, other=0.0)
-            v = tl.load(src_base + ((sh * row_step + sw * col_step) * 3 + c).to(tl.int64),
-                        mask=mask,
+            if STEPS:  # noqa: SIM108 (a static if: Triton compiles one branch)
+                at = at_row + sw * tl.load(row + COL_STEP).to(tl.int32)
+            else:
+                at = at_row + sw
+            v = tl.load(src_base + (at * 3 + c).to(tl.int64), mask=mask,
                         other=0).to(tl.float32)  # fmt: skip
             part += ww * v
         acc += wh * part
@@ -331,4 +336,5 @@ def launch_resample_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, resampl
     samples_dev, tiles_dev, affine_dev = next(views), next(views), next(views)
     run.launch(_resample_normalize_kernel, (grid_of(tiles),), inp.data, out.data, samples_dev,
                tiles_dev, index_h, weight_h, index_w, weight_w, affine_dev, TAPS_H=taps_h,
-               TAPS_W=taps_w, CHW=chw, BLOCK=TILE)  # fmt: skip
+               TAPS_W=taps_w, CHW=chw, BLOCK=TILE,
+               STEPS=bool((np.asarray(source[2]) != 1).any()))  # fmt: skip
