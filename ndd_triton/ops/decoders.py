@@ -253,21 +253,22 @@ def _infer_file_read(call: Call) -> OutputSpec:
 _DECODE = "Decodes images (JPEG, JPEG 2000, TIFF, PNG, BMP, PNM, WebP) to HWC."
 schemas = [
     OpSchema(name="decoders.image", doc=_DECODE, inputs=(_ENCODED,), args=_COMMON + _CACHE,
-             infer=_infer_image, module="decoders", cpu_inputs=True),
+             infer=_infer_image, module="decoders", cpu_inputs=True, shapes_from_data=True),
     OpSchema(name="decoders.image_crop", doc=_DECODE + " Returns a window of each image.",
              inputs=(_ENCODED,), args=_COMMON + _CROP_ARGS, infer=_infer_crop,
-             module="decoders", cpu_inputs=True),
+             module="decoders", cpu_inputs=True, shapes_from_data=True),
     OpSchema(name="decoders.image_slice", doc=_DECODE + " Returns a slice of each image.",
              inputs=(Input("data", host_values=True, doc="Encoded image files."),
                      Input("anchor", optional=True, host_values=True,
                            doc="Slice start per axis (float: normalized)."),
                      Input("shape_input", optional=True, host_values=True,
                            doc="Slice extent per axis (float: normalized).")),
-             args=_COMMON + _SLICE_ARGS, infer=_infer_slice, module="decoders", cpu_inputs=True),
+             args=_COMMON + _SLICE_ARGS, infer=_infer_slice, module="decoders", cpu_inputs=True,
+             shapes_from_data=True),
     OpSchema(name="decoders.image_random_crop",
              doc=_DECODE + " Returns a random window (area and aspect ratio) of each image.",
              inputs=(_ENCODED,), args=_COMMON + _RANDOM_ARGS, infer=_infer_random_crop,
-             random=True, module="decoders", cpu_inputs=True),
+             random=True, module="decoders", cpu_inputs=True, shapes_from_data=True),
     OpSchema(name="peek_image_shape", doc="Shape (H, W, C) of each encoded image, from its "
              "header only.", inputs=(_ENCODED,), args=(
                  Arg("dtype", "dtype", default=int64, doc="Output type."),
