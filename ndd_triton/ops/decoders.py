@@ -122,19 +122,24 @@ def read_headers(call: Call) -> np.ndarray:
                 raise call.error(f"{_sources.describe(i, source)}: {e}", RuntimeError) from None
     call.derive("encoded", samples, per_sample=True)
     call.derive("info", infos, per_sample=True)
-    output_type = int(call.values.get("output_type", call.values.get("image_type", 0)))
-    return infos.shapes(output_type, bool(call.adjust_orientation))
+    values = call.values
+    output_type = values.get("output_type")
+    if output_type is None:
+        output_type = values.get("image_type", 0)
+    return infos.shapes(int(output_type), bool(values["adjust_orientation"]))
 
 
 def _check_common(call: Call) -> DType:
-    for name in _DEPRECATED:
-        if name in call.given:
-            warnings.warn(f"{call.schema.name}: argument '{name}' is deprecated and has no "
-                          "effect", DeprecationWarning, stacklevel=4)  # fmt: skip
-    if call.dtype not in _DTYPES:
+    if not call.given.isdisjoint(_DEPRECATED):
+        for name in _DEPRECATED:
+            if name in call.given:
+                warnings.warn(f"{call.schema.name}: argument '{name}' is deprecated and has no "
+                              "effect", DeprecationWarning, stacklevel=4)  # fmt: skip
+    dtype: DType = call.values["dtype"]  # (not `call.dtype`: a failed attribute lookup first)
+    if dtype not in _DTYPES:
         raise call.error(f"argument 'dtype' must be one of "
-                         f"{', '.join(str(d) for d in _DTYPES)}; got {call.dtype}")
-    return call.dtype  # type: ignore[no-any-return]
+                         f"{', '.join(str(d) for d in _DTYPES)}; got {dtype}")
+    return dtype
 
 
 def _infer_image(call: Call) -> OutputSpec:

@@ -41,13 +41,14 @@ _nvimgcodec_decoder: Any = None
 def _host_decode(run: GpuRun, out: GpuBatch, call: Call, op: str) -> None:
     """Decode on the CPU into a host buffer shaped like `out`, then one copy to the device."""
     data = out.data
-    on_host = data.device.type == "cpu"
+    on_host = not data.is_cuda  # (`.device` makes a torch.device object: ~0.5 us more)
     host = data if on_host else torch.empty(data.numel(), dtype=data.dtype, pin_memory=True)
     flat = host.numpy()
     decode = _sample_decoder(call, op)
     # Python values for the per-sample views, made for the whole batch at once; a view made by
     # the ndarray constructor costs half a slice and a reshape
-    dtype, starts = flat.dtype, (out.offsets * flat.itemsize).tolist()
+    dtype, itemsize = flat.dtype, flat.itemsize
+    starts = (out.offsets if itemsize == 1 else out.offsets * itemsize).tolist()
     shapes = out.shapes.tolist()
 
     def one(i: int) -> None:
