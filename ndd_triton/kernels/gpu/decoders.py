@@ -199,7 +199,7 @@ def _to_torch(image: Any, stream: int | None) -> torch.Tensor:
 def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
     """Decode with nvImageCodec into `out`; False (nothing written) when it cannot."""
     module, decoder = codec
-    output_type = int(call.output_type)
+    output_type = int(call.values["output_type"])
     # the encoded samples themselves (no copies: CodeStream reads any buffer)
     data = call.encoded  # 1-D contiguous (the op's inference made them so)
     if not _all_complete(data, call.values.get("info")):
@@ -211,8 +211,8 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
         # JPEG grey: the codec's own luma output (libjpeg's, as the CPU path); else convert
         specs = [module.ColorSpec.GRAY if d[:2].tobytes() == b"\xff\xd8" else plain
                  for d in data] if output_type == GRAY else [plain] * len(data)  # fmt: skip
-        device = out.data.device
-        stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
+        on_device = out.data.is_cuda
+        stream = torch.cuda.current_stream(out.data.device).cuda_stream if on_device else 0
         if _INTO_OUTPUT[0] and _decode_into_output(module, decoder, out, call, specs, rgb, stream):
             return True
         images: list[Any] = [None] * len(data)
@@ -224,7 +224,8 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
                 images[i] = image
         if any(im is None for im in images):  # not decodable there: the host decoder says why
             return False
-        handle = stream if device.type == "cuda" else None
+        handle = stream if on_device else None
+        device = out.data.device
         decoded = [_to_torch(im, handle) for im in images]
         if any(t.device != device for t in decoded):  # not where the output is: no zero-copy
             decoded = [t.to(device) for t in decoded]
@@ -249,8 +250,7 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
             return False
         results.append(pixels)
     sizes = out.sizes
-    packed = np.array_equal(out.offsets, np.cumsum(sizes) - sizes)
-    if out.data.dtype == torch.uint8 and packed and results:  # one copy kernel for the batch
+    if out.data.dtype == torch.uint8 and _packed(out) and results:  # one copy kernel for the batch
         torch.cat([p.reshape(-1) for p in results], out=out.data[:int(sizes.sum())])
         return True
     for i, pixels in enumerate(results):
@@ -273,13 +273,12 @@ def _decode_into_output(module: Any, decoder: Any, out: GpuBatch, call: Call, sp
     the batch needs another path,
     the codec failed on it, or it does not support or did not honour `images=` (then it is not
     asked this way again in this process)."""
-    if int(call.output_type) != RGB or call.values.get("window") is not None or \
+    if int(call.values["output_type"]) != RGB or call.values.get("window") is not None or \
             out.data.dtype != torch.uint8 or specs.count(rgb) != len(specs):  # fmt: skip
         return False
-    sizes, offsets = out.sizes, out.offsets
-    if not np.array_equal(offsets, np.cumsum(sizes) - sizes):
+    if not _packed(out):
         return False
-    pointers = (out.data.data_ptr() + offsets).tolist()  # uint8: an element is a byte
+    pointers = (out.data.data_ptr() + out.offsets).tolist()  # uint8: an element is a byte
     try:
         images = _as_images(module, out, pointers, stream)
         got = decoder.decode([module.CodeStream(d) for d in call.encoded], images=images,
@@ -294,6 +293,12 @@ def _decode_into_output(module: Any, decoder: Any, out: GpuBatch, call: Call, sp
     if not written:
         _INTO_OUTPUT[0] = False
     return written
+
+
+def _packed(out: GpuBatch) -> bool:
+    """Whether `out`'s samples lie back to back from the buffer's start (every op output)."""
+    sizes = out.sizes
+    return (np.cumsum(sizes) - sizes).tolist() == out.offsets.tolist()  # (~1.5 us < array_equal)
 
 
 def _params(module: Any, spec: Any, call: Call) -> Any:
