@@ -23,6 +23,7 @@ from ndd_triton.ops.schema import Call, InputMeta, OpSchema, OutputSpec
 from ndd_triton.runtime import compiled as _compiled
 from ndd_triton.runtime import profiling as _profiling
 from ndd_triton.runtime.call_replay import remember, remembering, replay_call
+from ndd_triton.runtime.data_calls import data_call
 from ndd_triton.runtime.dispatch import make_run, make_stage
 from ndd_triton.runtime.draws import take_draws
 from ndd_triton.runtime.eval_context import EvalContext
@@ -155,7 +156,11 @@ def _prepare_and_execute(schema: OpSchema, inputs: Sequence[Any], arg_values: Se
     start = time.perf_counter() if _profiling.ACTIVE else 0.0
     key = plan_key(schema, inputs, arg_values, batch_size, device)
     if key is not None and not _profiling.ACTIVE:
-        done = replay_call(schema, inputs, key)  # a repeated GPU call, replayed whole
+        plan = PLANS.get(key)
+        if plan is not None and plan.data_runs is not None and plan.schema is schema:
+            done = data_call(plan, inputs, arg_values)  # shapes from the data: infer, then run
+        else:
+            done = replay_call(schema, inputs, key)  # a repeated GPU call, replayed whole
         if done is not None:
             return done
     prep = prepare(schema, inputs, arg_values, batch_size, device, key)
