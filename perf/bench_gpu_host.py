@@ -13,7 +13,8 @@ of a GPU call:
   call; tens of µs on a real GPU, see `--real`), the pinned-ring copy, CUDA stream and event
   calls (inert on the emulated gpu), and the decoders' pixel decoding (`decode_sample` and
   the direct RGB decoder's libjpeg call are no-ops too: what remains is header parsing, window
-  inference and the run's fan-out; the nvImageCodec path of a real GPU is not exercised).
+  inference and the run's fan-out; the nvImageCodec path of a real GPU is not exercised, but
+  `--device-codec` runs it with a stand-in codec that does nothing).
 
 Each row is process CPU time (all threads: eager's executor thread counts) of `--calls`
 calls then reading their results, min and median over `--reps` rounds: per call on 4 tiny
@@ -156,6 +157,47 @@ def _no_launch() -> None:
     _pillow.direct_rgb_decoder = lambda: lambda data, colorspace, buffer: None
 
 
+def _device_codec() -> None:
+    """Send `decoders.image(device="gpu")` down the nvImageCodec path (what a CUDA machine with
+    nvImageCodec runs) with a stand-in codec whose calls do nothing: what is left is that
+    path's host work on our side (completeness checks, colour specs, the output's slots, the
+    pointer check). The stand-in's own work is a Python object per image, less than the real
+    binding's (which also reads a torch view's `__cuda_array_interface__`, a Python property,
+    where a tree hands it torch views)."""
+    from ndd_triton.kernels.gpu import decoders
+
+    class Image:
+        __slots__ = ("__cuda_array_interface__",)
+
+        def __init__(self, target: Any) -> None:
+            self.__cuda_array_interface__ = (
+                {"data": (target.data_ptr(), False)} if hasattr(target, "data_ptr") else
+                target.__cuda_array_interface__)  # fmt: skip
+
+    class Codec:
+        class ColorSpec:
+            SRGB, GRAY, UNCHANGED = "rgb", "gray", "unchanged"
+
+        @staticmethod
+        def DecodeParams(color_spec: Any, apply_exif_orientation: Any) -> Any:
+            return None
+
+        @staticmethod
+        def CodeStream(data: Any) -> Any:
+            return data
+
+        @staticmethod
+        def as_images(targets: Any, cuda_stream: Any) -> list[Any]:
+            return [Image(t) for t in targets]
+
+    class Decoder:
+        def decode(self, streams: Any, params: Any, cuda_stream: Any, images: Any = None) -> Any:
+            return images
+
+    decoders._device_codec_wanted = lambda out: True  # type: ignore[assignment]
+    decoders._nvimgcodec = lambda: (Codec, Decoder())  # type: ignore[assignment]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", default=",".join(OPS), help="comma-separated op names")
@@ -170,6 +212,9 @@ def main() -> None:
                         "calls and the 5 recurring ragged batches replay their launches), miss "
                         "(emptied before every call: each call is a new signature, as with a "
                         "new ragged batch every call), off")  # fmt: skip
+    parser.add_argument("--device-codec", action="store_true",
+                        help="decoders: the nvImageCodec path with a stand-in codec that does "
+                        "nothing (`_device_codec`), instead of the host decode")
     parser.add_argument("--count-calls", action="store_true",
                         help="also print Python function calls per call (tiny, 64 ragged)")
     opts = parser.parse_args()
@@ -184,6 +229,8 @@ def main() -> None:
         sys.exit("--real needs a CUDA device")
     if not opts.real:
         _no_launch()
+        if opts.device_codec:
+            _device_codec()
     tiny, big = make_calls(ndd, False), make_calls(ndd, True)
     from ndd_triton.runtime import launch_memo
 

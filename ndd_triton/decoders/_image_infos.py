@@ -69,13 +69,17 @@ class ImageInfos(Sequence[ImageInfo]):
         if not direct_rgb(_RGB_JPEG, output_type, adjust_orientation):
             return False
         given = self.given
-        rgb = self.hwc[:, 2] == 3
-        if given:
-            if not all(direct_rgb(info, output_type, adjust_orientation)
-                       for info in given.values()):  # fmt: skip
-                return False
-            rgb[list(given)] = True
-        return np.count_nonzero(rgb) == len(rgb)  # (~1 us less than `.all()` on a few)
+        channels = self.hwc[:, 2]
+        if not given:  # (a few samples: Python's count beats NumPy's compare and count)
+            n = len(channels)
+            return (channels.tolist().count(3) if n <= 16 else
+                    int(np.count_nonzero(channels == 3))) == n  # fmt: skip
+        rgb = channels == 3
+        if not all(direct_rgb(info, output_type, adjust_orientation)
+                   for info in given.values()):  # fmt: skip
+            return False
+        rgb[list(given)] = True
+        return np.count_nonzero(rgb) == len(rgb)
 
 
 def plain_infos(samples: Sequence[np.ndarray], hinted: Sequence[ImageInfo | None] | None

@@ -122,19 +122,24 @@ def read_headers(call: Call) -> np.ndarray:
                 raise call.error(f"{_sources.describe(i, source)}: {e}", RuntimeError) from None
     call.derive("encoded", samples, per_sample=True)
     call.derive("info", infos, per_sample=True)
-    output_type = int(call.values.get("output_type", call.values.get("image_type", 0)))
-    return infos.shapes(output_type, bool(call.adjust_orientation))
+    values = call.values
+    output_type = values.get("output_type")
+    if output_type is None:
+        output_type = values.get("image_type", 0)
+    return infos.shapes(int(output_type), bool(values["adjust_orientation"]))
 
 
 def _check_common(call: Call) -> DType:
-    for name in _DEPRECATED:
-        if name in call.given:
-            warnings.warn(f"{call.schema.name}: argument '{name}' is deprecated and has no "
-                          "effect", DeprecationWarning, stacklevel=4)  # fmt: skip
-    if call.dtype not in _DTYPES:
+    if not call.given.isdisjoint(_DEPRECATED):
+        for name in _DEPRECATED:
+            if name in call.given:
+                warnings.warn(f"{call.schema.name}: argument '{name}' is deprecated and has no "
+                              "effect", DeprecationWarning, stacklevel=4)  # fmt: skip
+    dtype: DType = call.values["dtype"]  # (not `call.dtype`: a failed attribute lookup first)
+    if dtype not in _DTYPES:
         raise call.error(f"argument 'dtype' must be one of "
-                         f"{', '.join(str(d) for d in _DTYPES)}; got {call.dtype}")
-    return call.dtype  # type: ignore[no-any-return]
+                         f"{', '.join(str(d) for d in _DTYPES)}; got {dtype}")
+    return dtype
 
 
 def _infer_image(call: Call) -> OutputSpec:
@@ -253,21 +258,22 @@ def _infer_file_read(call: Call) -> OutputSpec:
 _DECODE = "Decodes images (JPEG, JPEG 2000, TIFF, PNG, BMP, PNM, WebP) to HWC."
 schemas = [
     OpSchema(name="decoders.image", doc=_DECODE, inputs=(_ENCODED,), args=_COMMON + _CACHE,
-             infer=_infer_image, module="decoders", cpu_inputs=True),
+             infer=_infer_image, module="decoders", cpu_inputs=True, shapes_from_data=True),
     OpSchema(name="decoders.image_crop", doc=_DECODE + " Returns a window of each image.",
              inputs=(_ENCODED,), args=_COMMON + _CROP_ARGS, infer=_infer_crop,
-             module="decoders", cpu_inputs=True),
+             module="decoders", cpu_inputs=True, shapes_from_data=True),
     OpSchema(name="decoders.image_slice", doc=_DECODE + " Returns a slice of each image.",
              inputs=(Input("data", host_values=True, doc="Encoded image files."),
                      Input("anchor", optional=True, host_values=True,
                            doc="Slice start per axis (float: normalized)."),
                      Input("shape_input", optional=True, host_values=True,
                            doc="Slice extent per axis (float: normalized).")),
-             args=_COMMON + _SLICE_ARGS, infer=_infer_slice, module="decoders", cpu_inputs=True),
+             args=_COMMON + _SLICE_ARGS, infer=_infer_slice, module="decoders", cpu_inputs=True,
+             shapes_from_data=True),
     OpSchema(name="decoders.image_random_crop",
              doc=_DECODE + " Returns a random window (area and aspect ratio) of each image.",
              inputs=(_ENCODED,), args=_COMMON + _RANDOM_ARGS, infer=_infer_random_crop,
-             random=True, module="decoders", cpu_inputs=True),
+             random=True, module="decoders", cpu_inputs=True, shapes_from_data=True),
     OpSchema(name="peek_image_shape", doc="Shape (H, W, C) of each encoded image, from its "
              "header only.", inputs=(_ENCODED,), args=(
                  Arg("dtype", "dtype", default=int64, doc="Output type."),

@@ -199,6 +199,11 @@ class OpSchema:
     # operands are not plain inputs (math.pow/min/max/clamp take Python scalars as constants).
     function: Callable[..., Any] | None = None
     cpu_inputs: bool = False  # inputs stay on the host even for device="gpu" (decoders)
+    # `infer` reads the inputs' host values (image headers) on every call and always returns
+    # output shapes: a GPU call then keeps only its run's setup per inferred outputs
+    # (`runtime/data_calls.py`), not prepare's whole path (whole-call replay needs shapes that
+    # follow from the input shapes)
+    shapes_from_data: bool = False
 
     def __post_init__(self) -> None:
         if not self.module:

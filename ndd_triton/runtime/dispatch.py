@@ -32,8 +32,10 @@ TORCH_PARALLEL_BYTES = 1 << 16
 
 
 def make_run(call: Call, kernel: KernelEntry, batches: list[Batch], specs: list[OutputSpec],
-             device: Device, ctx: Any) -> Callable[[Any], list[BatchStorage]]:  # fmt: skip
-    """The run closure of one invocation."""
+             device: Device, ctx: Any,
+             allocators: Sequence[Callable[[], BatchStorage]] | None = None
+             ) -> Callable[[Any], list[BatchStorage]]:  # fmt: skip
+    """The run closure of one invocation (`allocators`: a GPU call's outputs', when kept)."""
     kernel = kernel.for_call(call)
     if device.device_type == "cpu":
         def run(inv: Any) -> list[BatchStorage]:
@@ -47,7 +49,7 @@ def make_run(call: Call, kernel: KernelEntry, batches: list[Batch], specs: list[
     else:
         def run(inv: Any) -> list[BatchStorage]:
             ins = [b._storage_or_raise() if b is not None else None for b in batches]
-            return _run_gpu(call, kernel, ins, specs, device, ctx, inv.record)
+            return _run_gpu(call, kernel, ins, specs, device, ctx, inv.record, allocators)
     return run
 
 

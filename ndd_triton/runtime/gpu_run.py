@@ -10,7 +10,7 @@ recorded launches on new buffers) go through `on_stream`.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -36,16 +36,20 @@ def mark_worker_thread() -> None:
 
 
 def run_gpu_call(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None],
-                 specs: list[OutputSpec], device: Device, ctx: Any
+                 specs: list[OutputSpec], device: Device, ctx: Any,
+                 allocators: Sequence[Callable[[], BatchStorage]] | None = None
                  ) -> list[BatchStorage]:  # fmt: skip
     """A GPU call's run on this thread without an invocation (`run_now.run_gpu_now`)."""
-    return _run_gpu(call, kernel, ins, specs, device, ctx, None)  # type: ignore[arg-type]
+    return _run_gpu(call, kernel, ins, specs, device, ctx, None, allocators)  # type: ignore[arg-type]
 
 
 def _run_gpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: list[OutputSpec],
-             device: Device, ctx: Any, record: Any) -> list[BatchStorage]:  # fmt: skip
+             device: Device, ctx: Any, record: Any,
+             allocators: Sequence[Callable[[], BatchStorage]] | None = None
+             ) -> list[BatchStorage]:  # fmt: skip
     def launch(torch_stream: Any) -> list[BatchStorage]:
-        return _launch_gpu(call, kernel, ins, specs, device, ctx, record, torch_stream)
+        return _launch_gpu(call, kernel, ins, specs, device, ctx, record, torch_stream,
+                           allocators)  # fmt: skip
 
     return on_stream(ctx, ins, launch)
 
@@ -92,9 +96,11 @@ def gpu_types() -> tuple[Any, Any]:
 
 
 def _launch_gpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs: list[OutputSpec],
-                device: Device, ctx: Any, record: Any, torch_stream: Any
+                device: Device, ctx: Any, record: Any, torch_stream: Any,
+                allocators: Sequence[Callable[[], BatchStorage]] | None = None
                 ) -> list[BatchStorage]:  # fmt: skip
-    """Outputs allocated, the kernel called (on torch's current stream, the context's)."""
+    """Outputs allocated (by `allocators`, one per spec, when given), the kernel called (on
+    torch's current stream, the context's)."""
     gpu_batch, gpu_run = gpu_types()
     gpu_ins = []
     # The inputs of a `cpu_inputs` op (the decoders' encoded files) stay on the host and its
@@ -108,8 +114,9 @@ def _launch_gpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs:
         gpu_ins.append(gpu_batch(*storage.packed(), meta.shapes, meta.layout, meta.dtype))
     outs = []
     gpu_outs = []
-    for spec in specs:
-        storage = BatchStorage.allocate(spec.shapes, spec.dtype.torch_dtype, device)  # type: ignore[arg-type]
+    for k, spec in enumerate(specs):
+        storage = allocators[k]() if allocators is not None else \
+            BatchStorage.allocate(spec.shapes, spec.dtype.torch_dtype, device)  # type: ignore[arg-type]  # fmt: skip
         outs.append(storage)
         gpu_outs.append(gpu_batch(*storage.packed(), spec.shapes, spec.layout, spec.dtype))
     run = gpu_run(device.torch_device, record, ctx.thread_pool)

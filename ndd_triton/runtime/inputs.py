@@ -96,8 +96,12 @@ def host_values(x: Tensor | Batch, n: int) -> tuple[list[np.ndarray], dict[str, 
     and its storage's producer hints when the values are that storage's own samples."""
     if isinstance(x, Tensor):
         return [np.asarray(x.cpu())] * n, None
-    host = x.cpu()
-    if host.dtype.torch_dtype is not None and host.dtype.torch_dtype in NUMPY_DTYPES:
+    dev = x._device
+    # (a host batch is its own host copy: `cpu()` would compare devices twice to say so)
+    host = x if dev is not None and dev.device_type == "cpu" and x._dtype is not None else \
+        x.cpu()  # fmt: skip
+    torch_dtype = host.dtype.torch_dtype
+    if torch_dtype is not None and torch_dtype in NUMPY_DTYPES:
         # NumPy views straight from the storage: ~8x cheaper than a Tensor object per sample
         # (decoders read 64 encoded files per batch here, before any decoding can start)
         storage = host._storage_or_raise()

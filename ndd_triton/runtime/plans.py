@@ -14,14 +14,16 @@ from typing import Any, NamedTuple
 from ndd_triton.core import device as _device
 from ndd_triton.core.batch import Batch
 from ndd_triton.core.device import Device
+from ndd_triton.core.storage import BatchStorage
 from ndd_triton.core.tensor import Tensor
 from ndd_triton.kernels import KernelEntry
 from ndd_triton.ops import limits as _limits
-from ndd_triton.ops.schema import Call, InputMeta, OpSchema
+from ndd_triton.ops.limits import check_outputs
+from ndd_triton.ops.schema import Call, InputMeta, OpSchema, OutputSpec
 from ndd_triton.runtime.dispatch import (
     _uniform_value,
 )
-from ndd_triton.runtime.inputs import shapes_of
+from ndd_triton.runtime.inputs import convert_arg, host_values, shapes_of, tensor_batch
 
 
 class Plan:
@@ -35,9 +37,9 @@ class Plan:
     read host values of their inputs there; other plans remember its result per shapes.
     """
 
-    __slots__ = ("batch_args", "dev", "external", "given", "host_inputs", "in_dev", "infer_memo",
-                 "is_batch", "kernel", "layouts", "n", "per_sample", "schema", "uniform",
-                 "values")  # fmt: skip
+    __slots__ = ("batch_args", "data_runs", "dev", "external", "given", "host_inputs", "in_dev",
+                 "infer_memo", "is_batch", "kernel", "layouts", "n", "per_sample", "schema",
+                 "uniform", "values")  # fmt: skip
 
     def __init__(self, call: Call, dev: Device, in_dev: Device, is_batch: bool,
                  kernel: KernelEntry, layouts: list[str | None],
@@ -66,6 +68,11 @@ class Plan:
                                                      schema.rng_arg is None)
         self.infer_memo: dict[tuple[Any, ...], InferResult] | None = \
             {} if deterministic and not host_inputs and not batch_args else None  # fmt: skip
+        # GPU calls of an op whose shapes come from its data: their run's setup per inferred
+        # outputs (`runtime/data_calls.py`)
+        self.data_runs: dict[tuple[Any, ...], Any] | None = \
+            {} if schema.shapes_from_data and dev.device_type == "gpu" and \
+            schema.draws is None and not batch_args else None  # fmt: skip
 
 
 def input_metas(plan: Plan, batches: Sequence[Any]) -> list[InputMeta | None]:
@@ -73,6 +80,27 @@ def input_metas(plan: Plan, batches: Sequence[Any]) -> list[InputMeta | None]:
     the plan's; their shapes are the call's)."""
     return [InputMeta(b._dtype, layout, b._shapes) if b is not None else None
             for b, layout in zip(batches, plan.layouts, strict=True)]  # fmt: skip
+
+
+def plan_call(plan: Plan, inputs: Sequence[Any], arg_values: Sequence[Any],
+              batches: list[Any] | None = None, metas: list[InputMeta | None] | None = None
+              ) -> tuple[list[Any], list[InputMeta | None], Call]:  # fmt: skip
+    """The input batches, their `InputMeta`s (made here unless given) and the `Call` (the
+    plan's converted values, this call's per-sample batch arguments and host values) of a call
+    that hit `plan`."""
+    n = plan.n
+    if batches is None or metas is None:
+        batches = [tensor_batch(x, n, plan.in_dev) if type(x) is Tensor else x for x in inputs]
+        metas = input_metas(plan, batches)
+    for k in plan.host_inputs:  # argument-like inputs: their values are new every call
+        meta = metas[k]
+        assert meta is not None
+        meta.values, meta.hints = host_values(inputs[k], n)
+    call = Call(plan.schema, n, plan.dev.device_type, metas, dict(plan.values),  # type: ignore[arg-type]
+                set(plan.per_sample), plan.given)  # fmt: skip
+    for k in plan.batch_args:  # per-sample values of another op's batch: read now
+        convert_arg(call, plan.schema.args[k], arg_values[k])
+    return batches, metas, call
 
 
 def known_call(plan: Plan, known: InferResult, metas: list[InputMeta | None]) -> Call:
@@ -116,6 +144,50 @@ def remember_infer(memo: dict[tuple[Any, ...], InferResult], key: tuple[Any, ...
     memo[key] = InferResult(dict(call.values), frozenset(call.per_sample), specs,
                             call.signature, _limits.GENERATION, {},
                             draws(call) if draws is not None else 0)  # fmt: skip
+
+
+class RunSetup:
+    """The run's setup of one inferred output description of a `shapes_from_data` op's GPU
+    calls (`Plan.data_runs`): the output specs, checked against the limits of `generation`,
+    and their allocators (`BatchStorage.device_allocator`: the packing worked out once)."""
+
+    __slots__ = ("allocators", "generation", "specs")
+
+    def __init__(self, specs: list[OutputSpec], device: Device) -> None:
+        self.specs = specs
+        self.generation = _limits.GENERATION
+        self.allocators = tuple(
+            BatchStorage.device_allocator(spec.shapes, spec.dtype.torch_dtype, device)  # type: ignore[arg-type]
+            for spec in specs)  # fmt: skip
+
+
+# Output descriptions kept per plan (a few recurring batches of image sizes); the oldest goes
+RUN_SETUPS = 8
+
+
+def run_setup(plan: Plan, call: Call, specs: list[OutputSpec]) -> RunSetup | None:
+    """`specs`' kept `RunSetup` (made now, after `check_outputs`, when they are new), or None
+    when an output's shapes are unknown (checked, nothing kept). A `shapes_from_data` op's
+    infer runs on every call; what follows depends only on the plan and its outputs."""
+    key: list[Any] = []
+    for spec in specs:
+        shapes = spec.shapes
+        if shapes is None:
+            check_outputs(call, specs)
+            return None
+        key.append((spec.dtype, spec.layout, shapes.shape, shapes.tobytes()))
+    runs = plan.data_runs
+    assert runs is not None
+    frozen = tuple(key)
+    setup = runs.get(frozen)
+    if setup is not None and setup.generation == _limits.GENERATION:
+        return setup  # type: ignore[no-any-return]
+    check_outputs(call, specs)
+    if len(runs) >= RUN_SETUPS:
+        with contextlib.suppress(KeyError, RuntimeError, StopIteration):
+            del runs[next(iter(runs))]  # the oldest (another thread may change it meanwhile)
+    setup = runs[frozen] = RunSetup(specs, plan.dev)
+    return setup  # type: ignore[no-any-return]
 
 
 # Input shapes remembered per plan: a few recurring batch shapes (e.g. the sizes of a dataset's

@@ -23,15 +23,14 @@ from ndd_triton.ops.schema import Call, InputMeta, OpSchema, OutputSpec
 from ndd_triton.runtime import compiled as _compiled
 from ndd_triton.runtime import profiling as _profiling
 from ndd_triton.runtime.call_replay import remember, remembering, replay_call
+from ndd_triton.runtime.data_calls import data_call
 from ndd_triton.runtime.dispatch import make_run, make_stage
 from ndd_triton.runtime.draws import take_draws
 from ndd_triton.runtime.eval_context import EvalContext
 from ndd_triton.runtime.eval_mode import EvalMode
 from ndd_triton.runtime.executor import execute
 from ndd_triton.runtime.inputs import (
-    convert_arg,
     convert_args,
-    host_values,
     input_batches,
     resolve_batch_size,
     resolve_device,
@@ -44,10 +43,13 @@ from ndd_triton.runtime.plans import (
     PLANS,
     InferResult,
     Plan,
+    RunSetup,
     input_metas,
     known_call,
+    plan_call,
     plan_key,
     remember_infer,
+    run_setup,
     shapes_key,
 )
 from ndd_triton.runtime.run_now import (
@@ -126,17 +128,18 @@ class Prepared:
     """A prepared call (inputs converted, arguments checked, outputs inferred), not scheduled."""
 
     __slots__ = ("batches", "call", "dev", "external", "is_batch", "kernel", "known", "metas",
-                 "plan",
-                 "specs")  # fmt: skip
+                 "plan", "setup", "specs")  # fmt: skip
 
     def __init__(self, call: Call, kernel: KernelEntry, batches: list[Any],
                  metas: list[InputMeta | None], specs: list[OutputSpec], dev: Device,
                  is_batch: bool, external: bool, plan: Plan | None,
-                 known: InferResult | None = None) -> None:  # fmt: skip
+                 known: InferResult | None = None, setup: RunSetup | None = None
+                 ) -> None:  # fmt: skip
         self.call, self.kernel, self.batches, self.metas = call, kernel, batches, metas
         self.specs, self.dev, self.is_batch, self.external = specs, dev, is_batch, external
         self.plan = plan
         self.known = known  # the plan's remembered infer result this call reused
+        self.setup = setup  # a `shapes_from_data` op's run setup for these outputs
 
     def results(self, inv: Invocation) -> Any:
         """Pending Tensor/Batch results produced by `inv`."""
@@ -153,7 +156,11 @@ def _prepare_and_execute(schema: OpSchema, inputs: Sequence[Any], arg_values: Se
     start = time.perf_counter() if _profiling.ACTIVE else 0.0
     key = plan_key(schema, inputs, arg_values, batch_size, device)
     if key is not None and not _profiling.ACTIVE:
-        done = replay_call(schema, inputs, key)  # a repeated GPU call, replayed whole
+        plan = PLANS.get(key)
+        if plan is not None and plan.data_runs is not None and plan.schema is schema:
+            done = data_call(plan, inputs, arg_values)  # shapes from the data: infer, then run
+        else:
+            done = replay_call(schema, inputs, key)  # a repeated GPU call, replayed whole
         if done is not None:
             return done
     prep = prepare(schema, inputs, arg_values, batch_size, device, key)
@@ -165,7 +172,8 @@ def _prepare_and_execute(schema: OpSchema, inputs: Sequence[Any], arg_values: Se
         if done is not None:
             return done if is_batch else as_tensors(done)
     if dev.device_type == "gpu" and not _profiling.ACTIVE:
-        done = run_gpu_now(call, kernel, batches, metas, specs, dev, ctx)
+        allocators = prep.setup.allocators if prep.setup is not None else None
+        done = run_gpu_now(call, kernel, batches, metas, specs, dev, ctx, allocators)
         if done is not None:
             if prep.known is not None:  # kept for a whole replay of the next such call
                 remember(prep.known, [b._storage if b is not None else None for b in batches],
@@ -173,7 +181,8 @@ def _prepare_and_execute(schema: OpSchema, inputs: Sequence[Any], arg_values: Se
             return done if is_batch else as_tensors(done)
     stage = make_stage(call, kernel, batches, list(specs), dev, ctx) \
         if dev.device_type == "cpu" else None  # fmt: skip
-    run = make_run(call, kernel, batches, list(specs), dev, ctx)
+    run = make_run(call, kernel, batches, list(specs), dev, ctx,
+                   prep.setup.allocators if prep.setup is not None else None)  # fmt: skip
     if prep.known is not None and dev.device_type == "gpu":
         run = remembering(run, prep.known, batches, specs, dev, ctx)
     inv = Invocation(schema.name, run, ctx, user_callsite(), stage)
@@ -219,16 +228,12 @@ def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
     shapes: tuple[Any, ...] = ()
     if plan is not None and plan.schema is schema:
         # Fast path: only the shapes are new; conversion, checks and lookup are reused.
-        n, dev, is_batch, kernel = plan.n, plan.dev, plan.is_batch, plan.kernel
-        external = plan.external
-        batches = [tensor_batch(x, n, plan.in_dev) if type(x) is Tensor else x for x in inputs]
-        metas = input_metas(plan, batches)
-        for k in plan.host_inputs:  # argument-like inputs: their values are new every call
-            meta = metas[k]
-            assert meta is not None
-            meta.values, meta.hints = host_values(inputs[k], n)
+        dev, is_batch, kernel, external = plan.dev, plan.is_batch, plan.kernel, plan.external
         memo = plan.infer_memo
         if memo is not None:
+            batches = [tensor_batch(x, plan.n, plan.in_dev) if type(x) is Tensor else x
+                       for x in inputs]  # fmt: skip
+            metas = input_metas(plan, batches)
             shapes = shapes_key(metas)
             known = memo.get(shapes)
             if known is not None and known.generation == _limits.GENERATION:
@@ -239,11 +244,9 @@ def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
                     take_draws(call, known.draws)
                 return Prepared(call, kernel, batches, metas, known.specs, dev, is_batch,
                                 external, plan, known)  # fmt: skip
-        call = Call(
-            schema, n, dev.device_type, metas, dict(plan.values), set(plan.per_sample), plan.given
-        )  # type: ignore[arg-type]  # read-only after conversion
-        for k in plan.batch_args:  # per-sample values of another op's batch: read now
-            convert_arg(call, schema.args[k], arg_values[k])
+            batches, metas, call = plan_call(plan, inputs, arg_values, batches, metas)
+        else:
+            batches, metas, call = plan_call(plan, inputs, arg_values)
     else:
         data, external = wrap_inputs(schema, inputs)
         n, is_batch = resolve_batch_size(schema, data, arg_values, batch_size)
@@ -268,14 +271,21 @@ def prepare(schema: OpSchema, inputs: Sequence[Any], arg_values: Sequence[Any],
             PLANS[key] = created
     specs = schema.infer(call)
     specs = [specs] if isinstance(specs, OutputSpec) else list(specs)
-    check_outputs(call, specs)
+    setup = None
+    if plan is not None and plan.data_runs is not None and plan.schema is schema:
+        setup = run_setup(plan, call, specs)  # (checks new outputs against the limits)
+        if setup is not None:
+            specs = setup.specs
+    else:
+        check_outputs(call, specs)
     target = plan if plan is not None and plan.schema is schema else created
     if target is not None and target.infer_memo is not None:
         remember_infer(target.infer_memo, shapes if target is plan else shapes_key(metas), call,
                        specs)  # fmt: skip
     if schema.draws is not None:
         take_draws(call, schema.draws(call))
-    return Prepared(call, kernel, batches, metas, specs, dev, is_batch, external, plan)
+    return Prepared(call, kernel, batches, metas, specs, dev, is_batch, external, plan,
+                    setup=setup)  # fmt: skip
 
 
 _compiled.PLAIN_CALL.append(_call_plain)

@@ -5,7 +5,7 @@ with an idle worker (`run_gpu_now`). Results hold storage computed already."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ndd_triton.core.batch import Batch
@@ -132,13 +132,15 @@ def computed(outs: list[BatchStorage], specs: list[OutputSpec], dev: Device, n: 
 
 def run_gpu_now(call: Call, kernel: KernelEntry, batches: list[Any],
                 metas: list[InputMeta | None], specs: list[OutputSpec], dev: Device,
-                ctx: EvalContext) -> Any:  # fmt: skip
+                ctx: EvalContext, allocators: Sequence[Callable[[], BatchStorage]] | None = None
+                ) -> Any:  # fmt: skip
     """Results of a GPU call launched right here, or None to take the normal path.
 
     Where the executor would run the call on this thread anyway (sync modes; eager with an
     idle worker and tiny work, `execute`'s inline runs), the same run without the invocation,
     its run closure, call site and result handles. Eager failures go the normal path, which
     runs the call again and keeps the error for the read, as eager mode requires.
+    `allocators`: the outputs' (`plans.RunSetup`), when kept.
     """
     mode = EvalMode.current()
     eager = mode is EvalMode.eager
@@ -151,7 +153,7 @@ def run_gpu_now(call: Call, kernel: KernelEntry, batches: list[Any],
     if ins is None:
         return None
     outs = run_here(ctx, mode, lambda: run_gpu_call(call, kernel.for_call(call), ins, specs, dev,
-                                                    ctx))  # fmt: skip
+                                                    ctx, allocators))  # fmt: skip
     return computed(outs, specs, dev, call.batch_size) if outs is not None else None
 
 

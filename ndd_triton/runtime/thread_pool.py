@@ -168,7 +168,9 @@ class ThreadPool:
         if caller_helps:
             drain()
         for f in futures:
-            f.result()
+            # a task no thread has started yet finds every sample taken: not waited for
+            if not (caller_helps and f.cancel()):
+                f.result()
         if errors:
             raise min(errors, key=lambda pair: pair[0])[1]
         if _cancelled and next(next_index, None) is not None:

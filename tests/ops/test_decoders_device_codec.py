@@ -3,6 +3,9 @@ CPU decoder, decoding into the output's slots, stream handling, fallbacks, trunc
 
 from __future__ import annotations
 
+import ctypes
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -30,13 +33,23 @@ class _FakeNvImgCodec:
             self.data = np.frombuffer(data, np.uint8)
 
     class Image:
-        """An Image wrapping a caller's buffer (`as_images`)."""
+        """An Image wrapping a caller's buffer (`as_images`): a tensor, or any object with a
+        `__cuda_array_interface__` (here, on the emulated gpu, the address is host memory)."""
 
         def __init__(self, t):
+            if not isinstance(t, torch.Tensor):
+                iface = t.__cuda_array_interface__
+                assert (iface["typestr"], iface["version"], iface["strides"]) == ("|u1", 3, None)
+                assert "stream" not in iface  # (the real one refuses 0; ours: as_images' own)
+                shape, pointer = iface["shape"], iface["data"][0]
+                memory = (ctypes.c_uint8 * math.prod(shape)).from_address(pointer)
+                t = torch.from_numpy(np.ctypeslib.as_array(memory).reshape(shape))
+                _FakeNvImgCodec.slots += 1
             self.t = t
             self.__cuda_array_interface__ = {"data": (t.data_ptr(), False)}
 
     into = 0  # decodes into caller buffers
+    slots = 0  # buffers given as interface objects (not tensors)
     own_images = False  # ignore `images=` and return new ones
     none_at = None  # sample that cannot be decoded
 
@@ -73,7 +86,9 @@ def fake_device_codec(monkeypatch):
     monkeypatch.setattr(gpu_decoders, "_nvimgcodec", lambda: codec)
     monkeypatch.setattr(gpu_decoders, "_warned", False)
     monkeypatch.setattr(gpu_decoders, "_INTO_OUTPUT", [True])
+    monkeypatch.setattr(gpu_decoders, "_SLOTS", [True])
     _FakeNvImgCodec.calls, _FakeNvImgCodec.fail, _FakeNvImgCodec.into = 0, False, 0
+    _FakeNvImgCodec.slots = 0
     _FakeNvImgCodec.own_images, _FakeNvImgCodec.none_at = False, None
     return _FakeNvImgCodec
 
@@ -109,7 +124,59 @@ def test_device_codec_decodes_rgb_into_the_output(files, fake_device_codec):
         for g, c in zip(samples_of(gpu), samples_of(cpu), strict=True):
             assert_close(g, c, where=f"into the output {args}")
         assert (fake_device_codec.calls, fake_device_codec.into) == (1, into)
+        assert fake_device_codec.slots == 4 * into  # the slots as interface objects
+        fake_device_codec.slots = 0
     assert gpu_decoders._INTO_OUTPUT[0]
+    assert gpu_decoders._SLOTS[0]
+
+
+def test_device_codec_refusing_slot_objects_gets_tensor_views(files, fake_device_codec,
+                                                                monkeypatch):  # fmt: skip
+    """An nvImageCodec whose `as_images` refuses the light slot objects is given torch views of
+    the same slots instead (and from then on): still decoded straight into the output."""
+    import ndd_triton.kernels.gpu.decoders as gpu_decoders
+
+    wrap = fake_device_codec.as_images
+
+    def tensors_only(targets, cuda_stream):
+        if not all(isinstance(t, torch.Tensor) for t in targets):
+            raise TypeError("Object does not support neither __cuda_array_interface__ nor ...")
+        return wrap(targets, cuda_stream)
+
+    monkeypatch.setattr(fake_device_codec, "as_images", staticmethod(tensors_only))
+    jpegs = [encode(_pixels(h, w, 3, h), "JPEG", quality=90) for h, w in ((9, 13), (16, 7))]
+    batch = ndd.as_batch([*jpegs, files["png"]])
+    for _ in range(2):
+        fake_device_codec.calls = fake_device_codec.into = 0
+        gpu = ndd.decoders.image(batch, device="gpu")
+        for g, c in zip(samples_of(gpu), samples_of(ndd.decoders.image(batch)), strict=True):
+            assert_close(g, c, where="tensor views")
+        assert (fake_device_codec.calls, fake_device_codec.into) == (1, 1)
+        assert not gpu_decoders._SLOTS[0]
+    assert fake_device_codec.slots == 0
+
+
+def test_device_codec_batch_completeness_is_the_per_file_check(files):
+    """`_all_complete` (plain JPEG rows ending in the end marker: no scan) answers as
+    `_complete` of every file, for plain JPEGs cut, padded, re-terminated or whole, beside
+    PNGs and Pillow-read files."""
+    import ndd_triton.kernels.gpu.decoders as gpu_decoders
+    from ndd_triton.decoders import _image_infos
+
+    jpeg = encode(_pixels(40, 56, 3, 23), "JPEG", quality=90)
+    other = encode(_pixels(21, 17, 3, 24), "JPEG", quality=75)
+    kinds = [jpeg, other, jpeg[: len(jpeg) // 2], np.concatenate([jpeg[: len(jpeg) // 2],
+             np.array([0xFF, 0xD9], np.uint8)]), np.concatenate([jpeg, np.zeros(7, np.uint8)]),
+             files["png"], files["png"][:-20], files["bmp"]]  # fmt: skip
+    rs = np.random.default_rng(3)
+    for _ in range(60):
+        data = [np.ascontiguousarray(kinds[i]) for i in rs.integers(0, len(kinds), 5)]
+        infos, todo = _image_infos.plain_infos(data, None)
+        for i in todo:  # (as `read_headers` does: these are Pillow's)
+            infos.given[i] = _image_infos.ImageInfo("PNG", "RGB", 1, 1, 3, 1)
+        want = all(gpu_decoders._complete(d) for d in data)
+        assert gpu_decoders._all_complete(data, infos) == want
+        assert gpu_decoders._all_complete(data, None) == want
 
 
 def test_device_codec_not_writing_into_the_output_is_not_trusted(files, fake_device_codec):

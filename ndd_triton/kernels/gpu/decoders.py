@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ndd_triton.decoders._image_infos import ImageInfos
 from ndd_triton.decoders._pillow import ANY_DATA, GRAY, RGB, ROUNDED_GRAY_FORMATS
 from ndd_triton.kernels import register
 from ndd_triton.kernels.cpu.decoders import _DECODERS, _SCHEMAS, bind_direct_rgb, decode_sample
@@ -41,13 +42,14 @@ _nvimgcodec_decoder: Any = None
 def _host_decode(run: GpuRun, out: GpuBatch, call: Call, op: str) -> None:
     """Decode on the CPU into a host buffer shaped like `out`, then one copy to the device."""
     data = out.data
-    on_host = data.device.type == "cpu"
+    on_host = not data.is_cuda  # (`.device` makes a torch.device object: ~0.5 us more)
     host = data if on_host else torch.empty(data.numel(), dtype=data.dtype, pin_memory=True)
     flat = host.numpy()
     decode = _sample_decoder(call, op)
     # Python values for the per-sample views, made for the whole batch at once; a view made by
     # the ndarray constructor costs half a slice and a reshape
-    dtype, starts = flat.dtype, (out.offsets * flat.itemsize).tolist()
+    dtype, itemsize = flat.dtype, flat.itemsize
+    starts = (out.offsets if itemsize == 1 else out.offsets * itemsize).tolist()
     shapes = out.shapes.tolist()
 
     def one(i: int) -> None:
@@ -130,6 +132,22 @@ def _warn_fallback(op: str, error: Exception) -> None:
                       f"{error}); decoding on the host instead", RuntimeWarning, stacklevel=2)
 
 
+def _all_complete(data: list[np.ndarray], infos: Any) -> bool:
+    """`_complete` of every file, O(1) per file for the plain JPEGs whose header was walked
+    (`ImageInfos` rows outside `given`: the walk read their whole start-of-scan segment, so a
+    file that ends in the end-of-image marker has it after the scan's start) and end in it."""
+    tails = [d[-2:].tobytes() for d in data]  # (a slice and a compare: ~0.3 us a file)
+    if tails.count(_EOI) == len(tails) and type(infos) is ImageInfos:
+        given = infos.given
+        if not given:
+            return True
+        return all(_complete(data[i]) for i in given)
+    return all(_complete(d) for d in data)
+
+
+_EOI = b"\xff\xd9"
+
+
 def _complete(data: np.ndarray) -> bool:
     """False for a JPEG with no end-of-image marker after its scan or a PNG with no IEND chunk:
     nvJPEG decodes truncated files without complaint, so they take the host path, whose
@@ -181,20 +199,20 @@ def _to_torch(image: Any, stream: int | None) -> torch.Tensor:
 def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
     """Decode with nvImageCodec into `out`; False (nothing written) when it cannot."""
     module, decoder = codec
-    output_type = int(call.output_type)
+    output_type = int(call.values["output_type"])
     # the encoded samples themselves (no copies: CodeStream reads any buffer)
     data = call.encoded  # 1-D contiguous (the op's inference made them so)
-    if not all(_complete(d) for d in data):
+    if not _all_complete(data, call.values.get("info")):
         return False
     try:
         # nvImageCodec >= 0.6 names sRGB `SRGB`; earlier releases `RGB`
         rgb = getattr(module.ColorSpec, "SRGB", None) or module.ColorSpec.RGB
         plain = module.ColorSpec.UNCHANGED if output_type == ANY_DATA else rgb
         # JPEG grey: the codec's own luma output (libjpeg's, as the CPU path); else convert
-        specs = [module.ColorSpec.GRAY if output_type == GRAY and d[:2].tobytes() == b"\xff\xd8"
-                 else plain for d in data]  # fmt: skip
-        device = out.data.device
-        stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
+        specs = [module.ColorSpec.GRAY if d[:2].tobytes() == b"\xff\xd8" else plain
+                 for d in data] if output_type == GRAY else [plain] * len(data)  # fmt: skip
+        on_device = out.data.is_cuda
+        stream = torch.cuda.current_stream(out.data.device).cuda_stream if on_device else 0
         if _INTO_OUTPUT[0] and _decode_into_output(module, decoder, out, call, specs, rgb, stream):
             return True
         images: list[Any] = [None] * len(data)
@@ -206,7 +224,8 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
                 images[i] = image
         if any(im is None for im in images):  # not decodable there: the host decoder says why
             return False
-        handle = stream if device.type == "cuda" else None
+        handle = stream if on_device else None
+        device = out.data.device
         decoded = [_to_torch(im, handle) for im in images]
         if any(t.device != device for t in decoded):  # not where the output is: no zero-copy
             decoded = [t.to(device) for t in decoded]
@@ -231,8 +250,7 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
             return False
         results.append(pixels)
     sizes = out.sizes
-    packed = np.array_equal(out.offsets, np.cumsum(sizes) - sizes)
-    if out.data.dtype == torch.uint8 and packed and results:  # one copy kernel for the batch
+    if out.data.dtype == torch.uint8 and _packed(out) and results:  # one copy kernel for the batch
         torch.cat([p.reshape(-1) for p in results], out=out.data[:int(sizes.sum())])
         return True
     for i, pixels in enumerate(results):
@@ -255,22 +273,19 @@ def _decode_into_output(module: Any, decoder: Any, out: GpuBatch, call: Call, sp
     the batch needs another path,
     the codec failed on it, or it does not support or did not honour `images=` (then it is not
     asked this way again in this process)."""
-    if int(call.output_type) != RGB or call.values.get("window") is not None or \
-            out.data.dtype != torch.uint8 or any(spec is not rgb for spec in specs):  # fmt: skip
+    if int(call.values["output_type"]) != RGB or call.values.get("window") is not None or \
+            out.data.dtype != torch.uint8 or specs.count(rgb) != len(specs):  # fmt: skip
         return False
-    sizes, offsets = out.sizes, out.offsets
-    if not np.array_equal(offsets, np.cumsum(sizes) - sizes):
+    if not _packed(out):
         return False
-    pointers = (out.data.data_ptr() + offsets).tolist()  # uint8: an element is a byte
+    pointers = (out.data.data_ptr() + out.offsets).tolist()  # uint8: an element is a byte
     try:
-        images = module.as_images(_targets(out), cuda_stream=stream)
+        images = _as_images(module, out, pointers, stream)
         got = decoder.decode([module.CodeStream(d) for d in call.encoded], images=images,
                              params=_params(module, rgb, call), cuda_stream=stream)  # fmt: skip
-        if any(im is None for im in got):  # the other path (and the host decoder) say why
+        if None in got:  # the other path (and the host decoder) say why
             return False
-        written = len(got) == len(pointers) and all(
-            im.__cuda_array_interface__["data"][0] == p
-            for im, p in zip(got, pointers, strict=True))  # fmt: skip
+        written = [im.__cuda_array_interface__["data"][0] for im in got] == pointers
     except (AttributeError, TypeError):  # this nvImageCodec cannot decode into given buffers
         written = False
     except Exception:  # a codec problem with this batch: the per-image path handles it
@@ -280,14 +295,48 @@ def _decode_into_output(module: Any, decoder: Any, out: GpuBatch, call: Call, sp
     return written
 
 
+def _packed(out: GpuBatch) -> bool:
+    """Whether `out`'s samples lie back to back from the buffer's start (every op output)."""
+    sizes = out.sizes
+    return (np.cumsum(sizes) - sizes).tolist() == out.offsets.tolist()  # (~1.5 us < array_equal)
+
+
 def _params(module: Any, spec: Any, call: Call) -> Any:
     """nvImageCodec's DecodeParams for colour spec `spec` and the call's EXIF setting."""
     return module.DecodeParams(color_spec=spec,
                                apply_exif_orientation=bool(call.adjust_orientation))
 
 
+class _Slot:
+    """One sample's slot of a packed uint8 output as nvImageCodec's `as_images` reads a buffer
+    (`__cuda_array_interface__`, version 3; no stream: the images take `as_images`' stream):
+    ~0.3 us a sample, where a torch view costs ~4 us to make and its interface several more
+    (torch builds it in Python). The output's storage holds the memory."""
+
+    __slots__ = ("__cuda_array_interface__",)
+
+    def __init__(self, pointer: int, shape: tuple[int, ...]) -> None:
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": "|u1", "strides": None,
+                                         "data": (pointer, False), "version": 3}  # fmt: skip
+
+
+_SLOTS = [True]  # False once `as_images` refused `_Slot`s: torch views from then on
+
+
+def _as_images(module: Any, out: GpuBatch, pointers: list[int], stream: int) -> Any:
+    """nvImageCodec Images over the packed uint8 output's slots (at `pointers`)."""
+    if _SLOTS[0]:
+        try:
+            return module.as_images([_Slot(p, tuple(shape)) for p, shape in
+                                     zip(pointers, out.shapes.tolist(), strict=True)],
+                                    cuda_stream=stream)  # fmt: skip
+        except Exception:  # (an nvImageCodec that reads buffers otherwise)
+            _SLOTS[0] = False
+    return module.as_images(_targets(out), cuda_stream=stream)
+
+
 def _targets(out: GpuBatch) -> list[torch.Tensor]:
-    """The packed output's sample slots, as handed to nvImageCodec's `as_images`."""
+    """The packed output's sample slots as torch views (`_as_images` without `_Slot`s)."""
     flat = out.data
     return [flat[o:o + n].view(h, w, c) for o, n, (h, w, c) in
             zip(out.offsets.tolist(), out.sizes.tolist(), out.shapes.tolist(), strict=True)]
