@@ -44,7 +44,7 @@ from ndd_triton.runtime.executor import execute
 from ndd_triton.runtime.gpu_run import _run_gpu, gpu_types, on_stream
 from ndd_triton.runtime.inputs import tensor_batch
 from ndd_triton.runtime.invocation import Invocation, user_callsite
-from ndd_triton.runtime.plans import PLANS, InferResult, Plan, input_metas, known_call
+from ndd_triton.runtime.plans import InferResult, Plan, input_metas, known_call
 from ndd_triton.runtime.run_now import OutputRef, as_tensors, computed, failed_results, run_here
 from ndd_triton.runtime.torch_compile import dynamo_running
 
@@ -125,11 +125,10 @@ def remembering(run: Callable[[Any], list[BatchStorage]], known: InferResult,
     return run_and_remember
 
 
-def replay_call(schema: OpSchema, inputs: Sequence[Any], key: tuple[Any, ...]) -> Any:
-    """The results of a GPU call answered from its `CallEntry`, or None (the normal path)."""
-    plan = PLANS.get(key)
-    if plan is None or plan.schema is not schema or plan.infer_memo is None or \
-            not launch_memo.ENABLED:  # fmt: skip
+def replay_call(schema: OpSchema, inputs: Sequence[Any], plan: Plan) -> Any:
+    """The results of a GPU call of `plan` (its plan key's) answered from its `CallEntry`, or
+    None (the normal path)."""
+    if plan.schema is not schema or plan.infer_memo is None or not launch_memo.ENABLED:
         return None
     n = plan.n
     batches = [tensor_batch(x, n, plan.in_dev) if type(x) is Tensor else x for x in inputs]

@@ -157,12 +157,13 @@ def _prepare_and_execute(schema: OpSchema, inputs: Sequence[Any], arg_values: Se
     key = plan_key(schema, inputs, arg_values, batch_size, device)
     if key is not None and not _profiling.ACTIVE:
         plan = PLANS.get(key)
-        if plan is not None and plan.data_runs is not None and plan.schema is schema:
-            done = data_call(plan, inputs, arg_values)  # shapes from the data: infer, then run
-        else:
-            done = replay_call(schema, inputs, key)  # a repeated GPU call, replayed whole
-        if done is not None:
-            return done
+        if plan is not None:
+            if plan.data_runs is not None and plan.schema is schema:
+                done = data_call(plan, inputs, arg_values)  # shapes from the data: infer, run
+            else:
+                done = replay_call(schema, inputs, plan)  # a repeated GPU call, replayed whole
+            if done is not None:
+                return done
     prep = prepare(schema, inputs, arg_values, batch_size, device, key)
     call, kernel, batches, metas = prep.call, prep.kernel, prep.batches, prep.metas
     specs, dev, is_batch, plan, n = prep.specs, prep.dev, prep.is_batch, prep.plan, call.batch_size
