@@ -56,11 +56,14 @@ _CONTIGUOUS = "contiguous"
 class CallEntry:
     """How to replay one call description (see the module docstring)."""
 
-    __slots__ = ("allocators", "replay", "specs")
+    __slots__ = ("allocators", "replay", "run", "specs")
 
     def __init__(self, replay: Any, specs: list[OutputSpec], device: Device) -> None:
         self.replay = weakref.ref(replay)
         self.specs = specs
+        # the `GpuRun` replays launch through (no state of its own: shared by threads), made
+        # again when a replay runs with another context's thread pool
+        self.run: Any = None
         self.allocators: tuple[Callable[[], BatchStorage], ...] = tuple(
             BatchStorage.device_allocator(spec.shapes, spec.dtype.torch_dtype, device)  # type: ignore[arg-type]
             for spec in specs)  # fmt: skip
@@ -221,7 +224,9 @@ def _run_normally(plan: Plan, known: InferResult, batches: list[Any],
 def _launch(entry: CallEntry, replay: Any, ins: list[BatchStorage | None], dev: Device,
             ctx: EvalContext, draw_at: tuple[int, int] | None) -> list[BatchStorage]:  # fmt: skip
     outs = [allocate() for allocate in entry.allocators]
-    run = gpu_types()[1](dev.torch_device, None, ctx.thread_pool)
+    run = entry.run
+    if run is None or run.pool is not ctx.thread_pool:
+        run = entry.run = gpu_types()[1](dev.torch_device, None, ctx.thread_pool)
     replay.replay(run, [s._buffer if s is not None else None for s in ins],
                   [s._buffer for s in outs], draw_at)  # fmt: skip
     return outs

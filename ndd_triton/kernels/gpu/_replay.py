@@ -55,7 +55,8 @@ def _storage_ptr(t: torch.Tensor) -> int:
 class Replay:
     """The recorded launches of one call (immutable; shared by threads)."""
 
-    __slots__ = ("__weakref__", "_kept", "_lock", "nbytes", "scratch", "steps", "tables")
+    __slots__ = ("__weakref__", "_fresh", "_kept", "_lock", "nbytes", "scratch", "steps",
+                 "tables")  # fmt: skip
 
     def __init__(self, steps: list[Step], scratch: list[tuple[int, torch.dtype] | None],
                  tables: list[torch.Tensor],
@@ -67,6 +68,9 @@ class Replay:
         # the scratch buffers a drawn table kernel rewrites on every replay (by index)
         self._kept = tuple((rewritten or {}).get(i) for i in range(len(scratch))) \
             if rewritten else None  # fmt: skip
+        # the scratch buffers a replay that holds the kept ones allocates even so
+        self._fresh = tuple((i, made) for i, made in enumerate(scratch)
+                            if made is not None and (self._kept is None or self._kept[i] is None))
         self._lock = threading.Lock()
 
     def replay(self, run: GpuRun, inputs: list[torch.Tensor | None], outputs: list[torch.Tensor],
@@ -94,8 +98,9 @@ class Replay:
         if kept is None:
             scratch = [run.empty(*made) if made is not None else None for made in self.scratch]
         else:
-            scratch = [run.empty(*made) if made is not None and mine is None else mine
-                       for made, mine in zip(self.scratch, kept, strict=True)]  # fmt: skip
+            scratch = list(kept)
+            for i, made in self._fresh:
+                scratch[i] = run.empty(*made)
         sources = (inputs, outputs, scratch, draw_words(draws) if draws is not None else ())
         for kernel, grid, args, meta, subs, err, direct in self.steps:
             if subs:
