@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ndd_triton.runtime.dispatch import make_run, make_stage
+from ndd_triton.runtime.fusion_geometry import window_start
 from ndd_triton.runtime.fusion_group import Group, sole_producer
 from ndd_triton.runtime.invocation import Invocation
 from ndd_triton.runtime.trace import CallRecord
@@ -55,13 +56,10 @@ def _windowed_decode(decode: Any, decoded: Any, sliced: Any, spec: Any) -> Any:
     window leaves the image (slice fills), cuts the channels or converts the type."""
     if decoded.layout != "HWC" or spec.dtype != decoded.dtype:
         return None
-    dims, anchor = decoded.shapes, np.asarray(sliced.anchor_full)
-    if anchor.shape != dims.shape or spec.shapes.shape != dims.shape:
-        return None
-    end = anchor + spec.shapes
-    if (anchor < 0).any() or (end > dims).any() or (spec.shapes[:, 2] != dims[:, 2]).any():
+    start = window_start(sliced, spec)
+    if start is None:
         return None
     values = dict(decode.values)
-    values["window"] = np.concatenate([anchor[:, :2], spec.shapes[:, :2]], axis=1)
+    values["window"] = np.concatenate([start, spec.shapes[:, :2]], axis=1)
     return dataclasses.replace(decode, values=values,
                                per_sample=set(decode.per_sample) | {"window"})  # fmt: skip

@@ -49,8 +49,6 @@ def source_view(calls: list[Any], specs: list[Any]) -> tuple[np.ndarray, np.ndar
         dims = data.shapes
         if data.layout != "HWC" or spec.layout != "HWC" or spec.dtype != data.dtype:
             return None
-        if spec.shapes.shape != dims.shape or (spec.shapes[:, 2] != dims[:, 2]).any():
-            return None
         if call.schema.name == "flip":
             if np.asarray(call.depthwise).reshape(n).any():
                 return None
@@ -59,7 +57,7 @@ def source_view(calls: list[Any], specs: list[Any]) -> tuple[np.ndarray, np.ndar
             shift = np.stack([np.where(v, dims[:, 0] - 1, 0), np.where(h, dims[:, 1] - 1, 0)], 1)
             sign = np.stack([np.where(v, -1, 1), np.where(h, -1, 1)], axis=1)
         else:
-            shift = _window_start(call, spec)
+            shift = window_start(call, spec)
             if shift is None:
                 return None
             sign = np.ones((n, 2), np.int64)
@@ -68,10 +66,12 @@ def source_view(calls: list[Any], specs: list[Any]) -> tuple[np.ndarray, np.ndar
     return b, m
 
 
-def _window_start(call: Any, spec: Any) -> np.ndarray | None:
+def window_start(call: Any, spec: Any) -> np.ndarray | None:
     """A slice's or crop's window start `[N, 2]` (row, column) when every window lies inside
     its image and keeps every channel, else None."""
     dims = call.inputs[0].shapes
+    if spec.shapes.shape != dims.shape or (spec.shapes[:, 2] != dims[:, 2]).any():
+        return None
     if call.schema.name == "slice":
         anchor = np.asarray(call.anchor_full)
         if anchor.shape != dims.shape or (anchor[:, 2] != 0).any():

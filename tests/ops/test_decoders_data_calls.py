@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+from _check import assert_close, samples_of
 from _decoder_data import _pixels, encode
 
 import ndd_triton as ndd
@@ -37,15 +38,13 @@ def _jpegs(sizes: list[tuple[int, int]], seed: int = 0, quality: int = 90) -> nd
                          for i, (h, w) in enumerate(sizes)])  # fmt: skip
 
 
-def _host(out: ndd.Batch) -> list[np.ndarray]:
-    return [np.asarray(s) for s in out.cpu()]
+_host = samples_of
 
 
 def _same(a: list[np.ndarray], b: list[np.ndarray]) -> None:
     assert len(a) == len(b)
     for x, y in zip(a, b, strict=True):
-        assert x.dtype == y.dtype and x.shape == y.shape
-        np.testing.assert_array_equal(x, y)
+        assert_close(x, y)  # (dtype, shape, every value)
 
 
 @pytest.fixture
