@@ -1,9 +1,10 @@
-"""How busy the CPU pool is in the RN50 data path (eager mode): idle time between ops and batches.
+"""How busy the CPU pool is in the RN50 data path: idle time between ops and batches.
 
-Run: `python perf/pool_timeline.py [--count 512] [--batch 64] [--threads 2] [--epochs 3]`.
+Run: `python perf/pool_timeline.py [--count 512] [--batch 64] [--threads 2] [--epochs 3]
+[--compile]`.
 On the folder of `bench_rn50.py`, runs pipeline (a) (`readers.File` -> `decoders.image` ->
 `random_resized_crop` -> `flip(coin_flip)` -> `crop_mirror_normalize` -> `.torch()`) in eager
-mode and records every per-sample kernel call on the pool threads (start, end, op). Per epoch
+mode (`--compile`: `next_epoch(compile=True)`) and records every per-sample kernel call on the pool threads (start, end, op). Per epoch
 it prints images/s, process CPU ms per image, each pool thread's busy fraction, the share of
 wall time with no pool thread busy ("both idle": batch boundaries, gaps between ops) and with
 only some busy ("some idle": op tails, GIL waits), and the kernel time per image by op (wall
@@ -88,6 +89,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--compile", action="store_true", help="next_epoch(compile=True)")
     opts = parser.parse_args()
     _record()
     ndd.set_num_threads(opts.threads)
@@ -96,9 +98,11 @@ def main() -> None:
         bench_rn50.make_folder(root, opts.count)
         reader = ndd.readers.File(file_root=root, random_shuffle=True, seed=1)
 
+        mode = {"compile": True} if opts.compile else {}
+
         def epoch() -> int:
             n = 0
-            for jpegs, labels in reader.next_epoch(batch_size=opts.batch):
+            for jpegs, labels in reader.next_epoch(batch_size=opts.batch, **mode):
                 images = ndd.decoders.image(jpegs, device="cpu")
                 images = ndd.random_resized_crop(images, size=224, rng=rng)
                 flips = ndd.random.coin_flip(batch_size=jpegs.batch_size, rng=rng)
@@ -110,7 +114,8 @@ def main() -> None:
             return n
 
         epoch()  # warm-up
-        print(f"# {opts.count} JPEGs, batch {opts.batch}, {opts.threads} threads, eager mode; "
+        print(f"# {opts.count} JPEGs, batch {opts.batch}, {opts.threads} threads, "
+              f"{'compile' if opts.compile else 'eager'} mode; "
               f"load avg {os.getloadavg()[0]:.1f}")
         for _ in range(opts.epochs):
             _spans.clear()

@@ -11,7 +11,9 @@ read only by crop_mirror_normalize, which then reads the flip's input with its c
 store mirrored (`resample_gpu`'s `mirror`); a
 *resample_cmn* group is [slices, crops, flips ->] resize/random_resized_crop -> [flip ->]
 crop_mirror_normalize, one launch on the GPU (`kernels/gpu/resample_normalize.py`; the calls
-before the resize join it on the GPU only, `runtime/fusion_geometry.py`); a *decode_slice*
+before the resize join it on the GPU only, `runtime/fusion_geometry.py`); an *affine_cmn*
+group is the same with a GPU rotate/warp_affine instead of the resize
+(`runtime/fusion_affine.py`, `kernels/gpu/affine_normalize.py`); a *decode_slice*
 pair is a CPU decoders.image read only by slice, decoding only the windows
 (`runtime/fusion_decode.py`); an
 *arith_chain* is a run of arithmetic calls each reading the last, their other operands
@@ -41,15 +43,19 @@ from ndd_triton.runtime import profiling as _profiling
 from ndd_triton.runtime.dispatch import make_run, make_stage
 from ndd_triton.runtime.eval_mode import EvalMode
 from ndd_triton.runtime.executor import execute
+from ndd_triton.runtime.fusion_affine import AFFINE_OPS, affine_cmn_invocation
 from ndd_triton.runtime.fusion_arith import ARITH_KINDS, arith_groups, arith_invocation
 from ndd_triton.runtime.fusion_decode import DECODE_KINDS, decode_groups, decode_invocation
 from ndd_triton.runtime.fusion_geometry import geometry_heads, pixel_steps, source_view
 from ndd_triton.runtime.fusion_group import Group, count_uses, sole_producer
+from ndd_triton.runtime.fusion_norm import gpu_norm, mirrored_cmn
 from ndd_triton.runtime.invocation import Invocation
 from ndd_triton.runtime.trace import CallRecord
 
 COLOR_OPS = frozenset(s.name for s in color.schemas)
 RESAMPLE_OPS = frozenset(("random_resized_crop", "resize"))
+CORE_OPS = RESAMPLE_OPS | AFFINE_OPS  # the pass a geometry group's heads are read through
+GEOMETRY_KINDS = ("resample_cmn", "affine_cmn")
 
 
 def plan_groups(program: list[CallRecord]) -> dict[int, Group]:
@@ -77,12 +83,15 @@ def plan_groups(program: list[CallRecord]) -> dict[int, Group]:
         if f is not None:
             groups[f] = groups[p] = Group("flip_cmn", (f, p))
             members, head = [f, p], program[f]
-        r = sole_producer(program, uses, head, RESAMPLE_OPS)
+        r, kind = sole_producer(program, uses, head, RESAMPLE_OPS), "resample_cmn"
+        if r is None:  # a warp before them: one pass on the GPU
+            r, kind = sole_producer(program, uses, head, AFFINE_OPS), "affine_cmn"
+            r = r if r is not None and program[r].gpu else None
         if r is not None:
-            # slices, crops and flips before the resize (the detection recipe's window) are
-            # read through by the pass
+            # slices, crops and flips before the resize or warp (the detection recipe's
+            # window) are read through by the pass
             heads = geometry_heads(program, uses, r) if program[r].gpu else ()
-            group = Group("resample_cmn", (*heads, r, *members))
+            group = Group(kind, (*heads, r, *members))
             for m in group.calls:
                 groups[m] = group
     for p, rec in enumerate(program):  # resize -> flip (no normalisation after it)
@@ -130,6 +139,8 @@ def fused_invocation(group: Group, members: list[Any], ctx: Any) -> Invocation |
     name = "+".join(m.call.schema.name for m in members)
     if group.kind == "resample_cmn":
         return _resample_cmn(name, members, ctx)
+    if group.kind == "affine_cmn":
+        return affine_cmn_invocation(name, members, ctx)
     if group.kind == "resample_flip":
         return _resample_flip(name, members, ctx)
     if group.kind in DECODE_KINDS:
@@ -137,7 +148,7 @@ def fused_invocation(group: Group, members: list[Any], ctx: Any) -> Invocation |
     if group.kind in ARITH_KINDS:
         return arith_invocation(name, group, members, ctx)
     if group.kind == "flip_cmn":
-        call = _mirrored_cmn(first.call, last.call)
+        call = mirrored_cmn(first.call, last.call)
         if call is None:
             return None
         stage = make_stage(call, last.kernel, first.batches, last.specs, dev, ctx) \
@@ -150,7 +161,7 @@ def fused_invocation(group: Group, members: list[Any], ctx: Any) -> Invocation |
         from ndd_triton.kernels.gpu.color_chain import chain_codes
 
         colour = members[:-1] if group.kind == "color_cmn" else members
-        norm = _gpu_norm(last.call, last.specs[0]) if group.kind == "color_cmn" else None
+        norm = gpu_norm(last.call, last.specs[0]) if group.kind == "color_cmn" else None
         if group.kind == "color_cmn" and norm is None:
             return None
         widths = [int(np.asarray(m.call.color_matrix).shape[1]) for m in colour]
@@ -181,7 +192,7 @@ def _resample_cmn(name: str, members: list[Any], ctx: Any) -> Invocation | None:
         return None
     call = cmn.call
     if len(members) == 3:
-        call = _mirrored_cmn(members[1].call, cmn.call)
+        call = mirrored_cmn(members[1].call, cmn.call)
         if call is None:
             return None
     rc, meta = resample.call, resample.call.inputs[0]
@@ -195,7 +206,7 @@ def _resample_cmn(name: str, members: list[Any], ctx: Any) -> Invocation | None:
     if meta.layout != "HWC" or (meta.shapes[:, 2] != 3).any() or meta.dtype.name != "u8" or \
             resample.specs[0].dtype.name != "u8" or rc.resample_axes != "HW":  # fmt: skip
         return None
-    norm = _gpu_norm(call, cmn.specs[0], mirror_ok=True, crop_ok=True)
+    norm = gpu_norm(call, cmn.specs[0], mirror_ok=True, crop_ok=True)
     if norm is None or max(int(rc.inputs[0].shapes.prod(axis=1).max(initial=0)),
                            int(cmn.specs[0].shapes.prod(axis=1).max(initial=0))) >= 2**30:
         return None
@@ -243,31 +254,6 @@ def _resample_flip(name: str, members: list[Any], ctx: Any) -> Invocation | None
                                      ctx), ctx, None)  # fmt: skip
 
 
-def _mirrored_cmn(flip: Any, cmn: Any) -> Any:
-    """crop_mirror_normalize's call reading flip's input: where flip mirrored a sample, the crop
-    window is mirrored and so is `mirror` (exact: only which pixels are read changes), or None
-    when that does not hold (vertical/depthwise flips, frames, windows not inside the image)."""
-    layout = flip.inputs[0].layout or "HWC"
-    if layout not in ("HWC", "CHW") or cmn.inputs[0].layout != flip.inputs[0].layout:
-        return None
-    n = cmn.batch_size
-    if np.asarray(flip.vertical).reshape(n).any() or np.asarray(flip.depthwise).reshape(n).any():
-        return None
-    h = np.asarray(flip.horizontal).reshape(n) != 0
-    width = flip.inputs[0].shapes[:, layout.index("W")]
-    start = np.array(cmn.window_start, copy=True)
-    size = np.asarray(cmn.window_size)
-    inside = (start[:, -1] >= 0) & (start[:, -1] + size[:, -1] <= width)
-    if not inside[h].all():
-        return None
-    start[h, -1] = width[h] - start[h, -1] - size[h, -1]
-    mirror = np.asarray(cmn.mirror)
-    values = dict(cmn.values)
-    values["window_start"] = start
-    values["mirror"] = ((mirror.reshape(n) != 0) ^ h).astype(mirror.dtype).reshape(mirror.shape)
-    return dataclasses.replace(cmn, values=values, per_sample=set(cmn.per_sample))
-
-
 def _cpu_chain(members: list[Any]) -> Any:
     """`fn(out, inp, arg)`: sample `arg.index` through every member's CPU kernel."""
     steps = [(m.call, m.kernel, m.specs[0]) for m in members]
@@ -285,28 +271,6 @@ def _cpu_chain(members: list[Any]) -> Any:
             cur = dst
 
     return chain
-
-
-def _gpu_norm(cmn: Any, spec: Any, mirror_ok: bool = False,
-              crop_ok: bool = False) -> tuple[np.ndarray, np.ndarray, bool] | None:  # fmt: skip
-    """(gain, bias, CHW) of a crop_mirror_normalize a fused kernel can store for: HWC RGB
-    input, no crop (unless `crop_ok`: then a window inside the image), no mirror (unless
-    `mirror_ok`), no channel padding, a float output in HWC or CHW."""
-    meta = cmn.inputs[0]
-    if meta.layout != "HWC" or (meta.shapes[:, 2] != 3).any() or cmn.pad_output:
-        return None
-    if cmn.out_layout not in ("HWC", "CHW") or spec.dtype.name not in ("f32", "f16"):
-        return None
-    start, size = np.asarray(cmn.window_start), np.asarray(cmn.window_size)
-    if crop_ok:  # any window inside the image (no fill)
-        fits = start.shape == size.shape == (len(meta.shapes), 2) and bool(
-            ((start >= 0) & (start + size <= meta.shapes[:, :2])).all())  # fmt: skip
-    else:  # the whole image
-        fits = not start.any() and np.array_equal(size, meta.shapes[:, :2])
-    if (np.asarray(cmn.mirror).any() and not mirror_ok) or not fits:
-        return None
-    gain, bias = np.asarray(cmn.gain), np.asarray(cmn.bias)
-    return gain[:, :3], bias[:, :3], cmn.out_layout == "CHW"
 
 
 def _gpu_chain(members: list[Any], codes: int,
@@ -336,9 +300,9 @@ def issue_member(group: Group, p: int, prep: Any, members: dict[int, list[Any]],
     names = tuple(m.call.schema.name for m in preps)
     fused = fused_invocation(group, preps, ctx)
     alone = 0  # how many leading members run on their own
-    if fused is None and group.kind == "resample_cmn":
-        # no one-pass resample of it all: without the slice, then the flip still folded
-        for part in _resample_parts(group, names):
+    if fused is None and group.kind in GEOMETRY_KINDS:
+        # no one pass of it all: without the slice, then the flip still folded
+        for part in _geometry_parts(group, names):
             alone = len(group.calls) - len(part.calls)
             fused = fused_invocation(part, preps[alone:], ctx)
             if fused is not None:
@@ -359,11 +323,12 @@ def issue_member(group: Group, p: int, prep: Any, members: dict[int, list[Any]],
     return prep.results(fused), [(names, [fused])]
 
 
-def _resample_parts(group: Group, names: tuple[str, ...]) -> list[Group]:
-    """The smaller groups to try, in turn, when a resample_cmn group cannot run as one pass:
-    without the calls before the resize, then the flip folded into the normalisation alone."""
-    calls = group.calls[next(i for i, n in enumerate(names) if n in RESAMPLE_OPS):]
-    parts = [Group("resample_cmn", calls)] if calls != group.calls else []
+def _geometry_parts(group: Group, names: tuple[str, ...]) -> list[Group]:
+    """The smaller groups to try, in turn, when a resample_cmn or affine_cmn group cannot run
+    as one pass: without the calls before the resize or warp, then the flip folded into the
+    normalisation alone."""
+    calls = group.calls[next(i for i, n in enumerate(names) if n in CORE_OPS):]
+    parts = [Group(group.kind, calls)] if calls != group.calls else []
     if len(calls) == 3:
         parts.append(Group("flip_cmn", calls[1:]))
     return parts

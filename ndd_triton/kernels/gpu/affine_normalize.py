@@ -1,0 +1,164 @@
+"""An affine warp with crop_mirror_normalize's store in one pass (compile mode's fusion of
+`rotate`/`warp_affine` -> [`flip`] -> `crop_mirror_normalize` on the GPU, `affine_cmn`).
+
+Each output element of the normalisation's window is the warp's pixel it is, computed as
+`warp_affine._affine_kernel` computes it for LINEAR 2-D images: the source point
+`M @ (x + .5, y + .5, .5, 1) - .5` by the same helper (`_helper_coord`), the same four taps
+with the same clamping and fill (`_helper_axis`, `_helper_blend`), the same blend order and the
+warp's rounding to its uint8 output. crop_mirror_normalize's `v * gain[c] + bias[c]` follows
+and the value is stored at its HWC or CHW position, mirrored per sample. Only the window is
+computed; no warped image is written or read. So the bytes are those of the ops run one by one
+(launched without FMA contraction, as every kernel here).
+
+The warp may read its input through slices, crops and flips folded into the pass
+(`runtime/fusion_geometry.py`): pixel `(row, col)` of the warp's input is element
+`IN_OFF + (row * ROW_STEP + col * COL_STEP) * 3` of the source buffer (signed steps; the
+warp's extents are the view's).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import triton
+import triton.language as tl
+
+from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
+from ndd_triton.kernels.gpu._tiles import _helper_find_tile, grid_of, tile_starts
+from ndd_triton.kernels.gpu.warp_affine import _helper_axis, _helper_blend, _helper_coord
+
+IN_OFF: tl.constexpr = tl.constexpr(0)
+OUT_OFF: tl.constexpr = tl.constexpr(1)
+ROW_STEP: tl.constexpr = tl.constexpr(2)  # source pixels from one input row to the next
+COL_STEP: tl.constexpr = tl.constexpr(3)  # ... and from one input column to the next
+H_IN: tl.constexpr = tl.constexpr(4)
+W_IN: tl.constexpr = tl.constexpr(5)
+H_OUT: tl.constexpr = tl.constexpr(6)  # the window's rows and columns
+W_OUT: tl.constexpr = tl.constexpr(7)
+Y0: tl.constexpr = tl.constexpr(8)  # the window's first row and column of the warped image
+X0: tl.constexpr = tl.constexpr(9)
+MIRROR: tl.constexpr = tl.constexpr(10)
+NCOL: tl.constexpr = tl.constexpr(11)
+# float table: the warp's 2x4 map row by row (z column zero), the fill, gains, biases
+FILL_VALUE: tl.constexpr = tl.constexpr(8)
+GAIN: tl.constexpr = tl.constexpr(9)
+BIAS: tl.constexpr = tl.constexpr(12)
+NPAR: tl.constexpr = tl.constexpr(16)
+TILE = 512
+
+
+@triton.jit
+def _affine_normalize_kernel(src, dst, samples, ptable, tiles, FILL: tl.constexpr,
+                             CHW: tl.constexpr, STEPS: tl.constexpr,
+                             BLOCK: tl.constexpr):  # fmt: skip
+    """One tile of one sample's window elements (HWC, 3 channels): warped, normalised, stored
+    (`STEPS`: a sample's column step may be other than 1, a flip folded into the read)."""
+    sample, tile = _helper_find_tile(tiles)
+    sample = sample.to(tl.int64)
+    row = samples + sample * NCOL
+    prow = ptable + sample * NPAR
+    h = tl.load(row + H_IN).to(tl.int32)
+    w = tl.load(row + W_IN).to(tl.int32)
+    h_out = tl.load(row + H_OUT).to(tl.int32)
+    w_out = tl.load(row + W_OUT).to(tl.int32)
+    y0 = tl.load(row + Y0).to(tl.int32)
+    x0 = tl.load(row + X0).to(tl.int32)
+    mirror = tl.load(row + MIRROR)
+    row_step = tl.load(row + ROW_STEP).to(tl.int32)
+    idx = tile * BLOCK + tl.arange(0, BLOCK)
+    mask = idx < h_out * w_out * 3
+    c = idx % 3
+    jw = idx // 3
+    col = jw % w_out
+    j = jw // w_out
+    m00 = tl.load(prow)
+    m01 = tl.load(prow + 1)
+    m02 = tl.load(prow + 2)
+    m03 = tl.load(prow + 3)
+    m10 = tl.load(prow + 4)
+    m11 = tl.load(prow + 5)
+    m12 = tl.load(prow + 6)
+    m13 = tl.load(prow + 7)
+    fill = tl.load(prow + FILL_VALUE)
+    # the warp's output pixel (x0 + col, y0 + j) of plane z = 0, as `_affine_kernel` maps it
+    xf = (x0 + col).to(tl.float32) + 0.5
+    yf = (y0 + j).to(tl.float32) + 0.5
+    zf = tl.zeros([BLOCK], tl.int32).to(tl.float32) + 0.5
+    sx = _helper_coord(m00, m01, m02, m03, xf, yf, zf, w)
+    sy = _helper_coord(m10, m11, m12, m13, xf, yf, zf, h)
+    x0f = tl.floor(sx)
+    y0f = tl.floor(sy)
+    fx = sx - x0f
+    fy = sy - y0f
+    ix = x0f.to(tl.int32)
+    iy = y0f.to(tl.int32)
+    cx0, inx0 = _helper_axis(ix, w, False)
+    cx1, inx1 = _helper_axis(ix + 1, w, False)
+    cy0, iny0 = _helper_axis(iy, h, False)
+    cy1, iny1 = _helper_axis(iy + 1, h, False)
+    if FILL:  # noqa: SIM108 (a static if: Triton compiles one branch)
+        ok = mask
+    else:  # an empty source has no pixel to clamp to: 0, as the warp stores there
+        ok = idx < tl.where((h > 0) & (w > 0), h_out * w_out * 3, 0)
+    if STEPS:
+        col_step = tl.load(row + COL_STEP).to(tl.int32)
+        ox0 = cx0 * col_step
+        ox1 = cx1 * col_step
+    else:
+        ox0 = cx0
+        ox1 = cx1
+    base = src + tl.load(row + IN_OFF)
+    ra = cy0 * row_step
+    rb = cy1 * row_step
+    acc = _helper_blend(base + ((ra + ox0) * 3 + c).to(tl.int64),
+                        base + ((ra + ox1) * 3 + c).to(tl.int64),
+                        base + ((rb + ox0) * 3 + c).to(tl.int64),
+                        base + ((rb + ox1) * 3 + c).to(tl.int64),
+                        ok, iny0 & inx0, iny0 & inx1, iny1 & inx0, iny1 & inx1, fx, fy, fill,
+                        FILL)  # fmt: skip
+    acc = tl.minimum(tl.maximum(tl.floor(acc + 0.5), 0.0), 255.0)  # the warp's uint8 store
+    gain = tl.load(prow + GAIN + c, mask=mask, other=0.0)
+    bias = tl.load(prow + BIAS + c, mask=mask, other=0.0)
+    value = acc * gain + bias
+    out_col = tl.where(mirror != 0, w_out - 1 - col, col)
+    if CHW:  # noqa: SIM108 (a static if: Triton compiles one branch)
+        pos = c * (h_out * w_out) + j * w_out + out_col
+    else:
+        pos = (j * w_out + out_col) * 3 + c
+    tl.store(dst + tl.load(row + OUT_OFF) + pos.to(tl.int64), value.to(dst.dtype.element_ty),
+             mask=mask)  # fmt: skip
+
+
+def launch_affine_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, warp: Any,
+                            gain: np.ndarray, bias: np.ndarray, mirror: np.ndarray, chw: bool,
+                            window: tuple[np.ndarray, np.ndarray],
+                            source: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                            ) -> None:  # fmt: skip
+    """Warp HWC uint8 RGB images as the LINEAR 2-D rotate/warp_affine call `warp` does (its
+    `affine_matrix`, `affine_fill`), keep crop_mirror_normalize's `window` (`(start, size)`,
+    `[N, 2]` rows and columns, inside the warped image) and store `v * gain + bias` (`[N, 3]`)
+    mirrored per sample, in one launch. `source`: per sample, the element offset of the warp's
+    input pixel (0, 0) in `inp.data` and the pixel steps from one of its rows and one of its
+    columns to the next (default: `inp`'s samples themselves)."""
+    n = len(out.offsets)
+    extents = np.asarray(warp.inputs[0].shapes, np.int64)[:, :2]
+    if source is None:
+        source = (inp.offsets, extents[:, 1], np.ones(n, np.int64))
+    start, size = (np.asarray(v, np.int64).reshape(n, 2) for v in window)
+    samples = np.empty((n, int(NCOL)), np.int64)
+    samples[:, 0], samples[:, 1] = source[0], out.offsets
+    samples[:, 2], samples[:, 3] = source[1], source[2]
+    samples[:, 4:6], samples[:, 6:8], samples[:, 8:10] = extents, size, start
+    samples[:, 10] = np.asarray(mirror).reshape(n) != 0
+    maps = np.asarray(warp.affine_matrix, np.float64).reshape(n, 2, 3)
+    params = np.zeros((n, int(NPAR)), np.float32)
+    params[:, 0:2], params[:, 3] = maps[:, 0, :2], maps[:, 0, 2]  # (z column zero)
+    params[:, 4:6], params[:, 7] = maps[:, 1, :2], maps[:, 1, 2]
+    fill = warp.affine_fill
+    params[:, int(FILL_VALUE)] = 0.0 if fill is None else fill
+    params[:, 9:12], params[:, 12:15] = np.asarray(gain)[:, :3], np.asarray(bias)[:, :3]
+    tiles = tile_starts(-(-(size[:, 0] * size[:, 1] * 3) // TILE))
+    run.launch(_affine_normalize_kernel, (grid_of(tiles),), inp.data, out.data, samples,
+               params, tiles, FILL=fill is not None, CHW=chw,
+               STEPS=bool((np.asarray(source[2]) != 1).any()), BLOCK=TILE)  # fmt: skip

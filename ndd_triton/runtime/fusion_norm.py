@@ -1,0 +1,57 @@
+"""crop_mirror_normalize as the last member of a fused group (compile mode, `runtime/fusion.py`):
+its call reading a flip's input instead of the flip's output (the windows mirrored), and the
+per-channel gain and bias that a fused kernel's store applies."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+
+def mirrored_cmn(flip: Any, cmn: Any) -> Any:
+    """crop_mirror_normalize's call reading flip's input: where flip mirrored a sample, the crop
+    window is mirrored and so is `mirror` (exact: only which pixels are read changes), or None
+    when that does not hold (vertical/depthwise flips, frames, windows not inside the image)."""
+    layout = flip.inputs[0].layout or "HWC"
+    if layout not in ("HWC", "CHW") or cmn.inputs[0].layout != flip.inputs[0].layout:
+        return None
+    n = cmn.batch_size
+    if np.asarray(flip.vertical).reshape(n).any() or np.asarray(flip.depthwise).reshape(n).any():
+        return None
+    h = np.asarray(flip.horizontal).reshape(n) != 0
+    width = flip.inputs[0].shapes[:, layout.index("W")]
+    start = np.array(cmn.window_start, copy=True)
+    size = np.asarray(cmn.window_size)
+    inside = (start[:, -1] >= 0) & (start[:, -1] + size[:, -1] <= width)
+    if not inside[h].all():
+        return None
+    start[h, -1] = width[h] - start[h, -1] - size[h, -1]
+    mirror = np.asarray(cmn.mirror)
+    values = dict(cmn.values)
+    values["window_start"] = start
+    values["mirror"] = ((mirror.reshape(n) != 0) ^ h).astype(mirror.dtype).reshape(mirror.shape)
+    return dataclasses.replace(cmn, values=values, per_sample=set(cmn.per_sample))
+
+
+def gpu_norm(cmn: Any, spec: Any, mirror_ok: bool = False,
+              crop_ok: bool = False) -> tuple[np.ndarray, np.ndarray, bool] | None:  # fmt: skip
+    """(gain, bias, CHW) of a crop_mirror_normalize a fused kernel can store for: HWC RGB
+    input, no crop (unless `crop_ok`: then a window inside the image), no mirror (unless
+    `mirror_ok`), no channel padding, a float output in HWC or CHW."""
+    meta = cmn.inputs[0]
+    if meta.layout != "HWC" or (meta.shapes[:, 2] != 3).any() or cmn.pad_output:
+        return None
+    if cmn.out_layout not in ("HWC", "CHW") or spec.dtype.name not in ("f32", "f16"):
+        return None
+    start, size = np.asarray(cmn.window_start), np.asarray(cmn.window_size)
+    if crop_ok:  # any window inside the image (no fill)
+        fits = start.shape == size.shape == (len(meta.shapes), 2) and bool(
+            ((start >= 0) & (start + size <= meta.shapes[:, :2])).all())  # fmt: skip
+    else:  # the whole image
+        fits = not start.any() and np.array_equal(size, meta.shapes[:, :2])
+    if (np.asarray(cmn.mirror).any() and not mirror_ok) or not fits:
+        return None
+    gain, bias = np.asarray(cmn.gain), np.asarray(cmn.bias)
+    return gain[:, :3], bias[:, :3], cmn.out_layout == "CHW"
