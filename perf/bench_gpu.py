@@ -12,6 +12,9 @@ Prints two tables (it exits with a message where CUDA is absent; the emulated gp
    * both again with `next_epoch(compile=True)` (compile mode: batches issued ahead, the
      rrc -> flip -> cmn chain fused into one pass, docs/compile.md), and the GPU one with the
      fusion switched off (the calls issued ahead, each op with its own kernels);
+   * eager vs compile=True for two other geometries after the GPU decoder: a random window
+     resized to 300x300 (the detection recipe's) and a random rotation (+-15 degrees) before a
+     224x224 crop, each one launch per batch when compiled;
    * torchvision: `torchvision.io.decode_jpeg(list, device="cuda")` (nvJPEG batched) and
      `transforms.v2` RandomResizedCrop + RandomHorizontalFlip per image, then stack + Normalize.
 2. Kernels on a batch of `--kbatch` decoded 480x640 uint8 images already on the GPU, median ms
@@ -88,17 +91,25 @@ def rn50_rows(root: str, paths: list[str], opts: argparse.Namespace) -> dict[str
     rows: dict[str, Any] = {}
 
     def ndd_epoch(reader: Any, decode_device: str, compile: bool = False,
-                  window: bool = False) -> int:  # fmt: skip
+                  geometry: str = "rrc") -> int:  # fmt: skip
         n = 0
         for jpegs, labels in reader.next_epoch(batch_size=opts.batch, compile=compile):
             images = ndd.decoders.image(jpegs, device=decode_device)
             if decode_device == "cpu":
                 images = images.gpu()
-            images, size = window_resize(images, jpegs.batch_size) if window else \
-                (ndd.random_resized_crop(images, size=224, rng=rng), 224)  # fmt: skip
+            crop = {}
+            if geometry == "window":
+                images, size = window_resize(images, jpegs.batch_size)
+            elif geometry == "rotate":  # a random rotation, then the training crop
+                angles = ndd.random.uniform(batch_size=jpegs.batch_size, range=[-15.0, 15.0],
+                                            rng=rng)  # fmt: skip
+                images, size = ndd.rotate(images, angle=angles, fill_value=0.0), 224
+                crop = {"crop": (224, 224)}
+            else:
+                images, size = ndd.random_resized_crop(images, size=224, rng=rng), 224
             flips = ndd.random.coin_flip(batch_size=jpegs.batch_size, rng=rng)
             images = ndd.flip(images, horizontal=flips)
-            out = ndd.crop_mirror_normalize(images, mean=MEAN, std=STD).torch()
+            out = ndd.crop_mirror_normalize(images, mean=MEAN, std=STD, **crop).torch()
             assert out.is_cuda, out.device
             assert tuple(out.shape[1:]) == (3, size, size), out.shape
             labels.torch()
@@ -127,11 +138,14 @@ def rn50_rows(root: str, paths: list[str], opts: argparse.Namespace) -> dict[str
         finally:
             compiled.plan_groups = fusion
 
-    for compile in (False, True):  # slice -> resize -> flip -> cmn: one pass when compiled
-        reader = ndd.readers.File(file_root=root, random_shuffle=True, seed=1)
-        name = "ndd window -> resize 300, gpu decode" + (", compile=True" if compile else "")
-        attempt(rows, name, lambda reader=reader, compile=compile:
-                timed_epochs(lambda: ndd_epoch(reader, "gpu", compile, True), opts.epochs))
+    # slice -> resize -> flip -> cmn and rotate -> flip -> cmn: one pass each when compiled
+    for geometry, label in (("window", "window -> resize 300"), ("rotate", "rotate -> crop 224")):
+        for compile in (False, True):
+            reader = ndd.readers.File(file_root=root, random_shuffle=True, seed=1)
+            name = f"ndd {label}, gpu decode" + (", compile=True" if compile else "")
+            attempt(rows, name, lambda reader=reader, compile=compile, geometry=geometry:
+                    timed_epochs(lambda: ndd_epoch(reader, "gpu", compile, geometry),
+                                 opts.epochs))  # fmt: skip
 
     encoded = [np.fromfile(p, dtype=np.uint8) for p in paths]
     batches = [ndd.as_batch(encoded[i:i + opts.batch]) for i in range(0, len(encoded), opts.batch)]
