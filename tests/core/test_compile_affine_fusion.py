@@ -79,15 +79,17 @@ def test_warp_and_normalisation_are_one_pass(warp: str, flip: bool, layout: str,
         assert sum(groups.values()) == 1, groups  # (the random draws launch nothing)
 
 
-def test_slices_and_flips_before_the_warp_join() -> None:
+@pytest.mark.parametrize("fill", [True, False])
+def test_slices_and_flips_before_the_warp_join(fill: bool) -> None:
     """slice -> flip -> rotate -> crop_mirror_normalize: the warp reads the slice's input
-    through the window and the flip (its taps at the border of the window see the fill, not
-    the pixels beyond it): one launch, eager mode's bytes."""
+    through the window and the flip (its taps at the border of the window see the fill or the
+    clamped window edge, not the pixels beyond it): one launch, eager mode's bytes."""
 
     def body(x: ndd.Batch) -> ndd.Batch:
         anchor, shape = _window()
         x = ndd.flip(ndd.slice(x, anchor, shape), horizontal=_coin(), vertical=_coin())
-        return _cmn(ndd.rotate(x, angle=_u(-30.0, 30.0), fill_value=0.0), crop=(4, 5))
+        x = ndd.rotate(x, angle=_u(-30.0, 30.0), **({"fill_value": 0.0} if fill else {}))
+        return _cmn(x, crop=(4, 5))
 
     data = _data(42, np.uint8, big=True)
     eager, _, _ = _run(body, data, "gpu", False)
