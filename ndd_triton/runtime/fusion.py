@@ -46,9 +46,9 @@ from ndd_triton.runtime.executor import execute
 from ndd_triton.runtime.fusion_affine import AFFINE_OPS, affine_cmn_invocation
 from ndd_triton.runtime.fusion_arith import ARITH_KINDS, arith_groups, arith_invocation
 from ndd_triton.runtime.fusion_decode import DECODE_KINDS, decode_groups, decode_invocation
-from ndd_triton.runtime.fusion_geometry import geometry_heads, pixel_steps, source_view
+from ndd_triton.runtime.fusion_geometry import geometry_heads, read_through, view_source
 from ndd_triton.runtime.fusion_group import Group, count_uses, sole_producer
-from ndd_triton.runtime.fusion_norm import gpu_norm, mirrored_cmn
+from ndd_triton.runtime.fusion_norm import gpu_norm, mirrored_cmn, normalising_store
 from ndd_triton.runtime.invocation import Invocation
 from ndd_triton.runtime.trace import CallRecord
 
@@ -190,38 +190,27 @@ def _resample_cmn(name: str, members: list[Any], ctx: Any) -> Invocation | None:
     dev = resample.dev
     if dev.device_type == "cpu":
         return None
-    call = cmn.call
-    if len(members) == 3:
-        call = mirrored_cmn(members[1].call, cmn.call)
-        if call is None:
-            return None
     rc, meta = resample.call, resample.call.inputs[0]
-    batches, view = resample.batches, None
-    if heads:  # the pass reads the first head's input through the heads' index map
-        view = source_view([h.call for h in heads], [h.specs[0] for h in heads])
-        if view is None:
-            return None
-        rc = dataclasses.replace(rc, inputs=[heads[0].call.inputs[0]])
+    batches = resample.batches
+    through = read_through(heads)
+    if through is None:
+        return None
+    view, first_input = through
+    if first_input is not None:  # the pass reads the first head's input through their map
+        rc = dataclasses.replace(rc, inputs=[first_input])
         batches = heads[0].batches[:1]
     if meta.layout != "HWC" or (meta.shapes[:, 2] != 3).any() or meta.dtype.name != "u8" or \
             resample.specs[0].dtype.name != "u8" or rc.resample_axes != "HW":  # fmt: skip
         return None
-    norm = gpu_norm(call, cmn.specs[0], mirror_ok=True, crop_ok=True)
-    if norm is None or max(int(rc.inputs[0].shapes.prod(axis=1).max(initial=0)),
-                           int(cmn.specs[0].shapes.prod(axis=1).max(initial=0))) >= 2**30:
+    store = normalising_store(members, rc.inputs[0])
+    if store is None:
         return None
-    gain, bias, chw = norm
-    mirror = np.asarray(call.mirror)
-    window = (np.asarray(call.window_start), np.asarray(call.window_size))
 
     def launch(run: Any, out: Any, inp: Any, _call: Any) -> None:
         from ndd_triton.kernels.gpu.resample_normalize import launch_resample_normalize
 
-        source = None
-        if view is not None:
-            first, row_step, col_step = pixel_steps(view, inp.shapes[:, 1])
-            source = (inp.offsets + first * 3, row_step, col_step)
-        launch_resample_normalize(run, out, inp, rc, gain, bias, mirror, chw, window, source)
+        launch_resample_normalize(run, out, inp, rc, store.gain, store.bias, store.mirror,
+                                  store.chw, store.window, view_source(view, inp))  # fmt: skip
 
     kernel = KernelEntry(launch, "gpu")
     return Invocation(name, make_run(rc, kernel, batches, cmn.specs, dev, ctx), ctx, None)

@@ -17,13 +17,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-import numpy as np
-
 from ndd_triton.kernels import KernelEntry
 from ndd_triton.ops._affine import INTERP_LINEAR
 from ndd_triton.runtime.dispatch import make_run
-from ndd_triton.runtime.fusion_geometry import pixel_steps, source_view
-from ndd_triton.runtime.fusion_norm import gpu_norm, mirrored_cmn
+from ndd_triton.runtime.fusion_geometry import read_through, view_source
+from ndd_triton.runtime.fusion_norm import normalising_store
 from ndd_triton.runtime.invocation import Invocation
 
 AFFINE_OPS = frozenset(("rotate", "warp_affine"))
@@ -38,11 +36,6 @@ def affine_cmn_invocation(name: str, members: list[Any], ctx: Any) -> Invocation
     dev = warp.dev
     if dev.device_type == "cpu":
         return None
-    call = cmn.call
-    if len(members) == 3:
-        call = mirrored_cmn(members[1].call, cmn.call)
-        if call is None:
-            return None
     wc = warp.call
     meta, spec = wc.inputs[0], warp.specs[0]
     if meta.layout != "HWC" or spec.layout != "HWC" or (meta.shapes[:, 2] != 3).any() or \
@@ -50,30 +43,21 @@ def affine_cmn_invocation(name: str, members: list[Any], ctx: Any) -> Invocation
             int(wc.affine_interp) != INTERP_LINEAR:  # fmt: skip
         return None
     wc = dataclasses.replace(wc, inputs=[meta])  # (warp_affine's matrix input: in the maps)
-    batches, view = warp.batches[:1], None
-    if heads:  # the warp reads the first head's input through the heads' index map
-        view = source_view([h.call for h in heads], [h.specs[0] for h in heads])
-        if view is None:
-            return None
-        batches = heads[0].batches[:1]
-    norm = gpu_norm(call, cmn.specs[0], mirror_ok=True, crop_ok=True)
-    source_elements = (heads[0].call if heads else wc).inputs[0].shapes.prod(axis=1)
-    if norm is None or max(int(source_elements.max(initial=0)),
-                           int(cmn.specs[0].shapes.prod(axis=1).max(initial=0))) >= 2**30:
+    through = read_through(heads)
+    if through is None:
         return None
-    gain, bias, chw = norm
-    mirror = np.asarray(call.mirror)
-    window = (np.asarray(call.window_start), np.asarray(call.window_size))
+    view, first_input = through
+    run_call = wc if first_input is None else dataclasses.replace(wc, inputs=[first_input])
+    store = normalising_store(members, run_call.inputs[0])
+    if store is None:
+        return None
 
     def launch(run: Any, out: Any, inp: Any, _call: Any) -> None:
         from ndd_triton.kernels.gpu.affine_normalize import launch_affine_normalize
 
-        source = None
-        if view is not None:
-            first, row_step, col_step = pixel_steps(view, inp.shapes[:, 1])
-            source = (inp.offsets + first * 3, row_step, col_step)
-        launch_affine_normalize(run, out, inp, wc, gain, bias, mirror, chw, window, source)
+        launch_affine_normalize(run, out, inp, wc, store.gain, store.bias, store.mirror,
+                                store.chw, store.window, view_source(view, inp))  # fmt: skip
 
-    run_call = wc if not heads else dataclasses.replace(wc, inputs=[heads[0].call.inputs[0]])
+    batches = heads[0].batches[:1] if heads else warp.batches[:1]
     kernel = KernelEntry(launch, "gpu")
     return Invocation(name, make_run(run_call, kernel, batches, cmn.specs, dev, ctx), ctx, None)

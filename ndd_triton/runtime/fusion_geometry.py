@@ -94,3 +94,23 @@ def pixel_steps(view: tuple[np.ndarray, np.ndarray], width: np.ndarray
     b, m = view
     return (b[:, 0] * width + b[:, 1], m[:, 0, 0] * width + m[:, 1, 0],
             m[:, 0, 1] * width + m[:, 1, 1])  # fmt: skip
+
+
+def read_through(heads: list[Any]) -> tuple[tuple[np.ndarray, np.ndarray] | None, Any] | None:
+    """`(view, input description)` of the pass that reads the prepared `heads` (slices, crops,
+    flips) in place: `(None, None)` without heads, None when they are not an index map."""
+    if not heads:
+        return None, None
+    view = source_view([h.call for h in heads], [h.specs[0] for h in heads])
+    return None if view is None else (view, heads[0].call.inputs[0])
+
+
+def view_source(view: tuple[np.ndarray, np.ndarray] | None, inp: Any
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:  # fmt: skip
+    """Where a pass reading RGB HWC batch `inp` through `view` finds its pixels: per sample the
+    element offset of pixel (0, 0) and the pixel steps to the next row and column (None: `inp`'s
+    samples themselves)."""
+    if view is None:
+        return None
+    first, row_step, col_step = pixel_steps(view, inp.shapes[:, 1])
+    return inp.offsets + first * 3, row_step, col_step

@@ -1,6 +1,6 @@
 """crop_mirror_normalize as the last member of a fused group (compile mode, `runtime/fusion.py`):
 its call reading a flip's input instead of the flip's output (the windows mirrored), and the
-per-channel gain and bias that a fused kernel's store applies."""
+per-channel gain and bias, window and mirror flags that a fused kernel's store applies."""
 
 from __future__ import annotations
 
@@ -55,3 +55,37 @@ def gpu_norm(cmn: Any, spec: Any, mirror_ok: bool = False,
         return None
     gain, bias = np.asarray(cmn.gain), np.asarray(cmn.bias)
     return gain[:, :3], bias[:, :3], cmn.out_layout == "CHW"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class NormStore:
+    """A one-pass resample's or warp's normalising store: per sample `v * gain[c] + bias[c]`
+    (`[N, 3]`), the window of the core's output it keeps (`(start, size)`, `[N, 2]` rows and
+    columns) and whether it mirrors it; CHW or HWC."""
+
+    gain: np.ndarray
+    bias: np.ndarray
+    chw: bool
+    mirror: np.ndarray
+    window: tuple[np.ndarray, np.ndarray]
+
+
+LIMIT = 2**30  # elements of a source or output sample the one-pass kernels index in int32
+
+
+def normalising_store(members: list[Any], source: Any) -> NormStore | None:
+    """The store of `[core, (flip,) crop_mirror_normalize]` (prepared members; the flip folded
+    into the window and `mirror`), or None when a fused store cannot make it (see `gpu_norm`)
+    or a sample of `source` (the pass's input description) or of the output is too large."""
+    cmn = members[-1]
+    call = cmn.call
+    if len(members) == 3:
+        call = mirrored_cmn(members[1].call, call)
+        if call is None:
+            return None
+    norm = gpu_norm(call, cmn.specs[0], mirror_ok=True, crop_ok=True)
+    if norm is None or max(int(source.shapes.prod(axis=1).max(initial=0)),
+                           int(cmn.specs[0].shapes.prod(axis=1).max(initial=0))) >= LIMIT:
+        return None  # fmt: skip
+    return NormStore(*norm, np.asarray(call.mirror),
+                     (np.asarray(call.window_start), np.asarray(call.window_size)))
