@@ -13,7 +13,9 @@ store mirrored (`resample_gpu`'s `mirror`); a
 crop_mirror_normalize, one launch on the GPU (`kernels/gpu/resample_normalize.py`; the calls
 before the resize join it on the GPU only, `runtime/fusion_geometry.py`); an *affine_cmn*
 group is the same with a GPU rotate/warp_affine instead of the resize
-(`runtime/fusion_affine.py`, `kernels/gpu/affine_normalize.py`); a *decode_slice*
+(`runtime/fusion_affine.py`, `kernels/gpu/affine_normalize.py`), *affine_geometry* a GPU warp
+with the slices, crops and flips before it and/or a flip after it, one launch too; a
+*decode_slice*
 pair is a CPU decoders.image read only by slice, decoding only the windows
 (`runtime/fusion_decode.py`); an
 *arith_chain* is a run of arithmetic calls each reading the last, their other operands
@@ -43,7 +45,12 @@ from ndd_triton.runtime import profiling as _profiling
 from ndd_triton.runtime.dispatch import make_run, make_stage
 from ndd_triton.runtime.eval_mode import EvalMode
 from ndd_triton.runtime.executor import execute
-from ndd_triton.runtime.fusion_affine import AFFINE_OPS, affine_cmn_invocation
+from ndd_triton.runtime.fusion_affine import (
+    AFFINE_KINDS,
+    AFFINE_OPS,
+    affine_groups,
+    affine_invocation,
+)
 from ndd_triton.runtime.fusion_arith import ARITH_KINDS, arith_groups, arith_invocation
 from ndd_triton.runtime.fusion_decode import DECODE_KINDS, decode_groups, decode_invocation
 from ndd_triton.runtime.fusion_geometry import geometry_heads, read_through, view_source
@@ -98,6 +105,7 @@ def plan_groups(program: list[CallRecord]) -> dict[int, Group]:
         r = sole_producer(program, uses, rec, RESAMPLE_OPS) if rec.name == "flip" else None
         if r is not None and program[r].gpu and p not in groups and r not in groups:
             groups[r] = groups[p] = Group("resample_flip", (r, p))
+    affine_groups(program, uses, groups)
     decode_groups(program, uses, groups)
     arith_groups(program, uses, groups)
     for start in sorted(set(nxt) | set(normalizer)):
@@ -139,8 +147,8 @@ def fused_invocation(group: Group, members: list[Any], ctx: Any) -> Invocation |
     name = "+".join(m.call.schema.name for m in members)
     if group.kind == "resample_cmn":
         return _resample_cmn(name, members, ctx)
-    if group.kind == "affine_cmn":
-        return affine_cmn_invocation(name, members, ctx)
+    if group.kind in AFFINE_KINDS:
+        return affine_invocation(name, group.kind, members, ctx)
     if group.kind == "resample_flip":
         return _resample_flip(name, members, ctx)
     if group.kind in DECODE_KINDS:

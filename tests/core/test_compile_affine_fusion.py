@@ -144,3 +144,51 @@ def test_cpu_keeps_the_warp_and_folds_the_flip() -> None:
     compiled, _, epoch = _run(body, data, "cpu", True)
     _assert_same(eager, compiled)
     assert {g.kind for g in epoch.session.groups.values()} == {"flip_cmn"}
+
+
+@pytest.mark.parametrize("chain", ["flip_rotate", "rotate_flip", "slice_flip_warp_flip"])
+def test_warp_with_index_maps_is_one_pass(chain: str) -> None:
+    """Without a normalisation, a GPU warp with the slices, crops and flips before it and a
+    horizontal flip after it is one launch (affine_geometry: the same pass storing `v` into
+    uint8, mirrored by the flip after it), eager mode's bytes."""
+
+    def body(x: ndd.Batch) -> ndd.Batch:
+        if chain == "flip_rotate":
+            x = ndd.flip(x, horizontal=_coin(), vertical=_coin())
+            return ndd.rotate(x, angle=_u(-40.0, 40.0))
+        if chain == "rotate_flip":
+            return ndd.flip(ndd.rotate(x, angle=_u(-40.0, 40.0), fill_value=3.0),
+                            horizontal=_coin())  # fmt: skip
+        anchor, shape = _window()
+        x = ndd.flip(ndd.slice(x, anchor, shape), vertical=_coin())
+        return ndd.flip(_warp(x), horizontal=_coin())
+
+    data = _data(46, np.uint8, big=True)
+    eager, _, _ = _run(body, data, "gpu", False)
+    compiled, prof, epoch = _run(body, data, "gpu", True)
+    _assert_same(eager, compiled)
+    assert {g.kind for g in epoch.session.groups.values()} == {"affine_geometry"}
+    ops = {"flip_rotate": ("flip", "rotate"), "rotate_flip": ("rotate", "flip"),
+           "slice_flip_warp_flip": ("slice", "flip", "warp_affine", "flip")}[chain]  # fmt: skip
+    for groups in _launching(prof):
+        assert groups == {ops: 1}, groups
+
+
+def test_a_vertical_flip_after_the_warp_runs_alone() -> None:
+    """A vertical flip after the warp is not folded (the pass mirrors columns only): each call
+    on its own, eager mode's bytes; on the CPU no warp group at all."""
+
+    def body(x: ndd.Batch) -> ndd.Batch:
+        return ndd.flip(ndd.rotate(x, angle=_u(-40.0, 40.0)), horizontal=_coin(),
+                        vertical=_coin())  # fmt: skip
+
+    data = _data(47, np.uint8, big=True)
+    for backend in ("gpu", "cpu"):
+        eager, _, _ = _run(body, data, backend, False)
+        compiled, prof, epoch = _run(body, data, backend, True)
+        _assert_same(eager, compiled)
+        if backend == "cpu":
+            assert not epoch.session.groups
+            continue
+        for groups in _launching(prof):
+            assert groups == {("rotate",): 1, ("flip",): 1}, groups
