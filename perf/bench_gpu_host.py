@@ -24,6 +24,8 @@ the ragged batches vary from call to call (`make_calls`).
     NDD_TRITON_EMULATE_GPU=1 TRITON_INTERPRET=1 .venv/bin/python perf/bench_gpu_host.py
     .venv/bin/python perf/bench_gpu_host.py --real        # a real GPU: nothing patched, wall too
     .venv/bin/python perf/bench_gpu_host.py --count-calls # + Python calls per call (load-proof)
+    .venv/bin/python perf/bench_gpu_host.py --ops decoders.image --device-codec --reader
+                                      # the decoder as a CUDA pipeline runs it (module text below)
 """
 
 from __future__ import annotations
@@ -70,15 +72,34 @@ def _jpegs(images: list[np.ndarray]) -> list[np.ndarray]:
     return out
 
 
-def make_calls(ndd: Any, big: bool) -> dict[str, Callable[[], Any]]:
+def _reader_batches(ndd: Any, files: list[list[np.ndarray]]) -> list[Any]:
+    """The encoded batches as `readers.File` gives them to a pipeline's decoder: read from a
+    folder, with the JPEG headers the reader parsed on its prefetch thread (its hints)."""
+    import tempfile
+
+    root = tempfile.mkdtemp(prefix="ndd_bench_host_")
+    os.makedirs(os.path.join(root, "a"))
+    for v, batch in enumerate(files):
+        for i, data in enumerate(batch):
+            data.tofile(os.path.join(root, "a", f"{v:02d}_{i:03d}.jpg"))
+    reader = ndd.readers.File(file_root=root, random_shuffle=False)
+    batches = [jpegs for jpegs, _ in reader.next_epoch(batch_size=len(files[0]))]
+    del reader  # its prefetch thread stops (it would read the next epoch while we measure)
+    gc.collect()
+    return batches
+
+
+def make_calls(ndd: Any, big: bool, reader: bool = False) -> dict[str, Callable[[], Any]]:
     """One call per op on a batch of 4 tiny or 64 ragged ~500x375 samples. The ragged calls
     cycle through `_VARIANTS` batches of different sizes, as a pipeline sees new image sizes
-    every batch (per-shape caches, e.g. resize's tap tables, then miss as they would there)."""
+    every batch (per-shape caches, e.g. resize's tap tables, then miss as they would there).
+    `reader`: the decoders read `readers.File` batches (headers hinted), else `as_batch`es."""
     n = 64 if big else 4
     variants = _VARIANTS if big else 1
     batches = [_images(n, big, 7 + v) for v in range(variants)]
     gpu = [ndd.as_batch(images, layout="HWC").gpu() for images in batches]
-    encoded = [ndd.as_batch(_jpegs(images)) for images in batches]
+    files = [_jpegs(images) for images in batches]
+    encoded = _reader_batches(ndd, files) if reader else [ndd.as_batch(f) for f in files]
     out = 224 if big else 4
     rng = ndd.random.RNG(seed=1)
     mean = [0.485 * 255, 0.456 * 255, 0.406 * 255]
@@ -215,6 +236,9 @@ def main() -> None:
     parser.add_argument("--device-codec", action="store_true",
                         help="decoders: the nvImageCodec path with a stand-in codec that does "
                         "nothing (`_device_codec`), instead of the host decode")
+    parser.add_argument("--reader", action="store_true",
+                        help="decoders: decode `readers.File` batches (the JPEG headers parsed "
+                        "by the reader, as in a pipeline) instead of `as_batch`es of the bytes")
     parser.add_argument("--count-calls", action="store_true",
                         help="also print Python function calls per call (tiny, 64 ragged)")
     opts = parser.parse_args()
@@ -231,7 +255,7 @@ def main() -> None:
         _no_launch()
         if opts.device_codec:
             _device_codec()
-    tiny, big = make_calls(ndd, False), make_calls(ndd, True)
+    tiny, big = make_calls(ndd, False, opts.reader), make_calls(ndd, True, opts.reader)
     from ndd_triton.runtime import launch_memo
 
     launch_memo.ENABLED = opts.memo != "off"
@@ -248,7 +272,10 @@ def main() -> None:
     print(f"# {ndd.__file__}")
     print(f"# GPU-path host time, {where}; process CPU µs (min / median of {opts.reps} rounds);"
           f" per call: {opts.calls} calls on 4 x 8x8x3; per sample: ({opts.big_calls} calls on "
-          f"64 ragged ~500x375 - 4) / 60; launch memo {opts.memo}; load {os.getloadavg()[0]:.1f}")
+          f"64 ragged ~500x375 - 4) / 60; launch memo {opts.memo}"
+          + ("; decoders: nvImageCodec path, stand-in codec" if opts.device_codec else "")
+          + ("; decoders: readers.File batches" if opts.reader else "")
+          + f"; load {os.getloadavg()[0]:.1f}")
     print(f"{'op':<24} {'mode':<9} {'call min':>9} {'call med':>9} {'sample min':>10} "
           f"{'sample med':>10} {'wall/call':>10}"
           + (f" {'py calls':>8} {'(64)':>8}" if opts.count_calls else ""))

@@ -22,6 +22,9 @@ from ndd_triton.core.storage import BatchStorage
 HINT = "image_info"
 # With every sample's info hinted: their (height, width, channels) as an `[N, 3]` int64 array
 HINT_HWC = "image_hwc"
+# Whether each sample ends in the JPEG end-of-image marker (an `[N]` bool array, computed for
+# the whole batch at once): the GPU decoder's completeness check without a look at each file
+HINT_EOI = "ends_in_eoi"
 
 
 def _looks_like_jpeg(view: np.ndarray) -> bool:
@@ -93,4 +96,21 @@ def annotate(storage: BatchStorage, keys: np.ndarray | None = None,
     if None not in infos:
         hints[HINT_HWC] = np.array([(i.height, i.width, i.channels) for i in infos],  # type: ignore[union-attr]
                                    dtype=np.int64).reshape(len(infos), 3)  # fmt: skip
+    eoi = _ends_in_eoi(storage)
+    if eoi is not None:
+        hints[HINT_EOI] = eoi
     storage.hints = {**(storage.hints or {}), **hints}  # type: ignore[dict-item]
+
+
+def _ends_in_eoi(storage: BatchStorage) -> np.ndarray | None:
+    """Per sample of a packed host batch of 1-D samples: whether its last two bytes are the
+    end-of-image marker FF D9 (None when the batch is not one packed NumPy buffer)."""
+    flat, offsets = storage.host_buffer(), storage.offsets
+    dense = storage._dense_np
+    sizes = storage._sample_sizes if dense is None else \
+        np.full(len(dense), dense.shape[1] if dense.ndim == 2 else -1, np.int64)  # fmt: skip
+    if flat is None or offsets is None or sizes is None or (sizes < 0).any():
+        return None
+    ends = offsets + sizes
+    return (sizes >= 2) & (flat[np.maximum(ends - 2, 0)] == 0xFF) & \
+        (flat[np.maximum(ends - 1, 0)] == 0xD9)  # fmt: skip

@@ -177,6 +177,36 @@ def test_device_codec_batch_completeness_is_the_per_file_check(files):
         want = all(gpu_decoders._complete(d) for d in data)
         assert gpu_decoders._all_complete(data, infos) == want
         assert gpu_decoders._all_complete(data, None) == want
+        eoi = np.array([d[-2:].tobytes() == b"\xff\xd9" for d in data])  # a reader's hint
+        assert gpu_decoders._all_complete(data, infos, eoi) == want
+        assert gpu_decoders._all_complete(data, None, eoi) == want
+
+
+def test_device_codec_truncated_file_from_a_reader(files, fake_device_codec, tmp_path):
+    """A reader batch carries whether each file ends in the end marker (computed for the whole
+    batch on its prefetch thread); a truncated JPEG in it still never reaches the codec and
+    fails naming the sample, and whole files decode through the codec as from bytes."""
+    from ndd_triton.decoders import _header_hints
+
+    jpeg = encode(_pixels(40, 56, 3, 20), "JPEG", quality=90)
+    cut = jpeg[: len(jpeg) * 2 // 3]
+    padded = np.concatenate([jpeg, np.zeros(5, np.uint8)])  # whole, but no marker at the end
+    (tmp_path / "c").mkdir()
+    for i, data in enumerate([jpeg, files["jpeg420"], padded, cut]):
+        data.tofile(tmp_path / "c" / f"{i}.jpg")
+    reader = ndd.readers.File(file_root=str(tmp_path))
+    (whole, _), (rest, _) = list(reader.next_epoch(batch_size=2))
+    for batch, ends in ((whole, [True, True]), (rest, [False, False])):
+        np.testing.assert_array_equal(batch._storage_or_raise().hints[_header_hints.HINT_EOI],
+                                      ends)  # fmt: skip
+    got = ndd.decoders.image(whole, device="gpu")
+    for g, c in zip(samples_of(got), samples_of(ndd.decoders.image(whole)), strict=True):
+        assert_close(g, c, where="reader batch")
+    assert fake_device_codec.calls == 1
+    with pytest.raises(RuntimeError, match="sample 1 from 'c/3.jpg': cannot decode the JPEG "
+                                           "image: OSError: image file is truncated"):  # fmt: skip
+        ndd.decoders.image(rest, device="gpu").evaluate()
+    assert fake_device_codec.calls == 1  # (the padded file is whole: the host decodes both)
 
 
 def test_device_codec_not_writing_into_the_output_is_not_trusted(files, fake_device_codec):

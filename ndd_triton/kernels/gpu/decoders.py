@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ndd_triton.decoders._header_hints import HINT_EOI
 from ndd_triton.decoders._image_infos import ImageInfos
 from ndd_triton.decoders._pillow import ANY_DATA, GRAY, RGB, ROUNDED_GRAY_FORMATS
 from ndd_triton.kernels import register
@@ -132,12 +133,18 @@ def _warn_fallback(op: str, error: Exception) -> None:
                       f"{error}); decoding on the host instead", RuntimeWarning, stacklevel=2)
 
 
-def _all_complete(data: list[np.ndarray], infos: Any) -> bool:
+def _all_complete(data: list[np.ndarray], infos: Any, eoi: np.ndarray | None = None) -> bool:
     """`_complete` of every file, O(1) per file for the plain JPEGs whose header was walked
     (`ImageInfos` rows outside `given`: the walk read their whole start-of-scan segment, so a
-    file that ends in the end-of-image marker has it after the scan's start) and end in it."""
-    tails = [d[-2:].tobytes() for d in data]  # (a slice and a compare: ~0.3 us a file)
-    if tails.count(_EOI) == len(tails) and type(infos) is ImageInfos:
+    file that ends in the end-of-image marker has it after the scan's start) and end in it.
+    `eoi`: whether each file ends in the marker, when a reader found out for the whole batch
+    (`_header_hints.HINT_EOI`), else each file's last bytes are read here."""
+    if eoi is not None and len(eoi) == len(data):
+        ends = bool(eoi.all())
+    else:
+        tails = [d[-2:].tobytes() for d in data]  # (a slice and a compare: ~0.3 us a file)
+        ends = tails.count(_EOI) == len(tails)
+    if ends and type(infos) is ImageInfos:
         given = infos.given
         if not given:
             return True
@@ -202,7 +209,8 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
     output_type = int(call.values["output_type"])
     # the encoded samples themselves (no copies: CodeStream reads any buffer)
     data = call.encoded  # 1-D contiguous (the op's inference made them so)
-    if not _all_complete(data, call.values.get("info")):
+    hints = call.inputs[0].hints
+    if not _all_complete(data, call.values.get("info"), hints.get(HINT_EOI) if hints else None):
         return False
     try:
         # nvImageCodec >= 0.6 names sRGB `SRGB`; earlier releases `RGB`
