@@ -115,8 +115,9 @@ CHAINS = _chains(10, seed=18)
 
 
 @pytest.mark.parametrize("backend", ["cpu", "gpu"])
-@pytest.mark.parametrize("chain", [*CHAINS[:5], ["bits", "hue", "bits", "scale"]],
-                         ids="-".join)  # fmt: skip
+@pytest.mark.parametrize("chain", [*CHAINS[:5], ["bits", "hue", "bits", "scale"],
+                                   ["crop", "flip", "rotate", "flip", "cmn"],
+                                   ["flip", "rotate", "flip"]], ids="-".join)  # fmt: skip
 def test_compiled_chain_is_bit_identical_to_eager(chain: list[str], backend: str) -> None:
     data = _images(len(chain) * 7 + len(chain[0]))
     eager, _ = _run(chain, data, backend, False)
