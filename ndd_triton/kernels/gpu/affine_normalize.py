@@ -1,14 +1,15 @@
 """An affine warp with crop_mirror_normalize's store in one pass (compile mode's fusion of
 `rotate`/`warp_affine` -> [`flip`] -> `crop_mirror_normalize` on the GPU, `affine_cmn`).
 
-Each output element of the normalisation's window is the warp's pixel it is, computed as
-`warp_affine._affine_kernel` computes it for LINEAR 2-D images: the source point
-`M @ (x + .5, y + .5, .5, 1) - .5` by the same helper (`_helper_coord`), the same four taps
-with the same clamping and fill (`_helper_axis`, `_helper_blend`), the same blend order and the
-warp's rounding to its uint8 output. crop_mirror_normalize's `v * gain[c] + bias[c]` follows
-and the value is stored at its HWC or CHW position, mirrored per sample. Only the window is
-computed; no warped image is written or read. So the bytes are those of the ops run one by one
-(launched without FMA contraction, as every kernel here).
+Each output pixel of the normalisation's window (a lane) is the warp's pixel it is, computed
+as `warp_affine._affine_kernel` computes it for LINEAR 2-D images: the source point
+`M @ (x + .5, y + .5, .5, 1) - .5` by the same helper (`_helper_coord`), found once per pixel,
+and per channel the same four taps with the same clamping and fill (`_helper_axis`,
+`_helper_blend`), the same blend order and the warp's rounding to its uint8 output.
+crop_mirror_normalize's `v * gain[c] + bias[c]` follows and the value is stored at its HWC or
+CHW position, mirrored per sample. Only the window is computed; no warped image is written or
+read. So the bytes are those of the ops run one by one (launched without FMA contraction, as
+every kernel here). `affine_geometry` (no normalisation) stores `v * 1 + 0` into uint8: `v`.
 
 The warp may read its input through slices, crops and flips folded into the pass
 (`runtime/fusion_geometry.py`): pixel `(row, col)` of the warp's input is element
@@ -45,14 +46,15 @@ FILL_VALUE: tl.constexpr = tl.constexpr(8)
 GAIN: tl.constexpr = tl.constexpr(9)
 BIAS: tl.constexpr = tl.constexpr(12)
 NPAR: tl.constexpr = tl.constexpr(16)
-TILE = 512
+TILE = 256  # pixels per program
 
 
 @triton.jit
 def _affine_normalize_kernel(src, dst, samples, ptable, tiles, FILL: tl.constexpr,
                              CHW: tl.constexpr, STEPS: tl.constexpr,
                              BLOCK: tl.constexpr):  # fmt: skip
-    """One tile of one sample's window elements (HWC, 3 channels): warped, normalised, stored
+    """One tile of one sample's window pixels (HWC, 3 channels): each lane one pixel, its
+    source point and taps found once, then per channel warped, normalised and stored
     (`STEPS`: a sample's column step may be other than 1, a flip folded into the read)."""
     sample, tile = _helper_find_tile(tiles)
     sample = sample.to(tl.int64)
@@ -66,12 +68,10 @@ def _affine_normalize_kernel(src, dst, samples, ptable, tiles, FILL: tl.constexp
     x0 = tl.load(row + X0).to(tl.int32)
     mirror = tl.load(row + MIRROR)
     row_step = tl.load(row + ROW_STEP).to(tl.int32)
-    idx = tile * BLOCK + tl.arange(0, BLOCK)
-    mask = idx < h_out * w_out * 3
-    c = idx % 3
-    jw = idx // 3
-    col = jw % w_out
-    j = jw // w_out
+    pix = tile * BLOCK + tl.arange(0, BLOCK)
+    mask = pix < h_out * w_out
+    col = pix % w_out
+    j = pix // w_out
     m00 = tl.load(prow)
     m01 = tl.load(prow + 1)
     m02 = tl.load(prow + 2)
@@ -100,7 +100,7 @@ def _affine_normalize_kernel(src, dst, samples, ptable, tiles, FILL: tl.constexp
     if FILL:  # noqa: SIM108 (a static if: Triton compiles one branch)
         ok = mask
     else:  # an empty source has no pixel to clamp to: 0, as the warp stores there
-        ok = idx < tl.where((h > 0) & (w > 0), h_out * w_out * 3, 0)
+        ok = pix < tl.where((h > 0) & (w > 0), h_out * w_out, 0)
     if STEPS:
         col_step = tl.load(row + COL_STEP).to(tl.int32)
         ox0 = cx0 * col_step
@@ -109,25 +109,26 @@ def _affine_normalize_kernel(src, dst, samples, ptable, tiles, FILL: tl.constexp
         ox0 = cx0
         ox1 = cx1
     base = src + tl.load(row + IN_OFF)
-    ra = cy0 * row_step
-    rb = cy1 * row_step
-    acc = _helper_blend(base + ((ra + ox0) * 3 + c).to(tl.int64),
-                        base + ((ra + ox1) * 3 + c).to(tl.int64),
-                        base + ((rb + ox0) * 3 + c).to(tl.int64),
-                        base + ((rb + ox1) * 3 + c).to(tl.int64),
-                        ok, iny0 & inx0, iny0 & inx1, iny1 & inx0, iny1 & inx1, fx, fy, fill,
-                        FILL)  # fmt: skip
-    acc = tl.minimum(tl.maximum(tl.floor(acc + 0.5), 0.0), 255.0)  # the warp's uint8 store
-    gain = tl.load(prow + GAIN + c, mask=mask, other=0.0)
-    bias = tl.load(prow + BIAS + c, mask=mask, other=0.0)
-    value = acc * gain + bias
+    p00 = base + ((cy0 * row_step + ox0) * 3).to(tl.int64)
+    p01 = base + ((cy0 * row_step + ox1) * 3).to(tl.int64)
+    p10 = base + ((cy1 * row_step + ox0) * 3).to(tl.int64)
+    p11 = base + ((cy1 * row_step + ox1) * 3).to(tl.int64)
     out_col = tl.where(mirror != 0, w_out - 1 - col, col)
     if CHW:  # noqa: SIM108 (a static if: Triton compiles one branch)
-        pos = c * (h_out * w_out) + j * w_out + out_col
+        at = j * w_out + out_col  # channel c's plane starts c * h_out * w_out further
     else:
-        pos = (j * w_out + out_col) * 3 + c
-    tl.store(dst + tl.load(row + OUT_OFF) + pos.to(tl.int64), value.to(dst.dtype.element_ty),
-             mask=mask)  # fmt: skip
+        at = (j * w_out + out_col) * 3
+    out = dst + tl.load(row + OUT_OFF) + at.to(tl.int64)
+    for c in tl.static_range(3):
+        acc = _helper_blend(p00 + c, p01 + c, p10 + c, p11 + c, ok, iny0 & inx0, iny0 & inx1,
+                            iny1 & inx0, iny1 & inx1, fx, fy, fill, FILL)  # fmt: skip
+        acc = tl.minimum(tl.maximum(tl.floor(acc + 0.5), 0.0), 255.0)  # the warp's uint8 store
+        value = acc * tl.load(prow + GAIN + c) + tl.load(prow + BIAS + c)
+        if CHW:  # noqa: SIM108 (a static if: Triton compiles one branch)
+            dst_c = out + c * (h_out * w_out).to(tl.int64)
+        else:
+            dst_c = out + c
+        tl.store(dst_c, value.to(dst.dtype.element_ty), mask=mask)
 
 
 def launch_affine_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, warp: Any,
@@ -158,7 +159,7 @@ def launch_affine_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, warp: Any
     fill = warp.affine_fill
     params[:, int(FILL_VALUE)] = 0.0 if fill is None else fill
     params[:, 9:12], params[:, 12:15] = np.asarray(gain)[:, :3], np.asarray(bias)[:, :3]
-    tiles = tile_starts(-(-(size[:, 0] * size[:, 1] * 3) // TILE))
+    tiles = tile_starts(-(-(size[:, 0] * size[:, 1]) // TILE))
     run.launch(_affine_normalize_kernel, (grid_of(tiles),), inp.data, out.data, samples,
                params, tiles, FILL=fill is not None, CHW=chw,
                STEPS=bool((np.asarray(source[2]) != 1).any()), BLOCK=TILE)  # fmt: skip
