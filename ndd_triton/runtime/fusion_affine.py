@@ -52,7 +52,9 @@ def affine_groups(program: list[CallRecord], uses: dict[tuple[int, int], int],
     for p, rec in enumerate(program):
         if rec.name not in AFFINE_OPS or not rec.gpu or p in groups:
             continue
-        heads = [h for h in geometry_heads(program, uses, p) if h not in groups]
+        heads = geometry_heads(program, uses, p)
+        while any(h in groups for h in heads):  # the calls after any grouped one (a chain)
+            heads = heads[1:]
         calls = (*heads, p, *((after[p],) if p in after else ()))
         if len(calls) > 1:
             group = Group("affine_geometry", calls)

@@ -192,3 +192,22 @@ def test_a_vertical_flip_after_the_warp_runs_alone() -> None:
             continue
         for groups in _launching(prof):
             assert groups == {("rotate",): 1, ("flip",): 1}, groups
+
+
+def test_heads_already_grouped_stay_in_their_group() -> None:
+    """resize -> flip -> crop -> rotate: the flip is stored by the resize's passes
+    (resample_flip), so the warp takes only the crop after it; eager mode's bytes."""
+
+    def body(x: ndd.Batch) -> ndd.Batch:
+        x = ndd.flip(ndd.resize(x, size=(12, 14)), horizontal=_coin())
+        x = ndd.crop(x, crop=(9, 10), crop_pos_x=_u(0.0, 1.0), crop_pos_y=_u(0.0, 1.0))
+        return ndd.rotate(x, angle=_u(-30.0, 30.0), fill_value=1.0)
+
+    data = _data(48, np.uint8, big=True)
+    eager, _, _ = _run(body, data, "gpu", False)
+    compiled, prof, epoch = _run(body, data, "gpu", True)
+    _assert_same(eager, compiled)
+    kinds = {(g.kind, len(g.calls)) for g in epoch.session.groups.values()}
+    assert kinds == {("resample_flip", 2), ("affine_geometry", 2)}, kinds
+    for groups in _launching(prof):
+        assert groups[("crop", "rotate")] == 1, groups
