@@ -105,12 +105,11 @@ def annotate(storage: BatchStorage, keys: np.ndarray | None = None,
 def _ends_in_eoi(storage: BatchStorage) -> np.ndarray | None:
     """Per sample of a packed host batch of 1-D samples: whether its last two bytes are the
     end-of-image marker FF D9 (None when the batch is not one packed NumPy buffer)."""
-    flat, offsets = storage.host_buffer(), storage.offsets
-    dense = storage._dense_np
-    sizes = storage._sample_sizes if dense is None else \
-        np.full(len(dense), dense.shape[1] if dense.ndim == 2 else -1, np.int64)  # fmt: skip
-    if flat is None or offsets is None or sizes is None or (sizes < 0).any():
+    flat, offsets, sizes = storage.host_buffer(), storage.offsets, storage.sample_sizes()
+    if flat is None or offsets is None or not len(offsets):
         return None
+    if sizes is None:  # a uniform batch: equal samples back to back
+        sizes = np.full(len(offsets), flat.size // len(offsets), np.int64)
     ends = offsets + sizes
     return (sizes >= 2) & (flat[np.maximum(ends - 2, 0)] == 0xFF) & \
         (flat[np.maximum(ends - 1, 0)] == 0xD9)  # fmt: skip

@@ -199,6 +199,14 @@ def test_device_codec_truncated_file_from_a_reader(files, fake_device_codec, tmp
     for batch, ends in ((whole, [True, True]), (rest, [False, False])):
         np.testing.assert_array_equal(batch._storage_or_raise().hints[_header_hints.HINT_EOI],
                                       ends)  # fmt: skip
+    (tmp_path / "u" / "c").mkdir(parents=True)  # files of one size: a uniform batch
+    unterminated = jpeg.copy()
+    unterminated[-2:] = 0
+    for i, data in enumerate([jpeg, unterminated]):
+        data.tofile(tmp_path / "u" / "c" / f"{i}.jpg")
+    (uniform, _), = list(ndd.readers.File(file_root=str(tmp_path / "u")).next_epoch(batch_size=2))
+    np.testing.assert_array_equal(uniform._storage_or_raise().hints[_header_hints.HINT_EOI],
+                                  [True, False])  # fmt: skip
     got = ndd.decoders.image(whole, device="gpu")
     for g, c in zip(samples_of(got), samples_of(ndd.decoders.image(whole)), strict=True):
         assert_close(g, c, where="reader batch")
