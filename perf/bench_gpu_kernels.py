@@ -109,6 +109,12 @@ def cases(batch: Any, stacked: Any, tv: Any) -> list[Case]:
         return (x / 255.0 - mean_np) / std_np
 
     compiled = iter(ndd.ExternalSource(itertools.repeat(batch), device="gpu").captured(n))
+
+    def rotate_crop(x: Any) -> Any:  # three calls; compile mode: one fused launch (affine_cmn)
+        x = ndd.flip(ndd.rotate(x, angle=15.0, fill_value=0.0), horizontal=1)
+        return ndd.crop_mirror_normalize(x, crop=[min(h, 224), min(w, 224)], mean=MEAN, std=STD)
+
+    rotated = iter(ndd.ExternalSource(itertools.repeat(batch), device="gpu").captured(n))
     rows: list[Case] = [
         ("flip horizontal", lambda: ndd.flip(batch, horizontal=1).evaluate(),
          lambda: stacked.flip(2), 2 * u8),
@@ -167,6 +173,10 @@ def cases(batch: Any, stacked: Any, tv: Any) -> list[Case]:
         ("(x / 255 - mean) / std, compile (1 launch)",
          lambda: normalize(next(compiled)).evaluate(),
          lambda: (stacked.float() / 255 - mean.view(3)) / std.view(3), u8 + f32),
+        ("rotate 15 -> flip -> cmn 224, eager (3 launches)",
+         lambda: rotate_crop(batch).evaluate(), None, None),
+        ("rotate 15 -> flip -> cmn 224, compile (1 launch)",
+         lambda: rotate_crop(next(rotated)).evaluate(), None, None),
         ("crop_mirror_normalize 224 f32 CHW", lambda: ndd.crop_mirror_normalize(
             small, crop=[224, 224], mean=MEAN, std=STD).evaluate(),
          lambda: ((small_t[:, 16:240, 16:240].permute(0, 3, 1, 2).float() - mean) / std
