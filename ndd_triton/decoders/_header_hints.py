@@ -6,7 +6,9 @@ JPEG walked alone, ~35-90 us per batch of 64 JPEGs of one layout (`_jpeg_batch`)
 `annotate` on their outputs in the background instead, attaching `ImageInfo`s of plain JPEGs
 to the storage as the hint `HINT` (`BatchStorage.hints`); the decoders use a sample's hint
 when there is one and parse the header themselves otherwise (other formats, unusual JPEGs,
-data that did not come from a reader).
+data that did not come from a reader). A reader also records whether each file ends in the
+JPEG end-of-image marker (`HINT_EOI`, one NumPy test per batch), which the GPU decoder's
+completeness check reads instead of each file's last bytes.
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@ A slice or crop whose window lies inside its image, and a horizontal or vertical
 choose which input pixel each output pixel is: output pixel `(i, j)` of such a chain is input
 pixel `b + M @ (i, j)`, `M` a signed diagonal 2x2 matrix. A pass that reads the chain's input
 at `b + M @ (i, j)` instead of the chain's output reads the same values (exact), and the
-chain's copies disappear. `resample_cmn` uses it for the calls before its resize: the
-detection recipe's `slice -> resize -> flip -> crop_mirror_normalize` is one GPU launch.
+chain's copies disappear. `resample_cmn` uses it for the calls before its resize (the
+detection recipe's `slice -> resize -> flip -> crop_mirror_normalize` is one GPU launch), and
+`affine_cmn`/`affine_geometry` for the calls before a warp (`runtime/fusion_affine.py`).
 """
 
 from __future__ import annotations
