@@ -33,7 +33,6 @@ by its own invocation (lazily, from its own inputs).
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
@@ -198,15 +197,11 @@ def _resample_cmn(name: str, members: list[Any], ctx: Any) -> Invocation | None:
     dev = resample.dev
     if dev.device_type == "cpu":
         return None
-    rc, meta = resample.call, resample.call.inputs[0]
-    batches = resample.batches
-    through = read_through(heads)
+    meta = resample.call.inputs[0]
+    through = read_through(heads, resample)  # (the first head's input through their map)
     if through is None:
         return None
-    view, first_input = through
-    if first_input is not None:  # the pass reads the first head's input through their map
-        rc = dataclasses.replace(rc, inputs=[first_input])
-        batches = heads[0].batches[:1]
+    view, rc, batches = through
     if meta.layout != "HWC" or (meta.shapes[:, 2] != 3).any() or meta.dtype.name != "u8" or \
             resample.specs[0].dtype.name != "u8" or rc.resample_axes != "HW":  # fmt: skip
         return None

@@ -21,7 +21,6 @@ its own.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
@@ -78,12 +77,10 @@ def affine_invocation(name: str, kind: str, members: list[Any], ctx: Any
             meta.dtype.name != "u8" or spec.dtype.name != "u8" or \
             int(wc.affine_interp) != INTERP_LINEAR:  # fmt: skip
         return None
-    wc = dataclasses.replace(wc, inputs=[meta])  # (warp_affine's matrix input: in the maps)
-    through = read_through(heads)
+    through = read_through(heads, warp)  # (warp_affine's matrix input: in the maps)
     if through is None:
         return None
-    view, first_input = through
-    run_call = wc if first_input is None else dataclasses.replace(wc, inputs=[first_input])
+    view, run_call, batches = through
     store = normalising_store(members, run_call.inputs[0]) if kind == "affine_cmn" else \
         _plain_store(members, run_call.inputs[0])  # fmt: skip
     if store is None:
@@ -95,7 +92,6 @@ def affine_invocation(name: str, kind: str, members: list[Any], ctx: Any
         launch_affine_normalize(run, out, inp, wc, store.gain, store.bias, store.mirror,
                                 store.chw, store.window, view_source(view, inp))  # fmt: skip
 
-    batches = heads[0].batches[:1] if heads else warp.batches[:1]
     kernel = KernelEntry(launch, "gpu")
     return Invocation(name, make_run(run_call, kernel, batches, last.specs, dev, ctx), ctx, None)
 

@@ -11,6 +11,7 @@ detection recipe's `slice -> resize -> flip -> crop_mirror_normalize` is one GPU
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ from ndd_triton.runtime.trace import CallRecord
 
 HEAD_OPS = ("slice", "crop", "flip")
 MAX_HEADS = 4
+View = tuple[np.ndarray, np.ndarray]  # `(b, M)` of `source_view`
 
 
 def geometry_heads(program: list[CallRecord], uses: dict[tuple[int, int], int],
@@ -37,7 +39,7 @@ def geometry_heads(program: list[CallRecord], uses: dict[tuple[int, int], int],
     return tuple(heads)
 
 
-def source_view(calls: list[Any], specs: list[Any]) -> tuple[np.ndarray, np.ndarray] | None:
+def source_view(calls: list[Any], specs: list[Any]) -> View | None:
     """`(b, M)` (`[N, 2]`, `[N, 2, 2]`) of a chain of prepared slice/crop/flip calls on HWC
     images: output pixel `(i, j)` (row, column) is input pixel `b + M @ (i, j)` of the first
     call's input; None when a call is not an index map (a window leaving its image, a channel
@@ -97,16 +99,22 @@ def pixel_steps(view: tuple[np.ndarray, np.ndarray], width: np.ndarray
             m[:, 0, 1] * width + m[:, 1, 1])  # fmt: skip
 
 
-def read_through(heads: list[Any]) -> tuple[tuple[np.ndarray, np.ndarray] | None, Any] | None:
-    """`(view, input description)` of the pass that reads the prepared `heads` (slices, crops,
-    flips) in place: `(None, None)` without heads, None when they are not an index map."""
+def read_through(heads: list[Any], core: Any) -> tuple[View | None, Any, list[Any]] | None:
+    """`(view, call, batches)` of a pass that runs the prepared `core` (a resize or warp)
+    reading the prepared `heads` (slices, crops, flips before it) in place: the heads' index
+    map (None without heads), the core's call with the pass's one input (the first head's, else
+    its own first) and that input's batch; None when the heads are not an index map."""
+    call = core.call
     if not heads:
-        return None, None
+        return None, dataclasses.replace(call, inputs=call.inputs[:1]), core.batches[:1]
     view = source_view([h.call for h in heads], [h.specs[0] for h in heads])
-    return None if view is None else (view, heads[0].call.inputs[0])
+    if view is None:
+        return None
+    return view, dataclasses.replace(call, inputs=[heads[0].call.inputs[0]]), \
+        heads[0].batches[:1]  # fmt: skip
 
 
-def view_source(view: tuple[np.ndarray, np.ndarray] | None, inp: Any
+def view_source(view: View | None, inp: Any
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:  # fmt: skip
     """Where a pass reading RGB HWC batch `inp` through `view` finds its pixels: per sample the
     element offset of pixel (0, 0) and the pixel steps to the next row and column (None: `inp`'s

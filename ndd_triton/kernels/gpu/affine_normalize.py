@@ -27,7 +27,11 @@ import triton.language as tl
 
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.kernels.gpu._tiles import _helper_find_tile, grid_of, tile_starts
-from ndd_triton.kernels.gpu.warp_affine import _helper_axis, _helper_blend, _helper_coord
+from ndd_triton.kernels.gpu.warp_affine import (
+    _helper_bilinear_taps,
+    _helper_blend,
+    _helper_coord,
+)
 
 IN_OFF: tl.constexpr = tl.constexpr(0)
 OUT_OFF: tl.constexpr = tl.constexpr(1)
@@ -87,16 +91,8 @@ def _affine_normalize_kernel(src, dst, samples, ptable, tiles, FILL: tl.constexp
     zf = tl.zeros([BLOCK], tl.int32).to(tl.float32) + 0.5
     sx = _helper_coord(m00, m01, m02, m03, xf, yf, zf, w)
     sy = _helper_coord(m10, m11, m12, m13, xf, yf, zf, h)
-    x0f = tl.floor(sx)
-    y0f = tl.floor(sy)
-    fx = sx - x0f
-    fy = sy - y0f
-    ix = x0f.to(tl.int32)
-    iy = y0f.to(tl.int32)
-    cx0, inx0 = _helper_axis(ix, w, False)
-    cx1, inx1 = _helper_axis(ix + 1, w, False)
-    cy0, iny0 = _helper_axis(iy, h, False)
-    cy1, iny1 = _helper_axis(iy + 1, h, False)
+    fx, fy, cx0, inx0, cx1, inx1, cy0, iny0, cy1, iny1 = _helper_bilinear_taps(sx, sy, w, h,
+                                                                               False)  # fmt: skip
     if FILL:  # noqa: SIM108 (a static if: Triton compiles one branch)
         ok = mask
     else:  # an empty source has no pixel to clamp to: 0, as the warp stores there

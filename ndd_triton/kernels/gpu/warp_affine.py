@@ -68,6 +68,21 @@ def _helper_axis(i, n, I64: tl.constexpr):
 
 
 @triton.jit
+def _helper_bilinear_taps(sx, sy, w, h, I64: tl.constexpr):
+    """The 2x2 taps around source point (sx, sy) (pixel indices): the fractions `fx`, `fy` and
+    per axis the two clamped tap indices and whether each lies inside (`_helper_axis`)."""
+    x0f = tl.floor(sx)
+    y0f = tl.floor(sy)
+    ix = x0f.to(tl.int32)
+    iy = y0f.to(tl.int32)
+    cx0, inx0 = _helper_axis(ix, w, I64)
+    cx1, inx1 = _helper_axis(ix + 1, w, I64)
+    cy0, iny0 = _helper_axis(iy, h, I64)
+    cy1, iny1 = _helper_axis(iy + 1, h, I64)
+    return sx - x0f, sy - y0f, cx0, inx0, cx1, inx1, cy0, iny0, cy1, iny1
+
+
+@triton.jit
 def _helper_tap(ptr, ok, inside, fill, FILL: tl.constexpr):
     """One tap as float32: `fill` where it lies outside the source (FILL), else the pixel at
     its clamped index (`ok`: lane in range and, without FILL, a non-empty source)."""
@@ -213,16 +228,8 @@ def _affine_kernel(src, dst, samples, ptable, tiles, NDIM: tl.constexpr, INTERP:
                 p = src_plane + ((cz * sh + cy) * sw + cx) * nch
                 inside = inx & iny & inz
             else:
-                x0f = tl.floor(sx)
-                y0f = tl.floor(sy)
-                fx = sx - x0f
-                fy = sy - y0f
-                ix = x0f.to(tl.int32)
-                iy = y0f.to(tl.int32)
-                cx0, inx0 = _helper_axis(ix, sw, I64)
-                cx1, inx1 = _helper_axis(ix + 1, sw, I64)
-                cy0, iny0 = _helper_axis(iy, sh, I64)
-                cy1, iny1 = _helper_axis(iy + 1, sh, I64)
+                fx, fy, cx0, inx0, cx1, inx1, cy0, iny0, cy1, iny1 = _helper_bilinear_taps(
+                    sx, sy, sw, sh, I64)  # fmt: skip
                 if NDIM == 3:
                     z0f = tl.floor(sz)
                     fz = sz - z0f

@@ -26,6 +26,7 @@ from ndd_triton.kernels.gpu._tiles import (
     grid_of,
     tile_starts,
 )
+from ndd_triton.kernels.gpu.warp_affine import _helper_axis, _helper_bilinear_taps
 from ndd_triton.ops import water
 from ndd_triton.ops.schema import Call
 
@@ -41,16 +42,6 @@ NCOL: tl.constexpr = tl.constexpr(6)
 # 108 us, 16x8 327 us.
 BLOCK_Y, BLOCK_X, SPAN = 2, 64, 256
 I32_LIMIT = 2**31
-
-
-@triton.jit
-def _helper_axis(i, n, I64: tl.constexpr):
-    """Tap index `i` clamped to `[0, n)` (int64 when I64) and whether `i` lies inside."""
-    inside = (i >= 0) & (i < n)
-    ci = tl.minimum(tl.maximum(i, 0), n - 1)
-    if I64:
-        ci = ci.to(tl.int64)
-    return ci, inside
 
 
 @triton.jit
@@ -115,16 +106,8 @@ def _remap_kernel(src, dst, samples, tiles, fill, ampl_x, ampl_y, freq_x, freq_y
         if LINEAR:
             sx = sx + LIN_SHIFT
             sy = sy + LIN_SHIFT
-            x0f = tl.floor(sx)
-            y0f = tl.floor(sy)
-            fx = sx - x0f
-            fy = sy - y0f
-            ix = x0f.to(tl.int32)
-            iy = y0f.to(tl.int32)
-            cx0, inx0 = _helper_axis(ix, sw, I64)
-            cx1, inx1 = _helper_axis(ix + 1, sw, I64)
-            cy0, iny0 = _helper_axis(iy, sh, I64)
-            cy1, iny1 = _helper_axis(iy + 1, sh, I64)
+            fx, fy, cx0, inx0, cx1, inx1, cy0, iny0, cy1, iny1 = _helper_bilinear_taps(
+                sx, sy, sw, sh, I64)  # fmt: skip
             ra = img + cy0 * sw * nch
             rb = img + cy1 * sw * nch
             ox0 = cx0 * nch
