@@ -53,16 +53,19 @@ def _serialise(v: Any) -> Any:
     return v
 
 
-def launch_jobs(log: list[tuple[Any, dict[str, str], dict[str, Any]]]) -> list[dict[str, Any]]:
+def launch_jobs(log: list[tuple[Any, dict[str, str], dict[str, Any], tuple[str, ...]]]
+                ) -> list[dict[str, Any]]:  # fmt: skip
     """Compile jobs covering every constexpr specialisation and every argument-type signature
     of each launched kernel at least once (not their full cross product, which would take CI
-    many minutes for no new coverage: a kernel body either lowers for a dtype or it does not)."""
+    many minutes for no new coverage: a kernel body either lowers for a dtype or it does not).
+    A signature includes which arguments were divisible by 16 (`divisible`), as Triton's JIT
+    specialises on it (`_tables._log_launch`)."""
     jobs, by_consts, by_signature = [], set(), set()
-    for kernel, signature, constexprs in log:
+    for kernel, signature, constexprs, divisible in log:
         module, name = kernel.fn.__module__, kernel.fn.__name__
         consts = {k: _serialise(v) for k, v in constexprs.items()}
         key_c = (module, name, json.dumps(consts, sort_keys=True))
-        key_s = (module, name, json.dumps(signature, sort_keys=True))
+        key_s = (module, name, json.dumps([signature, sorted(divisible)], sort_keys=True))
         if key_c in by_consts and key_s in by_signature:
             continue
         # Every target for a new argument-type signature (what lowers differently per
@@ -73,7 +76,7 @@ def launch_jobs(log: list[tuple[Any, dict[str, str], dict[str, Any]]]) -> list[d
         by_consts.add(key_c)
         by_signature.add(key_s)
         jobs.append({"module": module, "name": name, "signature": signature,
-                     "constexprs": consts,
+                     "constexprs": consts, "divisible": sorted(divisible),
                      "targets": list(TARGETS) if every_target else [REPORT_TARGET]})  # fmt: skip
     return jobs
 
@@ -98,8 +101,8 @@ def merge_jobs(job_lists: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     merged: dict[str, dict[str, Any]] = {}
     for jobs in job_lists:
         for job in jobs:
-            key = json.dumps([job["module"], job["name"], job["signature"], job["constexprs"]],
-                             sort_keys=True)  # fmt: skip
+            key = json.dumps([job["module"], job["name"], job["signature"], job["constexprs"],
+                              job.get("divisible", [])], sort_keys=True)  # fmt: skip
             if key in merged:
                 merged[key]["targets"] = sorted(set(merged[key]["targets"]) | set(job["targets"]))
             else:
@@ -154,6 +157,13 @@ def _value(v: Any) -> Any:
     return v
 
 
+def _attrs(kernel: Any, divisible: list[str]) -> dict[tuple[int, ...], list[list[Any]]]:
+    """Triton's attributes for the arguments its JIT found divisible by 16 (`tt.divisibility`:
+    the alignment and contiguity analysis that decides vector widths starts from them)."""
+    names = list(kernel.arg_names)
+    return {(names.index(n),): [["tt.divisibility", 16]] for n in divisible}
+
+
 def _run_ptxas(ptx: str, cc: int) -> str:
     """`ptxas -v` on the PTX, as Triton runs it (a Triton cache hit skips ptxas, so no log)."""
     from triton.backends.nvidia import compiler
@@ -204,7 +214,8 @@ def compile_one(job: dict[str, Any], targets: list[int], report_target: int | No
     try:
         kernel = getattr(importlib.import_module(job["module"]), job["name"])
         constexprs = {k: _value(v) for k, v in job["constexprs"].items()}
-        src = ASTSource(fn=kernel, signature=job["signature"], constexprs=constexprs)
+        src = ASTSource(fn=kernel, signature=job["signature"], constexprs=constexprs,
+                        attrs=_attrs(kernel, job.get("divisible", [])))
         for cc in [cc for cc in targets if cc in job.get("targets", targets)]:
             log = io.StringIO()
             with contextlib.redirect_stdout(log):

@@ -31,6 +31,7 @@ def erase_ref(layout, names, normalized=False, centered=False):
                 hi = min(max(math.floor(a + s), 0), img.shape[ax])
                 box[ax] = slice(lo, hi)
             vals = fill if fill.size == 1 else fill.reshape([-1 if c == "C" else 1 for c in layout])
+            vals = np.broadcast_to(vals, img.shape)[tuple(box)]  # a channel range: its fills
             out[tuple(box)] = (
                 np.trunc(vals).astype(np.int64).astype(img.dtype)
                 if img.dtype.kind in "iu"
@@ -186,3 +187,37 @@ def test_erase_row_tiles_split_rows_and_samples(small_tiles):
     check_op(ndd.erase, samples, erase_ref("HWC", "HW"), layout="HWC", all_modes=False,
              args={"anchor": [1, 2, 0, 7], "shape": [4, 5, 9, 3], "axis_names": "HW",
                    "fill_value": [7, 8, 9]})  # fmt: skip
+
+
+def test_erase_channel_fills_every_channel_layout():
+    """Per-channel fills wherever the channel axis lies in the kernel's view: the group of
+    interleaved channels (HWC, also with a region over some channels only), the column axis
+    (5 channels: no group) and an outer axis (CHW)."""
+    hwc = _images([(6, 7, 3), (1, 2, 3), (5, 9, 3)])
+    check_op(ndd.erase, hwc, erase_ref("HWC", "HWC"), layout="HWC", all_modes=False,
+             args={"anchor": [1, 2, 1, 0, 0, 0], "shape": [3, 4, 2, 2, 9, 1],
+                   "axis_names": "HWC", "fill_value": [7, 8, 9]})  # fmt: skip
+    five = _images([(4, 6, 5), (3, 1, 5)], seed=1)
+    check_op(ndd.erase, five, erase_ref("HWC", "HW"), layout="HWC", all_modes=False,
+             args={"anchor": [1, 1], "shape": [2, 4], "axis_names": "HW",
+                   "fill_value": [1, 2, 3, 4, 5]})  # fmt: skip
+    chw = _images([(3, 5, 6), (3, 2, 9)], seed=2)
+    check_op(ndd.erase, chw, erase_ref("CHW", "HW"), layout="CHW", all_modes=False,
+             args={"anchor": [1, 2, 0, 0], "shape": [3, 3, 1, 2], "axis_names": "HW",
+                   "fill_value": [7, 8, 9]})  # fmt: skip
+
+
+def test_erase_high_rank_outer_axes():
+    """Samples of 4 to 6 axes: the kernel unravels a row into up to five outer coordinates
+    and tests only the axes a batch of that rank has (ragged extents, regions on every axis)."""
+    for shapes in ([(3, 4, 5, 3), (2, 5, 3, 3)], [(3, 4, 2, 5), (2, 3, 3, 5)],
+                   [(2, 3, 2, 4, 5), (3, 2, 2, 3, 5)],
+                   [(2, 2, 3, 2, 3, 5), (1, 3, 2, 2, 2, 5)]):  # fmt: skip
+        rank = len(shapes[0])
+        names = "abcdef"[:rank]
+        anchor = [1] * (rank - 1) + [2] + [0] * rank
+        shape = [1] * (rank - 1) + [2] + [1] * (rank - 1) + [5]
+        check_op(ndd.erase, _images(shapes, seed=rank), erase_ref(names, names),
+                 args={"anchor": anchor, "shape": shape, "axes": list(range(rank)),
+                       "fill_value": 3.0},
+                 all_modes=False)  # fmt: skip

@@ -21,8 +21,9 @@ from ndd_triton.core import storage as _storage
 
 _ALIGN = 16
 _RING_BYTES = 8 << 20  # pinned staging per CUDA device for launch tables
-# When a list, every launch appends (kernel, argument types, constexprs): the compile check uses it.
-LAUNCH_LOG: list[tuple[Any, dict[str, str], dict[str, Any]]] | None = None
+# When a list, every launch appends (kernel, argument types, constexprs, the names specialised as
+# divisible by 16): the compile check and the kernel report use it (`_log_launch`).
+LAUNCH_LOG: list[tuple[Any, dict[str, str], dict[str, Any], tuple[str, ...]]] | None = None
 _TRITON_TYPES = {torch.uint8: "u8", torch.int8: "i8", torch.int16: "i16", torch.int32: "i32",
                  torch.int64: "i64", torch.uint16: "u16", torch.uint32: "u32", torch.uint64: "u64",
                  torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32",
@@ -55,17 +56,33 @@ def draw_words(at: tuple[int, int]) -> tuple[int, int, int, int]:
 
 
 def _log_launch(kernel: Any, args: list[Any], meta: dict[str, Any]) -> None:
-    """Record the compile signature of a launch (argument names from the kernel)."""
+    """Record the compile signature of a launch as Triton's JIT specialises it (argument names
+    from the kernel): an int argument is `i32` when it fits, else `i64`, and equal to 1 a
+    constexpr; a pointer or int divisible by 16 gets `tt.divisibility` 16 (its name in the
+    third entry), which lets Triton vectorise the accesses it addresses. Parameters named in
+    the kernel's `do_not_specialize` keep their type and nothing else. So the kernel report
+    compiles what a real GPU runs, not a less specialised kernel."""
     names = list(getattr(kernel, "arg_names", []))
+    fixed = _not_specialised(kernel, names)
     signature: dict[str, str] = {}
     constexprs: dict[str, Any] = {}
+    divisible: list[str] = []
     for name, value in zip(names, args, strict=False):
         if isinstance(value, torch.Tensor):
             signature[name] = "*" + _TRITON_TYPES[value.dtype]
+            if value.data_ptr() % 16 == 0:
+                divisible.append(name)
         elif isinstance(value, bool):
             signature[name] = "i1"
         elif isinstance(value, int):
-            signature[name] = "i64"
+            signature[name] = "i32" if -(2**31) <= value < 2**31 else \
+                "u64" if value >= 2**63 else "i64"  # fmt: skip
+            if name not in fixed:
+                if value == 1:
+                    signature[name] = "constexpr"
+                    constexprs[name] = 1
+                elif value % 16 == 0:
+                    divisible.append(name)
         elif isinstance(value, float):
             signature[name] = "fp32"
         else:
@@ -75,7 +92,16 @@ def _log_launch(kernel: Any, args: list[Any], meta: dict[str, Any]) -> None:
         signature[name] = "constexpr"
         constexprs[name] = value
     assert LAUNCH_LOG is not None
-    LAUNCH_LOG.append((kernel, signature, constexprs))
+    LAUNCH_LOG.append((kernel, signature, constexprs, tuple(divisible)))
+
+
+def _not_specialised(kernel: Any, names: list[str]) -> frozenset[str]:
+    """The parameters a kernel's `do_not_specialize` names (by name or position), for a
+    JITFunction (`do_not_specialize`) and the interpreter's function (`kwargs`) alike."""
+    given = getattr(kernel, "do_not_specialize", None)
+    if given is None:
+        given = getattr(kernel, "kwargs", {}).get("do_not_specialize") or ()
+    return frozenset(names[p] if isinstance(p, int) else p for p in given)
 
 
 class GpuBatch:

@@ -2,11 +2,14 @@
 
 A sample is seen as rows (up to five outer axes), a column axis and, when the last axis has the
 same extent 2..4 in every sample, a group axis of G (constexpr) elements (the channels of HWC),
-so a row is the contiguous `W * C` run. Per region, the row test is done once per row and the
-column test compares the element index with the region's bounds times G; only the group test
-takes `j % G` (constexpr). The region table holds `(start, end)` per kernel axis (5 outer,
-column in elements, group), each sample's regions in a contiguous run (`FIRST`, `COUNT`). The
-fill table has one row per sample in the sample type (`NF` values: 1, or one per channel).
+so a row is the contiguous `W * C` run. Per region, the row test is done once per row (on the
+outer axes the batch's rank has: NOUT, constexpr) and the column test compares the element
+index with the region's bounds times G; only the group test takes `j % G` (constexpr), and only
+when a region leaves out channels. The region table holds `(start, end)` per kernel axis (5
+outer, column in elements, group), each sample's regions in a contiguous run (`FIRST`,
+`COUNT`). The fill table has one row per sample in the sample type (`NF` values: 1, or one per
+channel). The loaded tile is what the region loop carries and rewrites, so every element-wise
+value keeps the load's vectorised layout (kernel report: 16-byte accesses, no shared memory).
 """
 
 from __future__ import annotations
@@ -50,13 +53,58 @@ def _helper_inside(o, reg, axis):
 
 
 @triton.jit
+def _helper_outer(r, row, NOUT: tl.constexpr):
+    """Row r's outer coordinates o0..o4 (o4 fastest). Only the NOUT innermost outer axes can
+    exceed 1 in this batch: the others are 0, and the outermost of the NOUT needs no modulo
+    (a coordinate tile per axis costs a register per row a thread holds)."""
+    zero = r * 0
+    o0, o1, o2, o3, o4 = zero, zero, zero, zero, r
+    if NOUT > 1:
+        e4 = tl.load(row + EXT + 4).to(r.dtype)
+        o4 = r % e4
+        o3 = r // e4
+        if NOUT > 2:
+            e3 = tl.load(row + EXT + 3).to(r.dtype)
+            o2 = o3 // e3
+            o3 = o3 % e3
+            if NOUT > 3:
+                e2 = tl.load(row + EXT + 2).to(r.dtype)
+                o1 = o2 // e2
+                o2 = o2 % e2
+                if NOUT > 4:
+                    e1 = tl.load(row + EXT + 1).to(r.dtype)
+                    o0 = o1 // e1
+                    o1 = o1 % e1
+    return o0, o1, o2, o3, o4
+
+
+@triton.jit
+def _helper_rows_inside(o0, o1, o2, o3, o4, reg, NOUT: tl.constexpr):
+    """Whether rows lie in the region on every outer axis that can exceed 1 (`_helper_outer`)."""
+    inside = _helper_inside(o4, reg, 4)
+    if NOUT > 1:
+        inside = inside & _helper_inside(o3, reg, 3)
+    if NOUT > 2:
+        inside = inside & _helper_inside(o2, reg, 2)
+    if NOUT > 3:
+        inside = inside & _helper_inside(o1, reg, 1)
+    if NOUT > 4:
+        inside = inside & _helper_inside(o0, reg, 0)
+    return inside
+
+
+@triton.jit
 def _erase_rows_kernel(src, dst, samples, regions, fills, tiles, G: tl.constexpr,
                        CH: tl.constexpr, NF: tl.constexpr, ALIGN: tl.constexpr,
-                       IDX64: tl.constexpr, ROWS: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
+                       IDX64: tl.constexpr, ROWS: tl.constexpr, BLOCK: tl.constexpr,
+                       NOUT: tl.constexpr, FULL_GROUP: tl.constexpr):  # fmt: skip
     """ROWS x BLOCK elements of one sample: the fill inside one of its regions, else a copy.
 
     Row r unravels to outer coordinates o0..o4 (o4 fastest); element j of a row has column
-    j // G and group index j % G (the column bounds are stored times G: no division).
+    j // G and group index j % G (the column bounds are stored times G: no division; the
+    group test only when some region leaves out channels: FULL_GROUP false). The region loop
+    carries the loaded tile (a carried boolean tile was converted to the load's vectorised
+    layout through shared memory).
     """
     ity = tl.int64 if IDX64 else tl.int32
     sample, t = _helper_find_tile(tiles)
@@ -67,32 +115,11 @@ def _erase_rows_kernel(src, dst, samples, regions, fills, tiles, G: tl.constexpr
     r = r0 + tl.arange(0, ROWS)
     j = tl.multiple_of(j0, BLOCK) + tl.arange(0, BLOCK)
     mask = (r < tl.load(row + NROWS).to(ity))[:, None] & (j < rowlen)[None, :]
-    e4 = tl.load(row + EXT + 4).to(ity)
-    e3 = tl.load(row + EXT + 3).to(ity)
-    e2 = tl.load(row + EXT + 2).to(ity)
-    e1 = tl.load(row + EXT + 1).to(ity)
-    o4 = r % e4
-    o3 = (r // e4) % e3
-    o2 = (r // (e4 * e3)) % e2
-    o1 = (r // (e4 * e3 * e2)) % e1
-    o0 = r // (e4 * e3 * e2 * e1)
-    g = j % G
-    hit = (r < 0)[:, None] & (j < 0)[None, :]
-    r0 = tl.load(row + FIRST)
-    for k in range(tl.load(row + COUNT)):
-        reg = regions + (r0 + k) * RCOL
-        rows_in = (
-            _helper_inside(o0, reg, 0)
-            & _helper_inside(o1, reg, 1)
-            & _helper_inside(o2, reg, 2)
-            & _helper_inside(o3, reg, 3)
-            & _helper_inside(o4, reg, 4)
-        )
-        cols_in = _helper_inside(j, reg, 5) & _helper_inside(g, reg, 6)
-        hit = hit | (rows_in[:, None] & cols_in[None, :])
     offsets = tl.multiple_of(r * rowlen, ALIGN)[:, None] + j[None, :]
     base = tl.multiple_of(tl.load(row + IN_OFF), ALIGN)
     val = tl.load(src + base + offsets, mask=mask, other=0)
+    o0, o1, o2, o3, o4 = _helper_outer(r, row, NOUT)
+    g = j % G
     frow = fills + sample * NF
     if CH == C_GROUP:
         fill = _helper_group_fill(frow, g, G)[None, :]
@@ -104,8 +131,16 @@ def _erase_rows_kernel(src, dst, samples, regions, fills, tiles, G: tl.constexpr
         fill = tl.load(frow + och, mask=och < NF, other=0)[:, None]
     else:
         fill = tl.load(frow)
+    first = tl.load(row + FIRST)
+    for k in range(tl.load(row + COUNT)):
+        reg = regions + (first + k) * RCOL
+        rows_in = _helper_rows_inside(o0, o1, o2, o3, o4, reg, NOUT)
+        cols_in = _helper_inside(j, reg, 5)
+        if not FULL_GROUP:
+            cols_in = cols_in & _helper_inside(g, reg, 6)
+        val = tl.where(rows_in[:, None] & cols_in[None, :], fill, val)
     out = dst + tl.multiple_of(tl.load(row + OUT_OFF), ALIGN) + offsets
-    tl.store(out, tl.where(hit, fill, val), mask=mask)
+    tl.store(out, val, mask=mask)
 
 
 def _pad_left(values: np.ndarray, rank: int, fill: int) -> np.ndarray:
@@ -163,4 +198,12 @@ def erase_gpu(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call) -> None:
     run.launch(_erase_rows_kernel, (grid_of(tiles),), inp.data, out.data, samples,
                table.reshape(-1), fills, tiles, G=g, CH=ch, NF=nfill,
                ALIGN=vec if aligned else 1, IDX64=bool((rows * row_len >= 2**31).any()),
-               ROWS=rows_per_tile, BLOCK=block)  # fmt: skip
+               ROWS=rows_per_tile, BLOCK=block, NOUT=max(cols - 1, 1),
+               FULL_GROUP=_full_group(table, g))  # fmt: skip
+
+
+def _full_group(table: np.ndarray, g: int) -> bool:
+    """Whether every region spans the whole group axis (every channel of HWC, or no group
+    axis): the kernel then skips the per-element group test."""
+    group = table[:, NOUTER + 1]
+    return g == 1 or bool(((group[:, 0] <= 0) & (group[:, 1] >= g)).all())
