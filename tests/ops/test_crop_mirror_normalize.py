@@ -166,3 +166,17 @@ def test_cmn_u8_table_fast_path(channels, out_layout):
         assert _u8_tables(fast, y, out_layout, start, win.size, win.gain, win.bias, win.mirror)
         crop_into(slow, y, win)
         np.testing.assert_array_equal(fast, slow)
+
+
+@pytest.mark.parametrize("out_layout", ["CHW", "HWC"])
+def test_cmn_integer_output_ties_round_half_away(out_layout):
+    """Every value is an exact tie (v - 128.5): integer outputs round half away from zero, on
+    the row kernel (window inside the image) and the generic one (a padded window) alike."""
+    samples = [np.arange(0, 240, dtype=np.uint8).reshape(8, 10, 3),
+               np.arange(15, 255, dtype=np.uint8)[::-1].copy().reshape(10, 8, 3)]  # fmt: skip
+    for crop, policy in (([5, 6], "error"), ([12, 6], "pad")):
+        check_op(ndd.crop_mirror_normalize, samples, ref_cmn(),
+                 args={"crop": crop, "mean": 128.5, "std": 1.0, "dtype": ndd.int8,
+                       "output_layout": out_layout, "out_of_bounds_policy": policy},
+                 per_sample={"mirror": [1, 0]}, layout="HWC", atol=0,
+                 all_modes=False)  # fmt: skip
