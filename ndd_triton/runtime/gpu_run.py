@@ -118,7 +118,9 @@ def _launch_gpu(call: Call, kernel: KernelEntry, ins: list[BatchStorage], specs:
         storage = allocators[k]() if allocators is not None else \
             BatchStorage.allocate(spec.shapes, spec.dtype.torch_dtype, device)  # type: ignore[arg-type]  # fmt: skip
         outs.append(storage)
-        gpu_outs.append(gpu_batch(*storage.packed(), spec.shapes, spec.layout, spec.dtype))
+        out = gpu_batch(*storage.packed(), spec.shapes, spec.layout, spec.dtype)
+        out.packed = storage.contiguous
+        gpu_outs.append(out)
     run = gpu_run(device.torch_device, record, ctx.thread_pool)
     if call.batch_size > 0:
         dst = gpu_outs[0] if len(gpu_outs) == 1 else tuple(gpu_outs)

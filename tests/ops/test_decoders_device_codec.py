@@ -326,3 +326,25 @@ def test_device_codec_completeness_check_reads_head_and_tail_like_the_whole_file
     for data in variants:
         arr = np.frombuffer(data, np.uint8)
         assert gpu_decoders._complete(arr) == whole(data), (len(data), data[:4])
+
+
+def test_packed_outputs_are_known_without_looking(fake_device_codec, monkeypatch):
+    """The decoder decodes into the output's slots only when the samples lie back to back:
+    an output the runtime allocated says so (`GpuBatch.packed`), any other batch is checked."""
+    import ndd_triton.kernels.gpu.decoders as decoders
+    from ndd_triton.kernels.gpu._tables import GpuBatch
+
+    shapes = np.array([[2, 3, 3], [1, 4, 3]], np.int64)
+    data = torch.zeros(64, dtype=torch.uint8)
+    back_to_back = GpuBatch(data, np.array([0, 18], np.int64), shapes, "HWC", ndd.uint8)
+    gap = GpuBatch(data, np.array([0, 20], np.int64), shapes, "HWC", ndd.uint8)
+    assert decoders._packed(back_to_back) and not decoders._packed(gap)
+    gap.packed = True  # (what the runtime sets for its own allocations only)
+    assert decoders._packed(gap)
+    seen = []
+    original = decoders._packed
+    monkeypatch.setattr(decoders, "_packed", lambda out: seen.append(out.packed) or original(out))
+    pixels = [_pixels(5, 7, 3, seed=1), _pixels(4, 9, 3, seed=2)]
+    jpegs = ndd.as_batch([encode(p, "jpeg") for p in pixels])
+    ndd.decoders.image(jpegs, device="gpu").evaluate()
+    assert seen and all(seen) and fake_device_codec.into  # decoded into the flagged output

@@ -105,9 +105,11 @@ def _not_specialised(kernel: Any, names: list[str]) -> frozenset[str]:
 
 
 class GpuBatch:
-    """One input or output batch as a flat device buffer plus per-sample offsets and shapes."""
+    """One input or output batch as a flat device buffer plus per-sample offsets and shapes.
+    `packed`: known to hold its samples back to back from the buffer's start, in order (an
+    op's freshly allocated output); False says nothing."""
 
-    __slots__ = ("_sizes", "data", "dtype", "layout", "offsets", "shapes")
+    __slots__ = ("_sizes", "data", "dtype", "layout", "offsets", "packed", "shapes")
 
     def __init__(self, data: torch.Tensor, offsets: np.ndarray, shapes: np.ndarray,
                  layout: str | None, dtype: Any) -> None:  # fmt: skip
@@ -117,6 +119,7 @@ class GpuBatch:
         self.layout = layout
         self.dtype = dtype
         self._sizes: np.ndarray | None = None
+        self.packed = False
 
     @property
     def batch_size(self) -> int:
