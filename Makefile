@@ -28,7 +28,7 @@ demo: venv
 # run once over all of them. `pytest tests` alone (one process) does the same in one session.
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 8 ] && n=8; echo $$n)
 LAUNCHES := build/test_launches.json
-KERNEL_TESTS := tests/test_kernels_compile.py tests/test_kernel_report.py
+KERNEL_TESTS := tests/test_kernels_compile.py tests/test_kernel_report.py tests/test_kernel_bench_report.py
 
 test: venv
 	$(BIN)/python -m ruff check ndd_triton

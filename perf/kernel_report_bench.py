@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import os
 import re
 import sys
@@ -67,50 +68,70 @@ def record(kbatch: int, only: str | None) -> list[tuple[str, list[Any]]]:
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--kbatch", type=int, default=32)
-    parser.add_argument("--only", help="comma-separated substrings of row names")
-    opts = parser.parse_args()
-    os.environ["NDD_TRITON_EMULATE_GPU"] = "1"
-    os.environ["TRITON_INTERPRET"] = "1"
+def report(kbatch: int, only: str | None) -> list[dict[str, Any]]:
+    """One row per bench row and kernel it launches: row, kernel, error, regs, spills, smem,
+    ld and st ({bytes per access: count per thread})."""
     sys.path[:0] = [ROOT, HERE, os.path.join(ROOT, "tools")]
     import tempfile
 
     import kernel_compile
     import kernel_report
 
-    recorded = record(opts.kbatch, opts.only)
+    recorded = record(kbatch, only)
     per_row = [(name, kernel_compile.launch_jobs(log)) for name, log in recorded]
     jobs = kernel_compile.merge_jobs([jobs for _, jobs in per_row])
+
+    def key(job: dict[str, Any]) -> tuple[str, ...]:
+        return (job["module"], job["name"], str(job["signature"]), str(job["constexprs"]),
+                str(job.get("divisible")))  # fmt: skip
+
     with tempfile.TemporaryDirectory() as ptx_dir:
         results = kernel_compile.compile_jobs(jobs, targets=(kernel_compile.REPORT_TARGET,),
                                               ptx_dir=ptx_dir)  # fmt: skip
         stats = {}
         for r in results:
-            key = (r["module"], r["name"], str(r["signature"]), str(r["constexprs"]),
-                   str(r.get("divisible")))  # fmt: skip
             ptx = r["stats"] and r["stats"].get("ptx")
             with open(os.path.join(ptx_dir, ptx)) if ptx else open(os.devnull) as f:
-                stats[key] = (r, accesses(f.read()))
+                stats[key(r)] = (r, accesses(f.read()))
+    rows = []
+    for name, row_jobs in per_row:
+        for job in row_jobs:
+            r, acc = stats[key(job)]
+            s = r["stats"] or {}
+            rows.append({"row": name, "kernel": kernel_report.kernel_id(job["module"], job["name"]),
+                         "error": r["error"], "regs": s.get("regs"), "spills": s.get("spills"),
+                         "smem": s.get("smem"), "ld": dict(acc["ld"]), "st": dict(acc["st"])})
+        if not row_jobs:
+            rows.append({"row": name, "kernel": None, "error": None})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kbatch", type=int, default=32)
+    parser.add_argument("--only", help="comma-separated substrings of row names")
+    parser.add_argument("--json", action="store_true", help="the rows as JSON")
+    opts = parser.parse_args()
+    os.environ["NDD_TRITON_EMULATE_GPU"] = "1"
+    os.environ["TRITON_INTERPRET"] = "1"
+    rows = report(opts.kbatch, opts.only)
+    if opts.json:
+        print(json.dumps(rows))
+        return
     print(f"# kernels of perf/bench_gpu_kernels.py (batch {opts.kbatch} x 480x640x3 uint8), "
           "sm_90, as a GPU launch specialises them; ld/st: global accesses per thread, "
           "bytes x count")
     print(f"{'row':<44} {'kernel':<40} {'regs':>4} {'spill':>5} {'smem':>6}  ld / st")
-    for name, row_jobs in per_row:
-        for job in row_jobs:
-            key = (job["module"], job["name"], str(job["signature"]), str(job["constexprs"]),
-                   str(job.get("divisible")))  # fmt: skip
-            r, acc = stats[key]
-            kernel = kernel_report.kernel_id(job["module"], job["name"])
-            if r["error"]:
-                print(f"{name[:44]:<44} {kernel[:40]:<40} compile error: {r['error'][:80]}")
-                continue
-            s = r["stats"]
-            print(f"{name[:44]:<44} {kernel[:40]:<40} {s['regs']:>4} {s['spills']:>5} "
-                  f"{s['smem']:>6}  {_widths(acc['ld'])} / {_widths(acc['st'])}")
-        if not row_jobs:
-            print(f"{name[:44]:<44} (no Triton launch)")
+    for r in rows:
+        name, kernel = r["row"][:44], (r["kernel"] or "")[:40]
+        if r["kernel"] is None:
+            print(f"{name:<44} (no Triton launch)")
+        elif r["error"]:
+            print(f"{name:<44} {kernel:<40} compile error: {r['error'][:80]}")
+        else:
+            ld, st = (collections.Counter(r[k]) for k in ("ld", "st"))
+            print(f"{name:<44} {kernel:<40} {r['regs']:>4} {r['spills']:>5} {r['smem']:>6}  "
+                  f"{_widths(ld)} / {_widths(st)}")
 
 
 if __name__ == "__main__":
