@@ -115,6 +115,12 @@ def cases(batch: Any, stacked: Any, tv: Any) -> list[Case]:
         return ndd.crop_mirror_normalize(x, crop=[min(h, 224), min(w, 224)], mean=MEAN, std=STD)
 
     rotated = iter(ndd.ExternalSource(itertools.repeat(batch), device="gpu").captured(n))
+
+    def rn50(x: Any) -> Any:  # eager: 5 launches (rrc tables + 2 passes, flip, cmn); compiled: 1
+        x = ndd.flip(ndd.random_resized_crop(x, size=[224, 224]), horizontal=1)
+        return ndd.crop_mirror_normalize(x, mean=MEAN, std=STD)
+
+    trained = iter(ndd.ExternalSource(itertools.repeat(batch), device="gpu").captured(n))
     rows: list[Case] = [
         ("flip horizontal", lambda: ndd.flip(batch, horizontal=1).evaluate(),
          lambda: stacked.flip(2), 2 * u8),
@@ -177,6 +183,10 @@ def cases(batch: Any, stacked: Any, tv: Any) -> list[Case]:
          lambda: rotate_crop(batch).evaluate(), None, None),
         ("rotate 15 -> flip -> cmn 224, compile (1 launch)",
          lambda: rotate_crop(next(rotated)).evaluate(), None, None),
+        ("rrc 224 -> flip -> cmn, eager (5 launches)", lambda: rn50(batch).evaluate(), None,
+         None),
+        ("rrc 224 -> flip -> cmn, compile (1 launch)", lambda: rn50(next(trained)).evaluate(),
+         None, None),
         ("crop_mirror_normalize 224 f32 CHW", lambda: ndd.crop_mirror_normalize(
             small, crop=[224, 224], mean=MEAN, std=STD).evaluate(),
          lambda: ((small_t[:, 16:240, 16:240].permute(0, 3, 1, 2).float() - mean) / std

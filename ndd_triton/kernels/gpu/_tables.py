@@ -59,7 +59,7 @@ def _log_launch(kernel: Any, args: list[Any], meta: dict[str, Any]) -> None:
     """Record the compile signature of a launch as Triton's JIT specialises it (argument names
     from the kernel): an int argument is `i32` when it fits, else `i64`, and equal to 1 a
     constexpr; a pointer or int divisible by 16 gets `tt.divisibility` 16 (its name in the
-    third entry), which lets Triton vectorise the accesses it addresses. Parameters named in
+    entry's last item), which lets Triton vectorise the accesses it addresses. Parameters named in
     the kernel's `do_not_specialize` keep their type and nothing else. So the kernel report
     compiles what a real GPU runs, not a less specialised kernel."""
     names = list(getattr(kernel, "arg_names", []))
