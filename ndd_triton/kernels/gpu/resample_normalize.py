@@ -134,7 +134,8 @@ MAX_INLINE_TAPS = 32  # bound of a sample's taps per axis for the inline form (r
 
 @triton.jit
 def _resample_normalize_taps_kernel(src, dst, samples, plans, tiles, affine, draws, attempts,
-                                    K: tl.constexpr, KH: tl.constexpr, CHW: tl.constexpr,
+                                    K: tl.constexpr, KH: tl.constexpr, KW: tl.constexpr,
+                                    CHW: tl.constexpr,
                                     COLS: tl.constexpr, DRAWN: tl.constexpr,
                                     ANTIALIAS: tl.constexpr, A: tl.constexpr):  # fmt: skip
     """One output row's block of `COLS` columns of one sample, its taps computed here.
@@ -146,7 +147,10 @@ def _resample_normalize_taps_kernel(src, dst, samples, plans, tiles, affine, dra
     The taps are those `_triangle_tables_kernel` writes (the same helpers: the plan's tap
     count, NumPy's pairwise weight sum, each weight's division and float32 cast), so the
     bytes are those of the tables + pass form. The H taps of the row are computed once; the
-    W taps once per column and W tap, outside the H taps: for each W tap, every H tap's partial
+    W taps once per column and W tap, before the tap loop (a `[COLS, KW]` table: taking a tap's
+    weights out of it costs a layout conversion of COLS floats, where weights computed in the
+    loop cost one of the whole `[COLS, KH, 4]` tile, 8 KB, per tap). For each W tap, every H
+    tap's partial
     sum (the W pass's value at that source row) gets its `ww * v` term in a `[COLS, KH, 4]`
     accumulator (each partial sum keeps the W pass's order), then the H pass sums the partials
     in tap order, each taken out of the accumulator exactly (a sum of one non-zero)."""
@@ -202,9 +206,15 @@ def _resample_normalize_taps_kernel(src, dst, samples, plans, tiles, affine, dra
     rows = (sh * tl.load(row + T_ROW_STEP).to(tl.int32))[None, :, None]
     col_step = tl.load(row + T_COL_STEP).to(tl.int32)
     src_base = src + tl.load(row + T_IN_OFF)
+    # every W tap of the block's columns at once, before the tap loop takes them out one by
+    # one (exactly: a sum of one non-zero)
+    kw = tl.arange(0, KW)
+    sw_all, ww_all = _helper_tap(start_w[:, None], c_w[:, None], widen_w, total_w[:, None],
+                                 taps_w, w_in, kw[None, :])  # fmt: skip
     part = tl.zeros([COLS, KH, 4], dtype=tl.float32)
     for k in range(taps_w):
-        sw, ww = _helper_tap(start_w, c_w, widen_w, total_w, taps_w, w_in, k)
+        sw = tl.sum(tl.where(kw[None, :] == k, sw_all, 0), axis=1)
+        ww = tl.sum(tl.where(kw[None, :] == k, ww_all, 0.0), axis=1)
         pix = (rows + (sw * col_step)[:, None, None]) * 3 + ch[None, None, :]
         v = tl.load(src_base + pix.to(tl.int64), mask=mask, other=0).to(tl.float32)
         part += ww[:, None, None] * v
@@ -261,7 +271,8 @@ def _launch_inline_taps(run: GpuRun, out: GpuBatch, inp: GpuBatch, c: Any,
     # planned calls pass a buffer that is not read
     draws = np.array(draw_words(c.draw_at), np.int32) if tri is None else inp.data
     run.launch(_resample_normalize_taps_kernel, (grid_of(tiles),), inp.data, out.data, table,
-               plans, tiles, affine, draws, attempts, K=taps, KH=kh, CHW=chw, COLS=cols,
+               plans, tiles, affine, draws, attempts, K=taps, KH=kh,
+               KW=triton.next_power_of_2(taps), CHW=chw, COLS=cols,
                DRAWN=tri is None, ANTIALIAS=antialias,
                A=triton.next_power_of_2(max(attempts, 1)))  # fmt: skip
     return True
