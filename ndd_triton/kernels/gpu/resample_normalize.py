@@ -150,10 +150,10 @@ def _resample_normalize_taps_kernel(src, dst, samples, plans, tiles, affine, dra
     W taps once per column and W tap, before the tap loop (a `[COLS, KW]` table: taking a tap's
     weights out of it costs a layout conversion of COLS floats, where weights computed in the
     loop cost one of the whole `[COLS, KH, 4]` tile, 8 KB, per tap). For each W tap, every H
-    tap's partial
-    sum (the W pass's value at that source row) gets its `ww * v` term in a `[COLS, KH, 4]`
-    accumulator (each partial sum keeps the W pass's order), then the H pass sums the partials
-    in tap order, each taken out of the accumulator exactly (a sum of one non-zero)."""
+    tap's partial sum (the W pass's value at that source row) gets its `ww * v` term in a
+    `[COLS, KH, 4]` accumulator (each partial sum keeps the W pass's order), then the H pass
+    sums the partials in tap order, each taken out of the accumulator exactly (a sum of one
+    non-zero)."""
     sample, tile = _helper_find_tile(tiles)
     sample = sample.to(tl.int64)
     row = samples + sample * T_NCOL
