@@ -27,6 +27,7 @@ from ndd_triton.kernels.gpu._tiles import (
     row_tile_counts,
     tile_starts,
 )
+from ndd_triton.kernels.gpu._window_rows import _helper_crop_convert
 from ndd_triton.kernels.gpu.crop import window_launch
 from ndd_triton.ops import crop_mirror_normalize
 from ndd_triton.ops.schema import Call
@@ -44,9 +45,8 @@ NCOL: tl.constexpr = tl.constexpr(8)
 
 @triton.jit
 def _cmn_rows_kernel(src, dst, samples, floats, tiles, C: tl.constexpr, CMAX: tl.constexpr,
-                     CHW: tl.constexpr, ROUND: tl.constexpr, LO: tl.constexpr,
-                     HI: tl.constexpr, ALIGN: tl.constexpr, ROWS: tl.constexpr,
-                     BLOCK: tl.constexpr):  # fmt: skip
+                     CHW: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
+                     ALIGN: tl.constexpr, ROWS: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
     """ROWS x BLOCK output pixels of one sample, each of its C channels in turn: the window
     pixel (Y0 + r, X0 + j, or X0 + W - 1 - j mirrored) times the channel's gain plus its bias.
     Int32 offsets within a sample (the host checks that they fit)."""
@@ -68,14 +68,12 @@ def _cmn_rows_kernel(src, dst, samples, floats, tiles, C: tl.constexpr, CMAX: tl
     for c in tl.static_range(C):
         v = tl.load(src + pixels + c, mask=mask, other=0).to(tl.float32)
         v = v * tl.load(frow + c) + tl.load(frow + CMAX + c)
-        if ROUND:
-            v = tl.minimum(tl.maximum(v, LO), HI)
-            v = tl.where(v < 0, tl.ceil(v - 0.5), tl.floor(v + 0.5))
+        v = _helper_crop_convert(v, dst.dtype.element_ty, LO, HI)  # integers: saturate, round
         if CHW:
             out = dst + tl.multiple_of((c * h + r) * w, ALIGN)[:, None] + j[None, :]
         else:
             out = dst + ((r * w)[:, None] + j[None, :]) * C + c
-        tl.store(out, v.to(dst.dtype.element_ty), mask=mask)
+        tl.store(out, v, mask=mask)
 
 
 def _rows_launch(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call,
@@ -113,7 +111,7 @@ def _rows_launch(run: GpuRun, out: GpuBatch, inp: GpuBatch, call: Call,
     info = np.iinfo(out.dtype.numpy_dtype) if is_int else None
     run.launch(_cmn_rows_kernel, (grid_of(tiles),), inp.data, out.data, samples,
                np.ascontiguousarray(floats, dtype=np.float32), tiles, C=c, CMAX=floats.shape[2],
-               CHW=chw, ROUND=is_int, LO=float(info.min) if info is not None else 0.0,
+               CHW=chw, LO=float(info.min) if info is not None else 0.0,
                HI=float(info.max) if info is not None else 0.0, ALIGN=vec if aligned else 1,
                ROWS=rows_per_tile, BLOCK=block)  # fmt: skip
     return True
