@@ -7,8 +7,10 @@ JPEG walked alone, ~35-90 us per batch of 64 JPEGs of one layout (`_jpeg_batch`)
 to the storage as the hint `HINT` (`BatchStorage.hints`); the decoders use a sample's hint
 when there is one and parse the header themselves otherwise (other formats, unusual JPEGs,
 data that did not come from a reader). A reader also records whether each file ends in the
-JPEG end-of-image marker (`HINT_EOI`, one NumPy test per batch), which the GPU decoder's
-completeness check reads instead of each file's last bytes.
+JPEG end-of-image marker (`HINT_EOI`, one NumPy test per batch; `HINT_ALL_EOI` for the
+whole batch), which the GPU decoder's completeness check reads instead of each file's last
+bytes, and whether its samples are slices of one flat buffer (`HINT_FLAT`: no per-sample
+layout check in the decoders).
 """
 
 from __future__ import annotations
@@ -27,6 +29,11 @@ HINT_HWC = "image_hwc"
 # Whether each sample ends in the JPEG end-of-image marker (an `[N]` bool array, computed for
 # the whole batch at once): the GPU decoder's completeness check without a look at each file
 HINT_EOI = "ends_in_eoi"
+# True when every sample ends in the marker (`HINT_EOI.all()`, taken once on the reader's thread)
+HINT_ALL_EOI = "all_end_in_eoi"
+# True when the samples are 1-D slices of one packed host buffer, hence C-contiguous: the
+# decoders take the reader's views as they are instead of checking each one
+HINT_FLAT = "flat_samples"
 
 
 def _looks_like_jpeg(view: np.ndarray) -> bool:
@@ -101,6 +108,9 @@ def annotate(storage: BatchStorage, keys: np.ndarray | None = None,
     eoi = _ends_in_eoi(storage)
     if eoi is not None:
         hints[HINT_EOI] = eoi
+        hints[HINT_ALL_EOI] = bool(eoi.all())
+    if storage.host_views() is not None:  # (slices of the flat buffer, 1-D as checked above)
+        hints[HINT_FLAT] = True
     storage.hints = {**(storage.hints or {}), **hints}  # type: ignore[dict-item]
 
 

@@ -29,7 +29,7 @@ from types import ModuleType
 import numpy as np
 
 from ndd_triton.core.dtype import DType, float32, int16, int64, uint8, uint16
-from ndd_triton.decoders._header_hints import HINT, HINT_HWC
+from ndd_triton.decoders._header_hints import HINT, HINT_FLAT, HINT_HWC
 from ndd_triton.ops import _decoder_windows as windows
 from ndd_triton.ops import limits
 from ndd_triton.ops.schema import Arg, Call, Input, InputMeta, OpSchema, OutputSpec
@@ -95,9 +95,13 @@ def encoded_samples(call: Call, meta: InputMeta, what: str = "input 0") -> list[
     if meta.ndim != 1 and len(meta.shapes):  # (an empty batch decodes to an empty batch)
         raise call.error(f"{what} must be 1-D encoded bytes per sample; got {meta.ndim}-D "
                          f"samples of shape {tuple(meta.shapes[0])}", RuntimeError)  # fmt: skip
-    assert meta.values is not None
+    values = meta.values
+    assert values is not None
+    hints = meta.hints
+    if hints and hints.get(HINT_FLAT):  # a reader's slices of one buffer: 1-D, contiguous
+        return values
     return [v if v.ndim == 1 and v.flags.c_contiguous else np.ascontiguousarray(v).reshape(-1)
-            for v in meta.values]  # fmt: skip
+            for v in values]  # fmt: skip
 
 
 def read_headers(call: Call) -> np.ndarray:

@@ -180,6 +180,8 @@ def test_device_codec_batch_completeness_is_the_per_file_check(files):
         eoi = np.array([d[-2:].tobytes() == b"\xff\xd9" for d in data])  # a reader's hint
         assert gpu_decoders._all_complete(data, infos, eoi) == want
         assert gpu_decoders._all_complete(data, None, eoi) == want
+        if eoi.all():  # a reader's `HINT_ALL_EOI`
+            assert gpu_decoders._all_complete(data, infos, True) == want
 
 
 def test_device_codec_truncated_file_from_a_reader(files, fake_device_codec, tmp_path):
@@ -197,16 +199,19 @@ def test_device_codec_truncated_file_from_a_reader(files, fake_device_codec, tmp
     reader = ndd.readers.File(file_root=str(tmp_path))
     (whole, _), (rest, _) = list(reader.next_epoch(batch_size=2))
     for batch, ends in ((whole, [True, True]), (rest, [False, False])):
-        np.testing.assert_array_equal(batch._storage_or_raise().hints[_header_hints.HINT_EOI],
-                                      ends)  # fmt: skip
+        hints = batch._storage_or_raise().hints
+        np.testing.assert_array_equal(hints[_header_hints.HINT_EOI], ends)
+        assert hints[_header_hints.HINT_ALL_EOI] is all(ends)
+        assert hints[_header_hints.HINT_FLAT] is True  # files of two sizes: one flat buffer
     (tmp_path / "u" / "c").mkdir(parents=True)  # files of one size: a uniform batch
     unterminated = jpeg.copy()
     unterminated[-2:] = 0
     for i, data in enumerate([jpeg, unterminated]):
         data.tofile(tmp_path / "u" / "c" / f"{i}.jpg")
     (uniform, _), = list(ndd.readers.File(file_root=str(tmp_path / "u")).next_epoch(batch_size=2))
-    np.testing.assert_array_equal(uniform._storage_or_raise().hints[_header_hints.HINT_EOI],
-                                  [True, False])  # fmt: skip
+    uniform_hints = uniform._storage_or_raise().hints
+    np.testing.assert_array_equal(uniform_hints[_header_hints.HINT_EOI], [True, False])
+    assert uniform_hints[_header_hints.HINT_ALL_EOI] is False
     got = ndd.decoders.image(whole, device="gpu")
     for g, c in zip(samples_of(got), samples_of(ndd.decoders.image(whole)), strict=True):
         assert_close(g, c, where="reader batch")

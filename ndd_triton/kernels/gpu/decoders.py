@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ndd_triton.decoders._header_hints import HINT_EOI
+from ndd_triton.decoders._header_hints import HINT_ALL_EOI, HINT_EOI
 from ndd_triton.decoders._image_infos import ImageInfos
 from ndd_triton.decoders._pillow import ANY_DATA, GRAY, RGB, ROUNDED_GRAY_FORMATS
 from ndd_triton.kernels import register
@@ -133,13 +133,16 @@ def _warn_fallback(op: str, error: Exception) -> None:
                       f"{error}); decoding on the host instead", RuntimeWarning, stacklevel=2)
 
 
-def _all_complete(data: list[np.ndarray], infos: Any, eoi: np.ndarray | None = None) -> bool:
+def _all_complete(data: list[np.ndarray], infos: Any, eoi: np.ndarray | bool | None = None) -> bool:
     """`_complete` of every file, O(1) per file for the plain JPEGs whose header was walked
     (`ImageInfos` rows outside `given`: the walk read their whole start-of-scan segment, so a
     file that ends in the end-of-image marker has it after the scan's start) and end in it.
     `eoi`: whether each file ends in the marker, when a reader found out for the whole batch
-    (`_header_hints.HINT_EOI`), else each file's last bytes are read here."""
-    if eoi is not None and len(eoi) == len(data):
+    (`_header_hints.HINT_EOI`; True: every one does, `HINT_ALL_EOI`), else each file's last
+    bytes are read here."""
+    if eoi is True:
+        ends = True
+    elif eoi is not None and len(eoi) == len(data):
         ends = bool(eoi.all())
     else:
         tails = [d[-2:].tobytes() for d in data]  # (a slice and a compare: ~0.3 us a file)
@@ -210,7 +213,8 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
     # the encoded samples themselves (no copies: CodeStream reads any buffer)
     data = call.encoded  # 1-D contiguous (the op's inference made them so)
     hints = call.inputs[0].hints
-    if not _all_complete(data, call.values.get("info"), hints.get(HINT_EOI) if hints else None):
+    eoi = (hints.get(HINT_ALL_EOI) or hints.get(HINT_EOI)) if hints else None
+    if not _all_complete(data, call.values.get("info"), eoi):
         return False
     try:
         # nvImageCodec >= 0.6 names sRGB `SRGB`; earlier releases `RGB`
@@ -289,7 +293,7 @@ def _decode_into_output(module: Any, decoder: Any, out: GpuBatch, call: Call, sp
     pointers = (out.data.data_ptr() + out.offsets).tolist()  # uint8: an element is a byte
     try:
         images = _as_images(module, out, pointers, stream)
-        got = decoder.decode([module.CodeStream(d) for d in call.encoded], images=images,
+        got = decoder.decode(list(map(module.CodeStream, call.encoded)), images=images,
                              params=_params(module, rgb, call), cuda_stream=stream)  # fmt: skip
         if None in got:  # the other path (and the host decoder) say why
             return False
@@ -338,8 +342,8 @@ def _as_images(module: Any, out: GpuBatch, pointers: list[int], stream: int) -> 
     """nvImageCodec Images over the packed uint8 output's slots (at `pointers`)."""
     if _SLOTS[0]:
         try:
-            return module.as_images([_Slot(p, tuple(shape)) for p, shape in
-                                     zip(pointers, out.shapes.tolist(), strict=True)],
+            # (`map` over the class: no comprehension frame, ~15% less per slot)
+            return module.as_images(list(map(_Slot, pointers, map(tuple, out.shapes.tolist()))),
                                     cuda_stream=stream)  # fmt: skip
         except Exception:  # (an nvImageCodec that reads buffers otherwise)
             _SLOTS[0] = False
