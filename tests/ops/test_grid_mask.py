@@ -113,3 +113,45 @@ def test_grid_mask_ratio_tenth_of_100_masks_eleven_columns(backend):
     img = img.gpu() if backend == "gpu" else img
     masked = np.asarray(ndd.grid_mask(img, ratio=0.1).cpu().select(0))[..., 0] == 0
     assert masked[0].tolist() == [True] * 11 + [False] * 27  # recorded from DALI 2.4
+
+
+@pytest.mark.parametrize(
+    ("shapes", "rows_kernel"),
+    [
+        ([(13, 17, 1), (70, 40, 1)], True),  # several row and column blocks
+        ([(13, 17, 2), (9, 32, 2)], True),
+        ([(9, 32, 3), (5, 16, 3)], True),  # every row 16-byte aligned
+        ([(13, 17, 4), (1, 1, 4)], True),
+        ([(13, 17, 5), (9, 32, 5)], False),  # more channels: the element-stream kernel
+        ([(13, 17, 3), (9, 32, 1)], False),  # mixed channel counts: likewise
+    ],
+)
+def test_grid_mask_row_and_stream_kernels(shapes, rows_kernel, monkeypatch):
+    """The GPU row kernel (one channel count <= 4) and the element-stream kernel (the rest)
+    agree with the reference, per-sample arguments on ragged samples."""
+    from ndd_triton.kernels.gpu import grid_mask as gpu_grid_mask
+
+    taken = []
+    launch = gpu_grid_mask._rows_launch
+
+    def spy(*args):
+        taken.append(launch(*args))
+        return taken[-1]
+
+    monkeypatch.setattr(gpu_grid_mask, "_rows_launch", spy)
+    check_op(
+        ndd.grid_mask,
+        _images(shapes, seed=5),
+        grid_ref,
+        layout="HWC",
+        per_sample={
+            "tile": [5, 4],
+            "ratio": [0.4, 0.55],
+            "angle": [0.7, -0.2],
+            "shift_x": [0.5, 3.0],
+            "shift_y": [1.5, -0.25],
+        },
+        all_modes=False,
+    )
+    assert taken
+    assert all(t is rows_kernel for t in taken)
