@@ -255,6 +255,9 @@ def main() -> None:
         _no_launch()
         if opts.device_codec:
             _device_codec()
+    if opts.device_codec and opts.reader:  # as in a pipeline after its first batch: the codec
+        # was used, so the readers make its code streams (`_header_hints.HINT_CODE_STREAMS`)
+        ndd.decoders.image(ndd.as_batch(_jpegs(_images(1, False, 0))), device="gpu").evaluate()
     tiny, big = make_calls(ndd, False, opts.reader), make_calls(ndd, True, opts.reader)
     from ndd_triton.runtime import launch_memo
 

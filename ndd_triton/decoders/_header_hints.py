@@ -10,11 +10,14 @@ data that did not come from a reader). A reader also records whether each file e
 JPEG end-of-image marker (`HINT_EOI`, one NumPy test per batch; `HINT_ALL_EOI` for the
 whole batch), which the GPU decoder's completeness check reads instead of each file's last
 bytes, and whether its samples are slices of one flat buffer (`HINT_FLAT`: no per-sample
-layout check in the decoders).
+layout check in the decoders). Once the GPU decoder has decoded through nvImageCodec, readers
+also make the codec's code streams of their batches (`HINT_CODE_STREAMS`).
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -34,6 +37,24 @@ HINT_ALL_EOI = "all_end_in_eoi"
 # True when the samples are 1-D slices of one packed host buffer, hence C-contiguous: the
 # decoders take the reader's views as they are instead of checking each one
 HINT_FLAT = "flat_samples"
+# (maker, [N] code streams): nvImageCodec's code streams of the samples, made by `maker` (the
+# codec's `CodeStream`, zero-copy views of the bytes) on the reader's thread once the GPU
+# decoder has used the codec in this process (`want_code_streams`), so that its decode call
+# does not make them (perf/gpu.md, 2026-11-27: ~0.3 ms per batch of 64 inside the op)
+HINT_CODE_STREAMS = "code_streams"
+
+_stream_maker: Callable[[np.ndarray], Any] | None = None
+
+
+def want_code_streams(maker: Callable[[np.ndarray], Any] | None) -> None:
+    """Readers make code streams of their batches with `maker` from now on (None: stop)."""
+    global _stream_maker
+    _stream_maker = maker
+
+
+def stream_maker() -> Callable[[np.ndarray], Any] | None:
+    """The code stream maker readers use (None: they make none)."""
+    return _stream_maker
 
 
 def _looks_like_jpeg(view: np.ndarray) -> bool:
@@ -111,6 +132,11 @@ def annotate(storage: BatchStorage, keys: np.ndarray | None = None,
         hints[HINT_ALL_EOI] = bool(eoi.all())
     if storage.host_views() is not None:  # (slices of the flat buffer, 1-D as checked above)
         hints[HINT_FLAT] = True
+    maker = _stream_maker
+    if maker is not None:
+        # (a failure, never seen: the codec parses later, leaves them to the decoder)
+        with contextlib.suppress(Exception):
+            hints[HINT_CODE_STREAMS] = (maker, list(map(maker, views)))
     storage.hints = {**(storage.hints or {}), **hints}  # type: ignore[dict-item]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import threading
 
 import numpy as np
 import pytest
@@ -80,8 +81,10 @@ class _FakeNvImgCodec:
 @pytest.fixture
 def fake_device_codec(monkeypatch):
     import ndd_triton.kernels.gpu.decoders as gpu_decoders
+    from ndd_triton.decoders import _header_hints
 
     codec = (_FakeNvImgCodec, _FakeNvImgCodec.Decoder())
+    monkeypatch.setattr(_header_hints, "_stream_maker", None)  # (readers: back to none after)
     monkeypatch.setattr(gpu_decoders, "_device_codec_wanted", lambda out: True)
     monkeypatch.setattr(gpu_decoders, "_nvimgcodec", lambda: codec)
     monkeypatch.setattr(gpu_decoders, "_warned", False)
@@ -353,3 +356,42 @@ def test_packed_outputs_are_known_without_looking(fake_device_codec, monkeypatch
     jpegs = ndd.as_batch([encode(p, "jpeg") for p in pixels])
     ndd.decoders.image(jpegs, device="gpu").evaluate()
     assert seen and all(seen) and fake_device_codec.into  # decoded into the flagged output
+
+
+def test_device_codec_takes_the_readers_code_streams(fake_device_codec, tmp_path, monkeypatch):
+    """Once the GPU decoder has decoded through the codec, readers make the codec's code
+    streams of their batches on their own thread; the decoder takes them instead of making
+    its own, and only those made by the codec it decodes with."""
+    from ndd_triton.decoders import _header_hints
+
+    made = []  # outside the readers' threads (which go on with the next epoch)
+    other = fake_device_codec.CodeStream  # another codec's maker (the hint's is not used)
+
+    class Counted(other):
+        def __init__(self, data):
+            if not threading.current_thread().name.startswith("ndd-reader"):
+                made.append(len(data))
+            super().__init__(data)
+
+    monkeypatch.setattr(fake_device_codec, "CodeStream", Counted)
+    jpegs = [encode(_pixels(h, w, 3, h + w), "JPEG", quality=90)
+             for h, w in ((9, 13), (16, 7), (12, 12), (5, 20))]  # fmt: skip
+    (tmp_path / "c").mkdir()
+    for i, data in enumerate(jpegs):
+        data.tofile(tmp_path / "c" / f"{i}.jpg")
+    ndd.decoders.image(ndd.as_batch(jpegs[:1]), device="gpu").evaluate()  # the codec is used
+    assert _header_hints.stream_maker() is Counted
+    for maker, decoded_here in ((Counted, 0), (other, 4)):
+        _header_hints.want_code_streams(maker)
+        reader = ndd.readers.File(file_root=str(tmp_path), random_shuffle=False)
+        batches = [jpegs for jpegs, _ in reader.next_epoch(batch_size=2)]
+        for batch in batches:
+            streams = batch._storage_or_raise().hints[_header_hints.HINT_CODE_STREAMS]
+            assert streams[0] is maker
+        made.clear()
+        for batch in batches:
+            got = ndd.decoders.image(batch, device="gpu")
+            for g, c in zip(samples_of(got), samples_of(ndd.decoders.image(batch)), strict=True):
+                assert_close(g, c, where="reader's code streams")
+        assert len(made) == decoded_here
+        _header_hints.want_code_streams(Counted)

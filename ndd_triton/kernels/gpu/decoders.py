@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ndd_triton.decoders._header_hints import HINT_ALL_EOI, HINT_EOI
+from ndd_triton.decoders import _header_hints
+from ndd_triton.decoders._header_hints import HINT_ALL_EOI, HINT_CODE_STREAMS, HINT_EOI
 from ndd_triton.decoders._image_infos import ImageInfos
 from ndd_triton.decoders._pillow import ANY_DATA, GRAY, RGB, ROUNDED_GRAY_FORMATS
 from ndd_triton.kernels import register
@@ -216,6 +217,8 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
     eoi = (hints.get(HINT_ALL_EOI) or hints.get(HINT_EOI)) if hints else None
     if not _all_complete(data, call.values.get("info"), eoi):
         return False
+    if _header_hints._stream_maker is not module.CodeStream:  # readers: make them from now on
+        _header_hints.want_code_streams(module.CodeStream)
     try:
         # nvImageCodec >= 0.6 names sRGB `SRGB`; earlier releases `RGB`
         rgb = getattr(module.ColorSpec, "SRGB", None) or module.ColorSpec.RGB
@@ -228,9 +231,10 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
         if _INTO_OUTPUT[0] and _decode_into_output(module, decoder, out, call, specs, rgb, stream):
             return True
         images: list[Any] = [None] * len(data)
+        streams = _code_streams(module, call)
         for spec in dict.fromkeys(specs):  # one batched call per colour spec (at most two)
             which = [i for i, s in enumerate(specs) if s == spec]
-            got = decoder.decode([module.CodeStream(data[i]) for i in which],
+            got = decoder.decode([streams[i] for i in which],
                                  params=_params(module, spec, call), cuda_stream=stream)
             for i, image in zip(which, got, strict=True):
                 images[i] = image
@@ -293,7 +297,7 @@ def _decode_into_output(module: Any, decoder: Any, out: GpuBatch, call: Call, sp
     pointers = (out.data.data_ptr() + out.offsets).tolist()  # uint8: an element is a byte
     try:
         images = _as_images(module, out, pointers, stream)
-        got = decoder.decode(list(map(module.CodeStream, call.encoded)), images=images,
+        got = decoder.decode(_code_streams(module, call), images=images,
                              params=_params(module, rgb, call), cuda_stream=stream)  # fmt: skip
         if None in got:  # the other path (and the host decoder) say why
             return False
@@ -305,6 +309,17 @@ def _decode_into_output(module: Any, decoder: Any, out: GpuBatch, call: Call, sp
     if not written:
         _INTO_OUTPUT[0] = False
     return written
+
+
+def _code_streams(module: Any, call: Call) -> list[Any]:
+    """The codec's code streams of the call's samples: a reader's (`HINT_CODE_STREAMS`, made
+    by this codec's `CodeStream`), else made here."""
+    hints = call.inputs[0].hints
+    made = hints.get(HINT_CODE_STREAMS) if hints else None
+    data = call.encoded
+    if made is not None and made[0] is module.CodeStream and len(made[1]) == len(data):
+        return made[1]  # type: ignore[no-any-return]
+    return list(map(module.CodeStream, data))
 
 
 def _packed(out: GpuBatch) -> bool:
