@@ -25,6 +25,7 @@ import torch
 
 from ndd_triton.core.host_views import sample_arrays
 from ndd_triton.core.storage import BatchStorage
+from ndd_triton.runtime import fork as _fork
 
 HINT = "image_info"
 # With every sample's info hinted: their (height, width, channels) as an `[N, 3]` int64 array
@@ -55,6 +56,12 @@ def want_code_streams(maker: Callable[[np.ndarray], Any] | None) -> None:
 def stream_maker() -> Callable[[np.ndarray], Any] | None:
     """The code stream maker readers use (None: they make none)."""
     return _stream_maker
+
+
+@_fork.on_fork_child
+def _forget_stream_maker() -> None:
+    """A forked child (a DataLoader worker) cannot use its parent's codec (CUDA)."""
+    want_code_streams(None)
 
 
 def _looks_like_jpeg(view: np.ndarray) -> bool:

@@ -200,3 +200,14 @@ def test_a_context_active_in_another_thread_is_free_in_the_child():
     finally:
         release.set()
         holder.join()
+
+
+def test_readers_make_no_code_streams_in_a_child(monkeypatch):
+    """The codec whose code streams a parent's readers make (after its GPU decoder used
+    nvImageCodec) is the parent's, on CUDA: a forked child's readers make none."""
+    from ndd_triton.decoders import _header_hints
+
+    monkeypatch.setattr(_header_hints, "_stream_maker", None)
+    _header_hints.want_code_streams(bytes)
+    assert in_child(_header_hints.stream_maker) == ("ok", None)
+    assert _header_hints.stream_maker() is bytes
