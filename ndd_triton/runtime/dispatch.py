@@ -23,11 +23,11 @@ from ndd_triton.runtime.gpu_run import _run_gpu
 from ndd_triton.runtime.packed_run import run_packed
 from ndd_triton.runtime.pipeline import ChainOutputs, Stage
 from ndd_triton.runtime.thread_pool import POOL_MIN_BYTES, largest_first
-from ndd_triton.runtime.torch_threads import SingleThreadedTorch, single_already
+from ndd_triton.runtime.torch_threads import SerialBlas, SingleThreadedTorch, single_already
 
 # Below this many bytes read, a kernel's torch ops stay under torch's parallel grain (32768
-# elements) and never start its OpenMP team: no `SingleThreadedTorch` (~6 us of ctypes calls
-# on the caller's thread, 10% of a tiny call).
+# elements) and never start its OpenMP team: only `SerialBlas` (MKL's own threading changes a
+# GEMM's rounding), not the whole `SingleThreadedTorch` (~2-6 us of ctypes calls).
 TORCH_PARALLEL_BYTES = 1 << 16
 
 
@@ -42,8 +42,9 @@ def make_run(call: Call, kernel: KernelEntry, batches: list[Batch], specs: list[
             ins = [b._storage_or_raise() if b is not None else None for b in batches]
             if single_already():  # a pool or executor thread: it may help the pool
                 return _run_cpu(call, kernel, ins, specs, device, ctx, True)
-            if _nbytes(ins, []) < TORCH_PARALLEL_BYTES:  # torch stays serial: no guard
-                return _run_cpu(call, kernel, ins, specs, device, ctx, False)
+            if _nbytes(ins, []) < TORCH_PARALLEL_BYTES:  # torch stays serial; MKL: one thread
+                with SerialBlas():
+                    return _run_cpu(call, kernel, ins, specs, device, ctx, False)
             with SingleThreadedTorch():  # (on the caller's thread in sync modes, inline runs)
                 return _run_cpu(call, kernel, ins, specs, device, ctx, True)
     else:
@@ -269,7 +270,8 @@ def run_dense_now(call: Call, kernel: KernelEntry, ins: list[BatchStorage | None
     if total >= max_bytes or not _uniform_args(call, known_uniform):
         return None
     if total < TORCH_PARALLEL_BYTES:
-        _call_dense(call, kernel, outs, arrays)
+        with SerialBlas():
+            _call_dense(call, kernel, outs, arrays)
     else:
         with SingleThreadedTorch():
             _call_dense(call, kernel, outs, arrays)

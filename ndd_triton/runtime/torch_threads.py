@@ -13,6 +13,13 @@ wall per call (the team's second thread spinning), CPU = wall with this.
 OpenMP's thread count and MKL's local one are per-thread settings, so the user's own torch
 work on the same thread is left as it was. Best effort: without torch's bundled libgomp (or
 MKL) symbols nothing changes.
+
+Small work, whose torch ops stay under torch's parallel grain, still gets `SerialBlas`: MKL
+decides its own threading, and a GEMM's summation order depends on the thread count MKL may
+use even when the matrices are tiny. Without it, a 7x7 uint8 resize gave one pixel off by one
+between the caller's thread (torch's default two threads) and a pool thread (one), so a call's
+bytes depended on which thread ran it (sync vs eager vs compile mode, or the user's
+`torch.set_num_threads`).
 """
 
 from __future__ import annotations
@@ -102,3 +109,29 @@ class SingleThreadedTorch:
             _functions()[1](self._omp)
         if self._mkl is not None:
             _functions()[2](self._mkl)
+
+
+class SerialBlas:
+    """`with SerialBlas():` MKL uses one thread on this thread in the block (~0.3 us), for work
+    too small for torch's own threads: GEMM results then do not depend on the thread count the
+    caller's thread has. Without MKL's symbols, `SingleThreadedTorch` (OpenMP-threaded BLAS
+    follows OpenMP's count)."""
+
+    __slots__ = ("_mkl", "_whole")
+
+    def __enter__(self) -> None:
+        self._mkl = self._whole = None
+        if getattr(_tls, "single", False):
+            return
+        mkl = _functions()[2]
+        if mkl is not None:
+            self._mkl = mkl(1)
+        else:
+            self._whole = SingleThreadedTorch()
+            self._whole.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._mkl is not None:
+            _functions()[2](self._mkl)
+        elif self._whole is not None:
+            self._whole.__exit__()

@@ -49,3 +49,45 @@ def test_kernels_on_the_callers_thread_use_one_torch_thread(seen_threads, mode):
         np.testing.assert_array_equal(out.torch().numpy(), reference.torch().numpy())
     finally:
         torch.set_num_threads(before)
+
+
+def test_small_work_gives_the_same_bytes_whatever_the_callers_torch_threads():
+    """MKL sums a GEMM in another order with more threads even for tiny matrices: a small
+    uint8 resize (the float path's GEMMs) gave a pixel off by one on the caller's thread with
+    torch's two threads against a pool thread's one, so a call's bytes depended on the thread
+    that ran it. Small work now runs MKL on one thread too (`SerialBlas`), and the caller's
+    settings come back after."""
+    from ndd_triton.runtime import torch_threads
+
+    before = torch.get_num_threads()
+    gen = np.random.default_rng(0)
+    cases = []
+    for _ in range(300):  # (4 of these differed before, with MKL)
+        shapes = [(int(gen.integers(4, 9)), int(gen.integers(4, 9)), 3) for _ in range(3)]
+        images = [gen.integers(0, 256, s, dtype=np.uint8) for s in shapes]
+        cases.append((ndd.as_batch(images, layout="HWC"),
+                      [int(gen.integers(3, 8)), int(gen.integers(3, 8))]))  # fmt: skip
+    mkl = torch_threads._functions()[2]
+
+    def mkl_local() -> int | None:  # (setting it returns the previous value: set it back)
+        if mkl is None:
+            return None
+        value = mkl(0)
+        mkl(value)
+        return value  # type: ignore[no-any-return]
+
+    try:
+        results = []
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            local = mkl_local()
+            with ndd.EvalMode.sync_cpu:
+                results.append([[np.array(s) for s in ndd.resize(batch, size=size)]
+                                for batch, size in cases])  # fmt: skip
+            assert torch.get_num_threads() == threads
+            assert mkl_local() == local  # the caller's MKL setting is back
+        for k, (one, two) in enumerate(zip(*results, strict=True)):
+            for a, b in zip(one, two, strict=True):
+                np.testing.assert_array_equal(a, b, err_msg=f"case {k}")
+    finally:
+        torch.set_num_threads(before)
