@@ -17,6 +17,7 @@ also make the codec's code streams of their batches (`HINT_CODE_STREAMS`).
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +26,6 @@ import torch
 
 from ndd_triton.core.host_views import sample_arrays
 from ndd_triton.core.storage import BatchStorage
-from ndd_triton.runtime import fork as _fork
 
 HINT = "image_info"
 # With every sample's info hinted: their (height, width, channels) as an `[N, 3]` int64 array
@@ -58,10 +58,13 @@ def stream_maker() -> Callable[[np.ndarray], Any] | None:
     return _stream_maker
 
 
-@_fork.on_fork_child
 def _forget_stream_maker() -> None:
     """A forked child (a DataLoader worker) cannot use its parent's codec (CUDA)."""
     want_code_streams(None)
+
+
+if hasattr(os, "register_at_fork"):  # (decoders sit below the runtime and its fork hooks)
+    os.register_at_fork(after_in_child=_forget_stream_maker)
 
 
 def _looks_like_jpeg(view: np.ndarray) -> bool:
