@@ -5,6 +5,7 @@ crop_mirror_normalize run one by one, and a NumPy reference for the normalisatio
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import ndd_triton as ndd
 
@@ -84,7 +85,8 @@ def _compiled_outputs(body, data, seed: int) -> tuple[list, list]:  # type: igno
     return outs, [it.gpu_launches for it in prof.compiled]
 
 
-def test_inline_taps_match_the_tables_form(monkeypatch) -> None:
+@pytest.mark.parametrize("recipe", ["rrc", "window", "upscale"])
+def test_inline_taps_match_the_tables_form(recipe: str, monkeypatch) -> None:
     """The one-launch form (taps computed in the pass) against the tables + pass form and eager
     mode, bit for bit: downscales of up to 14x (8 to 30 taps: the pairwise sums' blocks),
     upscales, outputs wider than a program's columns, a crop window, mirror, HWC/CHW, float16."""
@@ -111,18 +113,19 @@ def test_inline_taps_match_the_tables_form(monkeypatch) -> None:
         return ndd.crop_mirror_normalize(ndd.resize(x, size=[11, 13]), mean=list(MEAN),
                                          std=list(STD))  # fmt: skip
 
-    for body, inputs in ((rrc, data), (window, data), (upscale, small)):
-        inline, launches = _compiled_outputs(body, inputs, 21)
-        assert launches == [1, 1], (body.__name__, launches)
-        with monkeypatch.context() as m:
-            m.setattr(resample_normalize, "MAX_INLINE_TAPS", 0)  # the tables + pass form
-            tables, launches = _compiled_outputs(body, inputs, 21)
-        assert launches == [2, 2], (body.__name__, launches)
-        ndd.random.set_seed(21)
-        eager = [[np.array(s) for s in body(ndd.as_batch(d, layout="HWC", device="gpu")).cpu()]
-                 for d in inputs]  # fmt: skip
-        for a, b, e in zip(inline, tables, eager, strict=True):
-            for sa, sb, se in zip(a, b, e, strict=True):
-                assert sa.dtype == se.dtype and sa.shape == se.shape
-                np.testing.assert_array_equal(sa.view(np.uint8), sb.view(np.uint8))
-                np.testing.assert_array_equal(sa.view(np.uint8), se.view(np.uint8))
+    recipes = {"rrc": (rrc, data), "window": (window, data), "upscale": (upscale, small)}
+    body, inputs = recipes[recipe]  # (one recipe per test: they spread over the workers)
+    inline, launches = _compiled_outputs(body, inputs, 21)
+    assert launches == [1, 1], (body.__name__, launches)
+    with monkeypatch.context() as m:
+        m.setattr(resample_normalize, "MAX_INLINE_TAPS", 0)  # the tables + pass form
+        tables, launches = _compiled_outputs(body, inputs, 21)
+    assert launches == [2, 2], (body.__name__, launches)
+    ndd.random.set_seed(21)
+    eager = [[np.array(s) for s in body(ndd.as_batch(d, layout="HWC", device="gpu")).cpu()]
+             for d in inputs]  # fmt: skip
+    for a, b, e in zip(inline, tables, eager, strict=True):
+        for sa, sb, se in zip(a, b, e, strict=True):
+            assert sa.dtype == se.dtype and sa.shape == se.shape
+            np.testing.assert_array_equal(sa.view(np.uint8), sb.view(np.uint8))
+            np.testing.assert_array_equal(sa.view(np.uint8), se.view(np.uint8))

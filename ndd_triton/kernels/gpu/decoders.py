@@ -217,7 +217,7 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
     eoi = (hints.get(HINT_ALL_EOI) or hints.get(HINT_EOI)) if hints else None
     if not _all_complete(data, call.values.get("info"), eoi):
         return False
-    if _header_hints._stream_maker is not module.CodeStream:  # readers: make them from now on
+    if _header_hints.stream_maker() is not module.CodeStream:  # readers: make them from now on
         _header_hints.want_code_streams(module.CodeStream)
     try:
         # nvImageCodec >= 0.6 names sRGB `SRGB`; earlier releases `RGB`

@@ -3,7 +3,7 @@
 Samples of one channel count up to 4 (HW, HWC images) take the row kernel
 (`_grid_mask_rows_kernel`): a program owns ROWS x BLOCK elements of a sample's rows (a row is
 W * C elements), so y is the row, x one division by the constant C, and the row terms of the
-cell test (b y, a y) are computed once per row; ~40 -> ~15 PTX instructions per element on
+cell test (b y, a y) are computed once per row; ~46 -> ~21 PTX instructions per element on
 the bench batch (the last H100 run measured the element-stream kernel at 2.4x the copy
 roofline, instruction-bound). Rows whose starts are 16-byte aligned load and store 16 bytes
 per lane. Other channel counts take the element-stream kernel (`_stream.py`), whose pixel
