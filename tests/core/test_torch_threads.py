@@ -52,10 +52,10 @@ def test_kernels_on_the_callers_thread_use_one_torch_thread(seen_threads, mode):
 
 
 def test_small_work_gives_the_same_bytes_whatever_the_callers_torch_threads():
-    """MKL sums a GEMM in another order with more threads even for tiny matrices: a small
-    uint8 resize (the float path's GEMMs) gave a pixel off by one on the caller's thread with
-    torch's two threads against a pool thread's one, so a call's bytes depended on the thread
-    that ran it. Small work now runs MKL on one thread too (`SerialBlas`), and the caller's
+    """MKL sums a GEMM (and an FFT) in another order with more threads even for tiny inputs: a
+    small uint8 resize (the float path's GEMMs) gave a pixel off by one, and spectrograms of
+    short clips differed in the last bits, on the caller's thread with torch's two threads
+    against a pool thread's one, so a call's bytes depended on the thread that ran it. Small work now runs MKL on one thread too (`SerialBlas`), and the caller's
     settings come back after."""
     from ndd_triton.runtime import torch_threads
 
@@ -67,6 +67,8 @@ def test_small_work_gives_the_same_bytes_whatever_the_callers_torch_threads():
         images = [gen.integers(0, 256, s, dtype=np.uint8) for s in shapes]
         cases.append((ndd.as_batch(images, layout="HWC"),
                       [int(gen.integers(3, 8)), int(gen.integers(3, 8))]))  # fmt: skip
+    clips = [ndd.as_batch([gen.standard_normal(int(gen.integers(200, 400))).astype(np.float32)
+                           for _ in range(3)]) for _ in range(10)]  # fmt: skip
     mkl = torch_threads._functions()[2]
 
     def mkl_local() -> int | None:  # (setting it returns the previous value: set it back)
@@ -83,7 +85,10 @@ def test_small_work_gives_the_same_bytes_whatever_the_callers_torch_threads():
             local = mkl_local()
             with ndd.EvalMode.sync_cpu:
                 results.append([[np.array(s) for s in ndd.resize(batch, size=size)]
-                                for batch, size in cases])  # fmt: skip
+                                for batch, size in cases] +
+                               [[np.array(s) for s in ndd.spectrogram(
+                                   clip, nfft=64, window_length=64, window_step=32)]
+                                for clip in clips])  # fmt: skip
             assert torch.get_num_threads() == threads
             assert mkl_local() == local  # the caller's MKL setting is back
         for k, (one, two) in enumerate(zip(*results, strict=True)):
