@@ -130,8 +130,11 @@ def memo_key(kernel: KernelEntry, call: Call, ins: list[Any], outs: list[Any],
 def run_kernel(kernel: KernelEntry, run: Any, dst: Any, ins: list[Any], call: Call,
                stream: Any) -> None:  # fmt: skip
     """`kernel.fn(run, dst, *ins, call)`, through the memo where the kernel allows it."""
-    outs = list(dst) if isinstance(dst, tuple) else [dst]
-    key = memo_key(kernel, call, ins, outs, stream) if ENABLED else None
+    if ENABLED and kernel.replay:
+        outs = list(dst) if isinstance(dst, tuple) else [dst]
+        key = memo_key(kernel, call, ins, outs, stream)
+    else:  # (never memoised: the decoders, ops that launch through other ops)
+        key = None
     # (`_last` is set after the kernel ran: a kernel may call ops, whose runs set it too)
     if key is None:
         stats["unkeyed"] += 1
