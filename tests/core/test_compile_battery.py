@@ -1,7 +1,8 @@
 """Compile mode over a wider op battery: generated chains of 2-5 image ops (colour, geometry,
 filters, noise, erase/paste/pad/slice, JPEG distortion, equalize, CLAHE, lookup tables, the
-arithmetic operators), ragged batches, per-sample and random arguments, both backends; every
-iteration's bytes equal eager mode's (`test_compile_mode.py` has the smaller core battery)."""
+arithmetic operators), ragged batches, per-sample and random arguments, both backends, and
+audio chains (the log-mel recipe and its neighbours); every iteration's bytes equal eager
+mode's (`test_compile_mode.py` has the smaller core battery)."""
 
 from __future__ import annotations
 
@@ -122,3 +123,48 @@ def test_arithmetic_chain_then_resize_on_other_threads(seed: int) -> None:
     rounding (one pixel off by one in ~30% of runs; `runtime/torch_threads.SerialBlas`)."""
     for _ in range(3):
         _check(["csc", "bits", "rrc", "flip"], "cpu", seed)
+
+
+AUDIO = {
+    "preemphasis": lambda x: ndd.preemphasis_filter(x, preemph_coeff=_uniform(0.9, 0.99)),
+    "spectrogram": lambda x: ndd.spectrogram(x, nfft=32, window_length=32, window_step=16),
+    "mel": lambda x: ndd.mel_filter_bank(x, nfilter=8, sample_rate=8000.0),
+    "decibels": lambda x: ndd.to_decibels(x, cutoff_db=-60.0),
+    "mfcc": lambda x: ndd.mfcc(x, n_mfcc=5),
+    "normalize": lambda x: ndd.normalize(x, axes=[1]),
+    "power": lambda x: ndd.power_spectrum(x, nfft=32),
+    "resample": lambda x: ndd.audio_resample(x, scale=_uniform(0.6, 1.4)),
+}
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+@pytest.mark.parametrize("chain", [
+    ["preemphasis", "spectrogram", "mel", "decibels", "normalize"],
+    ["resample", "spectrogram", "mel", "decibels", "mfcc"],
+    ["preemphasis", "power"],
+], ids="-".join)  # fmt: skip
+def test_audio_chain(chain: list[str], backend: str) -> None:
+    """The log-mel recipe and its neighbours on ragged clips with random arguments."""
+    gen = np.random.default_rng(len(chain))
+    data = [[gen.standard_normal(int(gen.integers(200, 400))).astype(np.float32)
+             for _ in range(BS)] for _ in range(4)]  # fmt: skip
+
+    def body(x: ndd.Batch) -> ndd.Batch:
+        for name in chain:
+            x = AUDIO[name](x)
+        return x
+
+    def run(compile_: bool) -> tuple[list[list[np.ndarray]], object]:
+        ndd.random.set_seed(1234)
+        batches = [ndd.as_batch(d, device=backend) for d in data]
+        epoch = ndd.ExternalSource(iter(batches), device=backend).captured(BS) if compile_ \
+            else iter(batches)  # fmt: skip
+        return [[np.array(s) for s in body(x).cpu()] for x in epoch], epoch
+
+    eager, _ = run(False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileFallbackWarning)
+        compiled, epoch = run(True)
+    _same(eager, compiled, f"{chain} on {backend}: compiled vs eager")
+    session = epoch.session  # type: ignore[attr-defined]
+    assert session.replayed == len(session.program) * (len(data) - 1)
