@@ -160,11 +160,11 @@ def test_device_codec_refusing_slot_objects_gets_tensor_views(files, fake_device
 
 
 def test_device_codec_batch_completeness_is_the_per_file_check(files):
-    """`_all_complete` (plain JPEG rows ending in the end marker: no scan) answers as
-    `_complete` of every file, for plain JPEGs cut, padded, re-terminated or whole, beside
+    """`all_complete` (plain JPEG rows ending in the end marker: no scan) answers as
+    `complete` of every file, for plain JPEGs cut, padded, re-terminated or whole, beside
     PNGs and Pillow-read files."""
-    import ndd_triton.kernels.gpu.decoders as gpu_decoders
     from ndd_triton.decoders import _image_infos
+    from ndd_triton.kernels.gpu import _complete_files as complete_files
 
     jpeg = encode(_pixels(40, 56, 3, 23), "JPEG", quality=90)
     other = encode(_pixels(21, 17, 3, 24), "JPEG", quality=75)
@@ -177,14 +177,14 @@ def test_device_codec_batch_completeness_is_the_per_file_check(files):
         infos, todo = _image_infos.plain_infos(data, None)
         for i in todo:  # (as `read_headers` does: these are Pillow's)
             infos.given[i] = _image_infos.ImageInfo("PNG", "RGB", 1, 1, 3, 1)
-        want = all(gpu_decoders._complete(d) for d in data)
-        assert gpu_decoders._all_complete(data, infos) == want
-        assert gpu_decoders._all_complete(data, None) == want
+        want = all(complete_files.complete(d) for d in data)
+        assert complete_files.all_complete(data, infos) == want
+        assert complete_files.all_complete(data, None) == want
         eoi = np.array([d[-2:].tobytes() == b"\xff\xd9" for d in data])  # a reader's hint
-        assert gpu_decoders._all_complete(data, infos, eoi) == want
-        assert gpu_decoders._all_complete(data, None, eoi) == want
+        assert complete_files.all_complete(data, infos, eoi) == want
+        assert complete_files.all_complete(data, None, eoi) == want
         if eoi.all():  # a reader's `HINT_ALL_EOI`
-            assert gpu_decoders._all_complete(data, infos, True) == want
+            assert complete_files.all_complete(data, infos, True) == want
 
 
 def test_device_codec_truncated_file_from_a_reader(files, fake_device_codec, tmp_path):
@@ -305,9 +305,9 @@ def test_device_codec_jpeg_grey_and_truncated_files(files, fake_device_codec):
 
 
 def test_device_codec_completeness_check_reads_head_and_tail_like_the_whole_file():
-    """`_complete` (is the end marker there?) looks at the header and the tail first: the same
+    """`complete` (is the end marker there?) looks at the header and the tail first: the same
     answers as searching the whole file, on cut, padded and marker-stuffed files."""
-    import ndd_triton.kernels.gpu.decoders as gpu_decoders
+    from ndd_triton.kernels.gpu import _complete_files as complete_files
 
     def whole(data: bytes) -> bool:
         if data[:2] == b"\xff\xd8":
@@ -333,7 +333,7 @@ def test_device_codec_completeness_check_reads_head_and_tail_like_the_whole_file
             variants.append(cut + pad)
     for data in variants:
         arr = np.frombuffer(data, np.uint8)
-        assert gpu_decoders._complete(arr) == whole(data), (len(data), data[:4])
+        assert complete_files.complete(arr) == whole(data), (len(data), data[:4])
 
 
 def test_packed_outputs_are_known_without_looking(fake_device_codec, monkeypatch):

@@ -21,7 +21,6 @@ Both paths decode the same window that inference fixed, so shapes always match t
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -31,10 +30,10 @@ import torch
 
 from ndd_triton.decoders import _header_hints
 from ndd_triton.decoders._header_hints import HINT_ALL_EOI, HINT_CODE_STREAMS, HINT_EOI
-from ndd_triton.decoders._image_infos import ImageInfos
 from ndd_triton.decoders._pillow import ANY_DATA, GRAY, RGB, ROUNDED_GRAY_FORMATS
 from ndd_triton.kernels import register
 from ndd_triton.kernels.cpu.decoders import _DECODERS, _SCHEMAS, bind_direct_rgb, decode_sample
+from ndd_triton.kernels.gpu._complete_files import all_complete
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
 from ndd_triton.ops.schema import Call, SampleArgs
 
@@ -134,64 +133,6 @@ def _warn_fallback(op: str, error: Exception) -> None:
                       f"{error}); decoding on the host instead", RuntimeWarning, stacklevel=2)
 
 
-def _all_complete(data: list[np.ndarray], infos: Any, eoi: np.ndarray | bool | None = None) -> bool:
-    """`_complete` of every file, O(1) per file for the plain JPEGs whose header was walked
-    (`ImageInfos` rows outside `given`: the walk read their whole start-of-scan segment, so a
-    file that ends in the end-of-image marker has it after the scan's start) and end in it.
-    `eoi`: whether each file ends in the marker, when a reader found out for the whole batch
-    (`_header_hints.HINT_EOI`; True: every one does, `HINT_ALL_EOI`), else each file's last
-    bytes are read here."""
-    if eoi is True:
-        ends = True
-    elif eoi is not None and len(eoi) == len(data):
-        ends = bool(eoi.all())
-    else:
-        tails = [d[-2:].tobytes() for d in data]  # (a slice and a compare: ~0.3 us a file)
-        ends = tails.count(_EOI) == len(tails)
-    if ends and type(infos) is ImageInfos:
-        given = infos.given
-        if not given:
-            return True
-        return all(_complete(data[i]) for i in given)
-    return all(_complete(d) for d in data)
-
-
-_EOI = b"\xff\xd9"
-
-
-def _complete(data: np.ndarray) -> bool:
-    """False for a JPEG with no end-of-image marker after its scan or a PNG with no IEND chunk:
-    nvJPEG decodes truncated files without complaint, so they take the host path, whose
-    decoder names the file and the problem (the CPU backend's error). Searches the file in
-    place (no copy; the start of scan is near the start; a file ending in the marker needs
-    nothing more) and else copies only its last `_TAIL` bytes, the whole file when the marker
-    is not in those."""
-    view = memoryview(data)
-    if view[:2] == b"\xff\xd8":
-        found = _SOS.search(view)  # 0xFFD9 cannot occur inside entropy-coded data
-        if found is None:
-            return False
-        if view[-2:] == b"\xff\xd9":
-            return len(view) - 2 > found.start()
-        return _last(data, b"\xff\xd9") > found.start()
-    if view[:8] == b"\x89PNG\r\n\x1a\n":
-        return _last(data, b"IEND") > 8
-    return True
-
-
-_SOS = re.compile(b"\xff\xda")
-_TAIL = 1 << 12
-
-
-def _last(data: np.ndarray, marker: bytes) -> int:
-    """`data.tobytes().rfind(marker)`, looking at the last `_TAIL` bytes first."""
-    start = max(data.size - _TAIL, 0)
-    found = data[start:].tobytes().rfind(marker)
-    if found >= 0 or start == 0:
-        return start + found if found >= 0 else -1
-    return data.tobytes().rfind(marker)
-
-
 _DLPACK_CUDA = (2, 13)  # kDLCUDA, kDLCUDAManaged
 
 
@@ -215,7 +156,7 @@ def _nvimgcodec_decode(out: GpuBatch, call: Call, codec: Any) -> bool:
     data = call.encoded  # 1-D contiguous (the op's inference made them so)
     hints = call.inputs[0].hints
     eoi = (hints.get(HINT_ALL_EOI) or hints.get(HINT_EOI)) if hints else None
-    if not _all_complete(data, call.values.get("info"), eoi):
+    if not all_complete(data, call.values.get("info"), eoi):
         return False
     if _header_hints.stream_maker() is not module.CodeStream:  # readers: make them from now on
         _header_hints.want_code_streams(module.CodeStream)
