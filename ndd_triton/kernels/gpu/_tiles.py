@@ -93,6 +93,17 @@ def _helper_row_block(t, length, BY: tl.constexpr, BX: tl.constexpr):
 
 
 @triton.jit
+def _helper_row_tile(t, rows, length, BY: tl.constexpr, BX: tl.constexpr):
+    """Row indices `[BY]`, element indices `[BX]` and their `[BY, BX]` bounds mask of tile `t`
+    of `rows` rows of `length` elements (`_helper_row_block`; give `length` its alignment with
+    `tl.multiple_of` first, so that loads and stores along a row can be vectorised)."""
+    r0, j0 = _helper_row_block(t, length, BY, BX)
+    r = r0 + tl.arange(0, BY)
+    j = tl.multiple_of(j0, BX) + tl.arange(0, BX)
+    return r, j, (r < rows)[:, None] & (j < length)[None, :]
+
+
+@triton.jit
 def _helper_plane_block(t, rows, length, BY: tl.constexpr, BX: tl.constexpr):
     """(plane, first row, first element) of tile `t` of planes of `rows` x `length` (int32,
     > 0) in BY x BX blocks, plane major then row block (`block_tile_counts`): two int32

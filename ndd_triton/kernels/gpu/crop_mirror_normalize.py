@@ -22,7 +22,7 @@ from ndd_triton.kernels.gpu import _tables
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, row_block
 from ndd_triton.kernels.gpu._tiles import (
     _helper_find_tile,
-    _helper_row_block,
+    _helper_row_tile,
     grid_of,
     row_tile_counts,
     tile_starts,
@@ -55,10 +55,7 @@ def _cmn_rows_kernel(src, dst, samples, floats, tiles, C: tl.constexpr, CMAX: tl
     row = samples + sample * NCOL
     h = tl.load(row + OUT_H).to(tl.int32)
     w = tl.multiple_of(tl.load(row + OUT_W).to(tl.int32), ALIGN)
-    r0, j0 = _helper_row_block(t, w, ROWS, BLOCK)
-    r = r0 + tl.arange(0, ROWS)
-    j = tl.multiple_of(j0, BLOCK) + tl.arange(0, BLOCK)
-    mask = (r < h)[:, None] & (j < w)[None, :]
+    r, j, mask = _helper_row_tile(t, h, w, ROWS, BLOCK)
     x = tl.where(tl.load(row + MIRROR) != 0, w - 1 - j, j) + tl.load(row + X0).to(tl.int32)
     y = r + tl.load(row + Y0).to(tl.int32)
     pixels = (y * tl.load(row + IN_ROW).to(tl.int32))[:, None] + (x * C)[None, :]

@@ -29,7 +29,7 @@ from ndd_triton.kernels.gpu._stream import (
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun, row_block
 from ndd_triton.kernels.gpu._tiles import (
     _helper_find_tile,
-    _helper_row_block,
+    _helper_row_tile,
     grid_of,
     row_tile_counts,
     tile_starts,
@@ -108,10 +108,7 @@ def _grid_mask_rows_kernel(src, dst, samples, ptable, tiles, C: tl.constexpr,
     row = samples + sample * R_NCOL
     h = tl.load(row + R_H).to(tl.int32)
     length = tl.multiple_of(tl.load(row + R_LEN).to(tl.int32), ALIGN)
-    r0, j0 = _helper_row_block(t, length, ROWS, BLOCK)
-    r = r0 + tl.arange(0, ROWS)
-    j = tl.multiple_of(j0, BLOCK) + tl.arange(0, BLOCK)
-    mask = (r < h)[:, None] & (j < length)[None, :]
+    r, j, mask = _helper_row_tile(t, h, length, ROWS, BLOCK)
     prow = ptable + sample * NPAR
     a = tl.load(prow + 0)
     b = tl.load(prow + 1)
