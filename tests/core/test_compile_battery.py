@@ -11,6 +11,8 @@ import warnings
 import numpy as np
 import pytest
 from test_compile_mode import BS, LAST, STEPS, _images, _run, _same, _uniform
+from test_compile_mode import _body as body_of
+from test_compile_mode import _chains as chains_of
 
 import ndd_triton as ndd
 from ndd_triton.runtime.compiled import CompileFallbackWarning
@@ -73,25 +75,12 @@ _SLOW_ON_EMULATED_GPU = {"clahe", "jitter", "rrc", "water"}
 
 
 def _chains(count: int, seed: int, gpu: bool) -> list[list[str]]:
-    gen = np.random.default_rng(seed)
-    names = sorted(n for n in STEPS_ALL if not (gpu and n in _SLOW_ON_EMULATED_GPU))
-    chains = []
-    for _ in range(count):
-        length = int(gen.integers(2, 6))
-        chain = [names[int(k)] for k in gen.integers(0, len(names), length)]
-        if gen.random() < 0.4:
-            chain[-1] = sorted(LAST_ALL)[int(gen.integers(0, len(LAST_ALL)))]
-        chains.append(chain)
-    return chains
+    steps = {n: f for n, f in STEPS_ALL.items() if not (gpu and n in _SLOW_ON_EMULATED_GPU)}
+    return chains_of(count, seed, steps, LAST_ALL)
 
 
 def _body(chain: list[str]):
-    def body(x: ndd.Batch) -> ndd.Batch:
-        for name in chain:
-            x = (STEPS_ALL.get(name) or LAST_ALL[name])(x)
-        return x
-
-    return body
+    return lambda x: body_of(chain, x, STEPS_ALL, LAST_ALL)
 
 
 def _check(chain: list[str], backend: str, seed: int) -> None:

@@ -62,22 +62,28 @@ LAST = {
 }
 
 
-def _chains(count: int, seed: int) -> list[list[str]]:
+def _chains(count: int, seed: int, steps: dict | None = None, last: dict | None = None
+            ) -> list[list[str]]:  # fmt: skip
+    """`count` chains of 2-5 step names (`steps`, default STEPS), the last one replaced by a
+    final step (`last`, default LAST) in 40% of them."""
+    steps, last = steps or STEPS, last or LAST
     gen = np.random.default_rng(seed)
-    names = sorted(STEPS)
+    names = sorted(steps)
     chains = []
     for _ in range(count):
         length = int(gen.integers(2, 6))
         chain = [names[int(k)] for k in gen.integers(0, len(names), length)]
         if gen.random() < 0.4:
-            chain[-1] = sorted(LAST)[int(gen.integers(0, len(LAST)))]
+            chain[-1] = sorted(last)[int(gen.integers(0, len(last)))]
         chains.append(chain)
     return chains
 
 
-def _body(chain: list[str], x: ndd.Batch) -> ndd.Batch:
+def _body(chain: list[str], x: ndd.Batch, steps: dict | None = None,
+          last: dict | None = None) -> ndd.Batch:  # fmt: skip
+    steps, last = steps or STEPS, last or LAST
     for name in chain:
-        x = (STEPS.get(name) or LAST[name])(x)
+        x = (steps.get(name) or last[name])(x)
     return x
 
 
