@@ -186,9 +186,9 @@ def fused_invocation(group: Group, members: list[Any], ctx: Any) -> Invocation |
 
 def _resample_cmn(name: str, members: list[Any], ctx: Any) -> Invocation | None:
     """resize/random_resized_crop -> [flip] -> crop_mirror_normalize on the GPU: one launch
-    (`kernels/gpu/resample_normalize.py`) when the resize makes uint8 RGB HWC of 2 axes and the
-    normalisation's window lies inside the resized image (a float HWC/CHW output; only the
-    window is computed). None on the CPU (the caller then folds
+    (`kernels/gpu/resample_normalize.py`) when the resize makes uint8 RGB HWC of 2 axes (a
+    float HWC/CHW output; only the normalisation's window is computed, and where it is padded
+    beyond the resized image the pass stores the fill there). None on the CPU (the caller then folds
     the flip alone): running the resize kernel per sample into a scratch image cost more CPU
     than the pipelined ops in perf/README.md's measurement (the resize's batch recipes)."""
     k = next(i for i, m in enumerate(members) if m.call.schema.name in RESAMPLE_OPS)
@@ -205,7 +205,7 @@ def _resample_cmn(name: str, members: list[Any], ctx: Any) -> Invocation | None:
     if meta.layout != "HWC" or (meta.shapes[:, 2] != 3).any() or meta.dtype.name != "u8" or \
             resample.specs[0].dtype.name != "u8" or rc.resample_axes != "HW":  # fmt: skip
         return None
-    store = normalising_store(members, rc.inputs[0])
+    store = normalising_store(members, rc.inputs[0], pad_ok=True)
     if store is None:
         return None
 
@@ -213,7 +213,8 @@ def _resample_cmn(name: str, members: list[Any], ctx: Any) -> Invocation | None:
         from ndd_triton.kernels.gpu.resample_normalize import launch_resample_normalize
 
         launch_resample_normalize(run, out, inp, rc, store.gain, store.bias, store.mirror,
-                                  store.chw, store.window, view_source(view, inp))  # fmt: skip
+                                  store.chw, store.window, view_source(view, inp),
+                                  store.fill)  # fmt: skip
 
     kernel = KernelEntry(launch, "gpu")
     return Invocation(name, make_run(rc, kernel, batches, cmn.specs, dev, ctx), ctx, None)

@@ -81,16 +81,17 @@ def affine_invocation(name: str, kind: str, members: list[Any], ctx: Any
     if through is None:
         return None
     view, run_call, batches = through
-    store = normalising_store(members, run_call.inputs[0]) if kind == "affine_cmn" else \
-        _plain_store(members, run_call.inputs[0])  # fmt: skip
+    store = normalising_store(members, run_call.inputs[0], pad_ok=True) \
+        if kind == "affine_cmn" else _plain_store(members, run_call.inputs[0])  # fmt: skip
     if store is None:
         return None
+    pad = None if store.fill is None else (spec.shapes[:, :2], store.fill)
 
     def launch(run: Any, out: Any, inp: Any, _call: Any) -> None:
         from ndd_triton.kernels.gpu.affine_normalize import launch_affine_normalize
 
         launch_affine_normalize(run, out, inp, wc, store.gain, store.bias, store.mirror,
-                                store.chw, store.window, view_source(view, inp))  # fmt: skip
+                                store.chw, store.window, view_source(view, inp), pad)  # fmt: skip
 
     kernel = KernelEntry(launch, "gpu")
     return Invocation(name, make_run(run_call, kernel, batches, last.specs, dev, ctx), ctx, None)

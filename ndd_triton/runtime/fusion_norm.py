@@ -12,8 +12,9 @@ import numpy as np
 
 def mirrored_cmn(flip: Any, cmn: Any) -> Any:
     """crop_mirror_normalize's call reading flip's input: where flip mirrored a sample, the crop
-    window is mirrored and so is `mirror` (exact: only which pixels are read changes), or None
-    when that does not hold (vertical/depthwise flips, frames, windows not inside the image)."""
+    window is mirrored and so is `mirror` (exact: only which pixels are read changes; a padded
+    window's fill is the same at mirrored positions), or None when that does not hold
+    (vertical/depthwise flips, frames, windows beyond the image that are not padded)."""
     layout = flip.inputs[0].layout or "HWC"
     if layout not in ("HWC", "CHW") or cmn.inputs[0].layout != flip.inputs[0].layout:
         return None
@@ -25,7 +26,7 @@ def mirrored_cmn(flip: Any, cmn: Any) -> Any:
     start = np.array(cmn.window_start, copy=True)
     size = np.asarray(cmn.window_size)
     inside = (start[:, -1] >= 0) & (start[:, -1] + size[:, -1] <= width)
-    if not inside[h].all():
+    if not inside[h].all() and cmn.out_of_bounds_policy != "pad":
         return None
     start[h, -1] = width[h] - start[h, -1] - size[h, -1]
     mirror = np.asarray(cmn.mirror)
@@ -35,20 +36,22 @@ def mirrored_cmn(flip: Any, cmn: Any) -> Any:
     return dataclasses.replace(cmn, values=values, per_sample=set(cmn.per_sample))
 
 
-def gpu_norm(cmn: Any, spec: Any, mirror_ok: bool = False,
-              crop_ok: bool = False) -> tuple[np.ndarray, np.ndarray, bool] | None:  # fmt: skip
+def gpu_norm(cmn: Any, spec: Any, mirror_ok: bool = False, crop_ok: bool = False,
+             pad_ok: bool = False) -> tuple[np.ndarray, np.ndarray, bool] | None:  # fmt: skip
     """(gain, bias, CHW) of a crop_mirror_normalize a fused kernel can store for: HWC RGB
-    input, no crop (unless `crop_ok`: then a window inside the image), no mirror (unless
-    `mirror_ok`), no channel padding, a float output in HWC or CHW."""
+    input, no crop (unless `crop_ok`: then a window inside the image, or with `pad_ok` any
+    padded window), no mirror (unless `mirror_ok`), no channel padding, a float output in HWC
+    or CHW."""
     meta = cmn.inputs[0]
     if meta.layout != "HWC" or (meta.shapes[:, 2] != 3).any() or cmn.pad_output:
         return None
     if cmn.out_layout not in ("HWC", "CHW") or spec.dtype.name not in ("f32", "f16"):
         return None
     start, size = np.asarray(cmn.window_start), np.asarray(cmn.window_size)
-    if crop_ok:  # any window inside the image (no fill)
-        fits = start.shape == size.shape == (len(meta.shapes), 2) and bool(
-            ((start >= 0) & (start + size <= meta.shapes[:, :2])).all())  # fmt: skip
+    if crop_ok:  # any window inside the image (no fill), or padded where `pad_ok`
+        fits = start.shape == size.shape == (len(meta.shapes), 2) and (
+            (pad_ok and cmn.out_of_bounds_policy == "pad") or
+            bool(((start >= 0) & (start + size <= meta.shapes[:, :2])).all()))  # fmt: skip
     else:  # the whole image
         fits = not start.any() and np.array_equal(size, meta.shapes[:, :2])
     if (np.asarray(cmn.mirror).any() and not mirror_ok) or not fits:
@@ -68,24 +71,31 @@ class NormStore:
     chw: bool
     mirror: np.ndarray
     window: tuple[np.ndarray, np.ndarray]
+    fill: np.ndarray | None = None  # `[N, 3]`: the window reaches beyond the core's output,
+    # whose missing pixels take these values as stored (crop_mirror_normalize's pad)
 
 
 LIMIT = 2**30  # elements of a source or output sample the one-pass kernels index in int32
 
 
-def normalising_store(members: list[Any], source: Any) -> NormStore | None:
+def normalising_store(members: list[Any], source: Any, pad_ok: bool = False
+                      ) -> NormStore | None:  # fmt: skip
     """The store of `[core, (flip,) crop_mirror_normalize]` (prepared members; the flip folded
-    into the window and `mirror`), or None when a fused store cannot make it (see `gpu_norm`)
-    or a sample of `source` (the pass's input description) or of the output is too large."""
+    into the window and `mirror`), or None when a fused store cannot make it (see `gpu_norm`;
+    `pad_ok`: the kernel fills a window's pixels beyond the core's output) or a sample of
+    `source` (the pass's input description) or of the output is too large."""
     cmn = members[-1]
     call = cmn.call
     if len(members) == 3:
         call = mirrored_cmn(members[1].call, call)
         if call is None:
             return None
-    norm = gpu_norm(call, cmn.specs[0], mirror_ok=True, crop_ok=True)
+    norm = gpu_norm(call, cmn.specs[0], mirror_ok=True, crop_ok=True, pad_ok=pad_ok)
     if norm is None or max(int(source.shapes.prod(axis=1).max(initial=0)),
                            int(cmn.specs[0].shapes.prod(axis=1).max(initial=0))) >= LIMIT:
         return None  # fmt: skip
-    return NormStore(*norm, np.asarray(call.mirror),
-                     (np.asarray(call.window_start), np.asarray(call.window_size)))
+    start, size = np.asarray(call.window_start), np.asarray(call.window_size)
+    extent = call.inputs[0].shapes[:, :2]
+    inside = bool(((start >= 0) & (start + size <= extent)).all())
+    fill = None if inside else np.asarray(call.fill, np.float64)[:, :3]
+    return NormStore(*norm, np.asarray(call.mirror), (start, size), fill)

@@ -116,20 +116,37 @@ def test_nearest_neighbour_runs_on_its_own() -> None:
         assert groups == {("rotate",): 1, ("flip", "crop_mirror_normalize"): 1}, groups
 
 
-def test_a_padded_window_runs_the_warp_alone() -> None:
-    """A normalisation window that leaves the warped image (filled) keeps the warp on its own."""
+@pytest.mark.parametrize(("fill", "flip", "layout", "dtype"), [
+    (True, True, "CHW", "float32"), (False, False, "HWC", "float16")])  # fmt: skip
+def test_a_padded_window_is_one_pass(fill: bool, flip: bool, layout: str, dtype: str) -> None:
+    """A normalisation window that leaves the warped image (padded by crop_mirror_normalize,
+    at per-sample positions, mirrored per sample, a flip folded in or not): still one launch,
+    which stores the pad fill beyond the warped image; eager mode's bytes."""
 
     def body(x: ndd.Batch) -> ndd.Batch:
-        x = ndd.rotate(x, angle=_u(-30.0, 30.0), keep_size=True)
+        x = ndd.rotate(x, angle=_u(-30.0, 30.0), keep_size=True,
+                       **({"fill_value": 17.0} if fill else {}))  # fmt: skip
+        if flip:
+            x = ndd.flip(x, horizontal=_coin())
         return ndd.crop_mirror_normalize(x, mean=MEAN, std=STD, crop=(40, 40),
-                                         out_of_bounds_policy="pad")  # fmt: skip
+                                         crop_pos_x=_u(0.0, 1.0), crop_pos_y=_u(0.0, 1.0),
+                                         out_of_bounds_policy="pad", mirror=_coin(),
+                                         fill_values=[5.0, -6.5, 300.0], output_layout=layout,
+                                         dtype=getattr(ndd, dtype))  # fmt: skip
 
     data = _data(44, np.uint8, big=True)
     eager, _, _ = _run(body, data, "gpu", False)
     compiled, prof, _ = _run(body, data, "gpu", True)
     _assert_same(eager, compiled)
+    chain = ("rotate", *(("flip",) if flip else ()), "crop_mirror_normalize")
     for groups in _launching(prof):
-        assert groups == {("rotate",): 1, ("crop_mirror_normalize",): 1}, groups
+        assert groups == {chain: 1}, groups
+    fill_px = np.array([5.0, -6.5, 300.0], np.float32).astype(dtype)
+    for out in compiled[1:]:
+        for sample in out:  # a 40x40 window of an image under 30x30 has fill on a side
+            sample = sample if layout == "HWC" else sample.transpose(1, 2, 0)
+            border = np.concatenate([sample[0], sample[-1], sample[:, 0], sample[:, -1]])
+            assert (border == fill_px).all(axis=1).any()
 
 
 def test_cpu_keeps_the_warp_and_folds_the_flip() -> None:

@@ -168,7 +168,8 @@ def _padded(x: ndd.Batch) -> ndd.Batch:
 @pytest.mark.parametrize("body", [_rn50, _vertical, _padded], ids=lambda b: b.__name__)
 def test_flip_into_crop_mirror_normalize(body, backend: str) -> None:
     """flip read only by crop_mirror_normalize costs no pass: the window and `mirror` are
-    mirrored instead (exact); vertical flips and windows beyond the image keep the flip."""
+    mirrored instead (exact, padded windows too: the fill is the same at mirrored positions);
+    vertical flips keep the flip."""
     data = _data(11, np.uint8, big=True)
     eager, _, _ = _run(body, data, backend, False)
     compiled, prof, epoch = _run(body, data, backend, True)
@@ -177,7 +178,9 @@ def test_flip_into_crop_mirror_normalize(body, backend: str) -> None:
     assert kinds == ({"resample_cmn"} if body is _rn50 else {"flip_cmn"})
     for it in prof.compiled:
         names = [g.ops for g in it.groups]
-        if body is not _rn50:  # not folded: the flip runs on its own
+        if body is _padded:  # folded: the padded window is mirrored with its fill
+            assert ("flip", "crop_mirror_normalize") in names, names
+        elif body is not _rn50:  # not folded: the flip runs on its own
             assert ("flip",) in names, names
         elif backend == "cpu":  # no one-pass resample, but the flip is folded into cmn
             groups = {g.ops: g.gpu_launches for g in it.groups}
@@ -332,19 +335,47 @@ def test_resize_then_centre_crop_is_one_pass(layout: str, dtype: str, mirror: bo
             groups  # fmt: skip
 
 
-def test_a_window_beyond_the_resized_image_is_not_one_pass() -> None:
-    """A crop larger than the resized image (padded by crop_mirror_normalize) runs as separate
-    passes: the one-pass kernel has no fill."""
-
+def _padded_window(interp: str, flip: bool, layout: str, dtype: str, random: bool):
     def body(x: ndd.Batch) -> ndd.Batch:
-        x = ndd.resize(x, size=(5, 6))
+        kind = getattr(ndd.types, f"INTERP_{interp}")
+        x = ndd.random_resized_crop(x, size=(5, 6), interp_type=kind) if random else \
+            ndd.resize(x, resize_longer=6, interp_type=kind)  # fmt: skip
+        if flip:
+            x = ndd.flip(x, horizontal=ndd.random.coin_flip(batch_size=BS))
+        # a window larger than the image on both axes, at random positions: fill on 1-3 sides
         return ndd.crop_mirror_normalize(x, crop=(7, 8), out_of_bounds_policy="pad",
-                                         fill_values=[9.0, 8.0, 7.0])  # fmt: skip
+                                         fill_values=[9.0, -8.5, 300.0], mean=[1.0, 2.0, 3.0],
+                                         std=[3.0, 2.0, 1.0], crop_pos_x=_u(0.0, 1.0),
+                                         crop_pos_y=_u(0.0, 1.0), output_layout=layout,
+                                         mirror=ndd.random.coin_flip(batch_size=BS),
+                                         dtype=getattr(ndd, dtype))  # fmt: skip
 
+    return body
+
+
+@pytest.mark.parametrize(("interp", "flip", "layout", "dtype", "random"), [
+    ("LINEAR", False, "CHW", "float32", False), ("LINEAR", True, "HWC", "float16", True),
+    ("CUBIC", True, "CHW", "float32", False), ("LINEAR", True, "CHW", "float32", False)],
+    ids=["linear", "rrc-flip-f16", "cubic-tables-flip", "letterbox-flip"])  # fmt: skip
+def test_a_padded_window_beyond_the_resized_image_is_one_pass(interp: str, flip: bool,
+                                                              layout: str, dtype: str,
+                                                              random: bool) -> None:  # fmt: skip
+    """A crop larger than the resized image, padded by crop_mirror_normalize (a letterbox:
+    `resize(resize_longer=S)` then an SxS crop with fill): still one pass on the GPU, which
+    stores the fill beyond the resized image (taps computed in the pass, or host tables for a
+    cubic filter; a flip folded in, mirrored per sample); the bytes of eager mode."""
+    body = _padded_window(interp, flip, layout, dtype, random)
     data = _data(15, np.uint8, big=True)
     eager, _, _ = _run(body, data, "gpu", False)
     compiled, prof, _ = _run(body, data, "gpu", True)
     _assert_same(eager, compiled)
-    for it in prof.compiled:
-        names = [g.ops for g in it.groups]
-        assert ("resize",) in names and ("crop_mirror_normalize",) in names, names
+    chain = ("random_resized_crop" if random else "resize", *(("flip",) if flip else ()),
+             "crop_mirror_normalize")  # fmt: skip
+    fill = np.array([9.0, -8.5, 300.0], np.float32).astype(dtype)
+    for it, out in zip(prof.compiled, compiled[1:], strict=True):
+        groups = {g.ops: g.gpu_launches for g in it.groups}
+        assert groups.get(chain) == 1, groups
+        for sample in out:  # every sample has fill on a side (7x8 window of a <= 6x6 image)
+            sample = sample if layout == "HWC" else sample.transpose(1, 2, 0)
+            border = np.concatenate([sample[0], sample[-1], sample[:, 0], sample[:, -1]])
+            assert (border == fill).all(axis=1).any()

@@ -44,22 +44,27 @@ W_OUT: tl.constexpr = tl.constexpr(7)
 Y0: tl.constexpr = tl.constexpr(8)  # the window's first row and column of the warped image
 X0: tl.constexpr = tl.constexpr(9)
 MIRROR: tl.constexpr = tl.constexpr(10)
-NCOL: tl.constexpr = tl.constexpr(11)
-# float table: the warp's 2x4 map row by row (z column zero), the fill, gains, biases
+WARP_H: tl.constexpr = tl.constexpr(11)  # the warped image's extents (`PAD` only)
+WARP_W: tl.constexpr = tl.constexpr(12)
+NCOL: tl.constexpr = tl.constexpr(13)
+# float table: the warp's 2x4 map row by row (z column zero), the fill, gains, biases, and
+# crop_mirror_normalize's pad fill
 FILL_VALUE: tl.constexpr = tl.constexpr(8)
 GAIN: tl.constexpr = tl.constexpr(9)
 BIAS: tl.constexpr = tl.constexpr(12)
-NPAR: tl.constexpr = tl.constexpr(16)
+PAD_FILL: tl.constexpr = tl.constexpr(15)
+NPAR: tl.constexpr = tl.constexpr(18)
 TILE = 256  # pixels per program
 
 
 @triton.jit
 def _affine_normalize_kernel(src, dst, samples, ptable, tiles, FILL: tl.constexpr,
                              CHW: tl.constexpr, STEPS: tl.constexpr,
-                             BLOCK: tl.constexpr):  # fmt: skip
+                             BLOCK: tl.constexpr, PAD: tl.constexpr = False):  # fmt: skip
     """One tile of one sample's window pixels (HWC, 3 channels): each lane one pixel, its
     source point and taps found once, then per channel warped, normalised and stored
-    (`STEPS`: a sample's column step may be other than 1, a flip folded into the read)."""
+    (`STEPS`: a sample's column step may be other than 1, a flip folded into the read; `PAD`:
+    the window may reach beyond the warped image, whose missing pixels take the pad fill)."""
     sample, tile = _helper_find_tile(tiles)
     sample = sample.to(tl.int64)
     row = samples + sample * NCOL
@@ -97,6 +102,10 @@ def _affine_normalize_kernel(src, dst, samples, ptable, tiles, FILL: tl.constexp
         ok = mask
     else:  # an empty source has no pixel to clamp to: 0, as the warp stores there
         ok = pix < tl.where((h > 0) & (w > 0), h_out * w_out, 0)
+    if PAD:  # pixels beyond the warped image read nothing
+        inside = (y0 + j >= 0) & (y0 + j < tl.load(row + WARP_H).to(tl.int32)) & \
+            (x0 + col >= 0) & (x0 + col < tl.load(row + WARP_W).to(tl.int32))  # fmt: skip
+        ok = ok & inside
     if STEPS:
         col_step = tl.load(row + COL_STEP).to(tl.int32)
         ox0 = cx0 * col_step
@@ -120,6 +129,8 @@ def _affine_normalize_kernel(src, dst, samples, ptable, tiles, FILL: tl.constexp
                             iny1 & inx0, iny1 & inx1, fx, fy, fill, FILL)  # fmt: skip
         acc = tl.minimum(tl.maximum(tl.floor(acc + 0.5), 0.0), 255.0)  # the warp's uint8 store
         value = acc * tl.load(prow + GAIN + c) + tl.load(prow + BIAS + c)
+        if PAD:
+            value = tl.where(inside, value, tl.load(prow + PAD_FILL + c))
         if CHW:  # noqa: SIM108 (a static if: Triton compiles one branch)
             dst_c = out + c * (h_out * w_out).to(tl.int64)
         else:
@@ -131,13 +142,15 @@ def launch_affine_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, warp: Any
                             gain: np.ndarray, bias: np.ndarray, mirror: np.ndarray, chw: bool,
                             window: tuple[np.ndarray, np.ndarray],
                             source: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
-                            ) -> None:  # fmt: skip
+                            pad: tuple[np.ndarray, np.ndarray] | None = None) -> None:  # fmt: skip
     """Warp HWC uint8 RGB images as the LINEAR 2-D rotate/warp_affine call `warp` does (its
     `affine_matrix`, `affine_fill`), keep crop_mirror_normalize's `window` (`(start, size)`,
-    `[N, 2]` rows and columns, inside the warped image) and store `v * gain + bias` (`[N, 3]`)
-    mirrored per sample, in one launch. `source`: per sample, the element offset of the warp's
-    input pixel (0, 0) in `inp.data` and the pixel steps from one of its rows and one of its
-    columns to the next (default: `inp`'s samples themselves)."""
+    `[N, 2]` rows and columns, inside the warped image unless `pad` is given: the warped
+    image's extents `[N, 2]` and the fill `[N, 3]` stored beyond them) and store
+    `v * gain + bias` (`[N, 3]`) mirrored per sample, in one launch. `source`: per sample,
+    the element offset of the warp's input pixel (0, 0) in `inp.data` and the pixel steps from
+    one of its rows and one of its columns to the next (default: `inp`'s samples
+    themselves)."""
     n = len(out.offsets)
     extents = np.asarray(warp.inputs[0].shapes, np.int64)[:, :2]
     if source is None:
@@ -148,6 +161,7 @@ def launch_affine_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, warp: Any
     samples[:, 2], samples[:, 3] = source[1], source[2]
     samples[:, 4:6], samples[:, 6:8], samples[:, 8:10] = extents, size, start
     samples[:, 10] = np.asarray(mirror).reshape(n) != 0
+    samples[:, 11:13] = 0 if pad is None else np.asarray(pad[0], np.int64).reshape(n, 2)
     maps = np.asarray(warp.affine_matrix, np.float64).reshape(n, 2, 3)
     params = np.zeros((n, int(NPAR)), np.float32)
     params[:, 0:2], params[:, 3] = maps[:, 0, :2], maps[:, 0, 2]  # (z column zero)
@@ -155,7 +169,10 @@ def launch_affine_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, warp: Any
     fill = warp.affine_fill
     params[:, int(FILL_VALUE)] = 0.0 if fill is None else fill
     params[:, 9:12], params[:, 12:15] = np.asarray(gain)[:, :3], np.asarray(bias)[:, :3]
+    if pad is not None:
+        params[:, 15:18] = np.asarray(pad[1])[:, :3]
     tiles = tile_starts(-(-(size[:, 0] * size[:, 1]) // TILE))
     run.launch(_affine_normalize_kernel, (grid_of(tiles),), inp.data, out.data, samples,
                params, tiles, FILL=fill is not None, CHW=chw,
-               STEPS=bool((np.asarray(source[2]) != 1).any()), BLOCK=TILE)  # fmt: skip
+               STEPS=bool((np.asarray(source[2]) != 1).any()), BLOCK=TILE,
+               PAD=pad is not None)  # fmt: skip

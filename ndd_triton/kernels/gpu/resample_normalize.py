@@ -50,7 +50,12 @@ TAB_H: tl.constexpr = tl.constexpr(5)  # first row of the sample in the H tap ta
 TAB_W: tl.constexpr = tl.constexpr(6)
 MIRROR: tl.constexpr = tl.constexpr(7)
 COL_STEP: tl.constexpr = tl.constexpr(8)  # source pixels from one column to the next (signed)
-NCOL: tl.constexpr = tl.constexpr(9)
+Y0: tl.constexpr = tl.constexpr(9)  # the window's first resized row and column (`PAD` only)
+X0: tl.constexpr = tl.constexpr(10)
+RES_H: tl.constexpr = tl.constexpr(11)  # the resize's output extents (`PAD` only)
+RES_W: tl.constexpr = tl.constexpr(12)
+NCOL: tl.constexpr = tl.constexpr(13)
+AFFINE: tl.constexpr = tl.constexpr(9)  # per sample: gain, bias, fill of the 3 channels
 TILE = 1024
 
 
@@ -58,9 +63,10 @@ TILE = 1024
 def _resample_normalize_kernel(src, dst, samples, tiles, index_h, weight_h, index_w, weight_w,
                                affine, TAPS_H: tl.constexpr, TAPS_W: tl.constexpr,
                                CHW: tl.constexpr, BLOCK: tl.constexpr,
-                               STEPS: tl.constexpr = False):  # fmt: skip
+                               STEPS: tl.constexpr = False, PAD: tl.constexpr = False):  # fmt: skip
     """One tile of one sample's resized HWC (3-channel) elements, normalised and stored
-    (`STEPS`: a sample's column step may be other than 1, a flip folded into the pass)."""
+    (`STEPS`: a sample's column step may be other than 1, a flip folded into the pass; `PAD`:
+    the window may reach beyond the resized image, whose missing elements take the fill)."""
     sample, tile = _helper_find_tile(tiles)
     sample = sample.to(tl.int64)
     first = tile.to(tl.int64) * BLOCK
@@ -78,30 +84,40 @@ def _resample_normalize_kernel(src, dst, samples, tiles, index_h, weight_h, inde
     jw = idx // 3
     w = jw % w_out
     j = jw // w_out
+    live = mask
+    if PAD:  # elements beyond the resized image read nothing (their table rows do not exist)
+        ry = tl.load(row + Y0).to(tl.int32) + j
+        rx = tl.load(row + X0).to(tl.int32) + w
+        inside = (ry >= 0) & (ry < tl.load(row + RES_H).to(tl.int32)) & (rx >= 0) & \
+            (rx < tl.load(row + RES_W).to(tl.int32))  # fmt: skip
+        live = mask & inside
     acc = tl.zeros([BLOCK], dtype=tl.float32)
     for kh in range(TAPS_H):
         th = (tab_h + j) * TAPS_H + kh
-        sh = tl.load(index_h + th, mask=mask, other=0)
-        wh = tl.load(weight_h + th, mask=mask, other=0.0)
+        sh = tl.load(index_h + th, mask=live, other=0)
+        wh = tl.load(weight_h + th, mask=live, other=0.0)
         at_row = sh * row_step
         part = tl.zeros([BLOCK], dtype=tl.float32)  # the W pass's value at row `sh`
         for kw in range(TAPS_W):
             tw = (tab_w + w) * TAPS_W + kw
-            sw = tl.load(index_w + tw, mask=mask, other=0)
-            ww = tl.load(weight_w + tw, mask=mask, other=0.0)
+            sw = tl.load(index_w + tw, mask=live, other=0)
+            ww = tl.load(weight_w + tw, mask=live, other=0.0)
             if STEPS:  # noqa: SIM108 (a static if: Triton compiles one branch)
                 at = at_row + sw * tl.load(row + COL_STEP).to(tl.int32)
             else:
                 at = at_row + sw
-            v = tl.load(src_base + (at * 3 + c).to(tl.int64), mask=mask,
+            v = tl.load(src_base + (at * 3 + c).to(tl.int64), mask=live,
                         other=0).to(tl.float32)  # fmt: skip
             part += ww * v
         acc += wh * part
     acc = tl.minimum(tl.maximum(acc, 0.0), 255.0)  # the resize's uint8 store
     acc = tl.where(acc < 0, tl.ceil(acc - 0.5), tl.floor(acc + 0.5))
-    gain = tl.load(affine + sample * 6 + c, mask=mask, other=0.0)
-    bias = tl.load(affine + sample * 6 + 3 + c, mask=mask, other=0.0)
+    gain = tl.load(affine + sample * AFFINE + c, mask=mask, other=0.0)
+    bias = tl.load(affine + sample * AFFINE + 3 + c, mask=mask, other=0.0)
     value = acc * gain + bias
+    if PAD:
+        fill = tl.load(affine + sample * AFFINE + 6 + c, mask=mask, other=0.0)
+        value = tl.where(inside, value, fill)
     col = tl.where(mirror != 0, w_out - 1 - w, w)
     if CHW:  # noqa: SIM108 (a static if: Triton compiles one branch)
         pos = c * (h_out * w_out) + j * w_out + col
@@ -137,8 +153,10 @@ def _resample_normalize_taps_kernel(src, dst, samples, plans, tiles, affine, dra
                                     K: tl.constexpr, KH: tl.constexpr, KW: tl.constexpr,
                                     CHW: tl.constexpr,
                                     COLS: tl.constexpr, DRAWN: tl.constexpr,
-                                    ANTIALIAS: tl.constexpr, A: tl.constexpr):  # fmt: skip
-    """One output row's block of `COLS` columns of one sample, its taps computed here.
+                                    ANTIALIAS: tl.constexpr, A: tl.constexpr,
+                                    PAD: tl.constexpr = False):  # fmt: skip
+    """One output row's block of `COLS` columns of one sample, its taps computed here (`PAD`:
+    the window may reach beyond the resized image, whose missing pixels take the fill).
 
     `DRAWN`: the resample is a random_resized_crop drawing on the device; `plans` holds its
     constants and `draws` its RNG position, and the program draws the sample's window and
@@ -197,11 +215,18 @@ def _resample_normalize_taps_kernel(src, dst, samples, plans, tiles, affine, dra
     # this block's columns and their W taps' centres
     w = block * COLS + tl.arange(0, COLS)
     live = w < w_out
+    reads = live
+    if PAD:  # pixels beyond the resized image read nothing
+        ry = y0.to(tl.int32) + j + tl.zeros_like(w)  # (a vector: the interpreter's scalar
+        rx = x0.to(tl.int32) + w  # and vector masks combine to int32, not to a mask)
+        inside = (ry >= 0) & (ry < tl.load(row + T_OUT_H).to(tl.int32)) & (rx >= 0) & \
+            (rx < tl.load(row + T_OUT_W).to(tl.int32))  # fmt: skip
+        reads = live & inside
     c_w = origin_w + ((x0 + w).to(tl.float64) + 0.5) * step_w - 0.5
     start_w = tl.ceil(c_w - radius_w).to(tl.int64)
     total_w = _helper_tap_total(start_w, c_w, widen_w, taps_w, K)
     ch = tl.arange(0, 4)
-    mask = live[:, None, None] & (kh < taps_h)[None, :, None] & (ch < 3)[None, None, :]
+    mask = reads[:, None, None] & (kh < taps_h)[None, :, None] & (ch < 3)[None, None, :]
     # [1, KH, 1]: the pixel index of each H tap's row
     rows = (sh * tl.load(row + T_ROW_STEP).to(tl.int32))[None, :, None]
     col_step = tl.load(row + T_COL_STEP).to(tl.int32)
@@ -224,9 +249,12 @@ def _resample_normalize_taps_kernel(src, dst, samples, plans, tiles, affine, dra
         acc += wh * tl.sum(tl.where((kh == k)[None, :, None], part, 0.0), axis=1)
     acc = tl.minimum(tl.maximum(acc, 0.0), 255.0)  # the resize's uint8 store
     acc = tl.where(acc < 0, tl.ceil(acc - 0.5), tl.floor(acc + 0.5))
-    gain = tl.load(affine + sample * 6 + ch, mask=ch < 3, other=0.0)
-    bias = tl.load(affine + sample * 6 + 3 + ch, mask=ch < 3, other=0.0)
+    gain = tl.load(affine + sample * AFFINE + ch, mask=ch < 3, other=0.0)
+    bias = tl.load(affine + sample * AFFINE + 3 + ch, mask=ch < 3, other=0.0)
     value = acc * gain[None, :] + bias[None, :]
+    if PAD:
+        fill = tl.load(affine + sample * AFFINE + 6 + ch, mask=ch < 3, other=0.0)
+        value = tl.where(inside[:, None], value, fill[None, :])
     col = tl.where(mirror != 0, w_out - 1 - w, w)
     if CHW:  # a static if: Triton compiles one branch
         pos = ch[None, :] * (h_out * w_out) + (j * w_out + col)[:, None]
@@ -239,7 +267,7 @@ def _resample_normalize_taps_kernel(src, dst, samples, plans, tiles, affine, dra
 def _launch_inline_taps(run: GpuRun, out: GpuBatch, inp: GpuBatch, c: Any,
                         tri: TrianglePlan | None, extent: np.ndarray, start: np.ndarray,
                         mirror: np.ndarray, affine: np.ndarray, chw: bool,
-                        source: tuple[np.ndarray, ...]) -> bool:  # fmt: skip
+                        source: tuple[np.ndarray, ...], pad: bool) -> bool:  # fmt: skip
     """The one-launch form (`_resample_normalize_taps_kernel`) of the call `c` with plan `tri`,
     or (None) of a random_resized_crop drawing its windows on the device, with tap bounds from
     the largest possible window; False (nothing launched) where a sample's taps may exceed
@@ -274,7 +302,7 @@ def _launch_inline_taps(run: GpuRun, out: GpuBatch, inp: GpuBatch, c: Any,
                plans, tiles, affine, draws, attempts, K=taps, KH=kh,
                KW=triton.next_power_of_2(taps), CHW=chw, COLS=cols,
                DRAWN=tri is None, ANTIALIAS=antialias,
-               A=triton.next_power_of_2(max(attempts, 1)))  # fmt: skip
+               A=triton.next_power_of_2(max(attempts, 1)), PAD=pad)  # fmt: skip
     return True
 
 
@@ -282,7 +310,7 @@ def launch_resample_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, resampl
                               gain: np.ndarray, bias: np.ndarray, mirror: np.ndarray,
                               chw: bool, window: tuple[np.ndarray, np.ndarray] | None = None,
                               source: tuple[np.ndarray, ...] | None = None,
-                              ) -> None:  # fmt: skip
+                              fill: np.ndarray | None = None) -> None:  # fmt: skip
     """Resample HWC uint8 RGB samples as the resize call `resample` does (its `resample_*`
     plan, 2 axes) and store `v * gain + bias` (`[N, 3]`) mirrored per sample, in one pass (the
     triangle filters' taps computed in it, or in one launch before it for wide taps). `window`:
@@ -292,15 +320,20 @@ def launch_resample_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, resampl
     the resize's input pixels are in `inp`'s samples, when the pass reads them through windows
     and flips folded into it: per sample, the element offset of pixel (0, 0) in `inp.data`
     and the pixel steps from one row and from one column to the next (signed); the resize's
-    extents are the view's. Default: `inp`'s samples themselves."""
+    extents are the view's. Default: `inp`'s samples themselves. `fill` (`[N, 3]`): the
+    window may reach beyond the resized image (crop_mirror_normalize's pad); its pixels
+    there are these values, stored as they are."""
     c = resample  # a Call (plain data; typed loosely to keep the kernel layer free of ops)
     n_out = np.asarray(c.resample_out, np.int64)  # type: ignore[attr-defined]
     # the triangle filters' tap tables of both axes in one launch before the pass (the host
     # tables cost ~40-75 us per sample, most of a compiled RN50 batch's host time); all host
     # tables of the call (that launch's plan rows, the pass's tables) in one upload
     n = len(n_out)
-    affine = np.empty((n, 6), np.float32)
-    affine[:, :3], affine[:, 3:] = np.asarray(gain)[:, :3], np.asarray(bias)[:, :3]
+    affine = np.zeros((n, 9), np.float32)  # the AFFINE columns
+    affine[:, :3], affine[:, 3:6] = np.asarray(gain)[:, :3], np.asarray(bias)[:, :3]
+    pad = fill is not None
+    if pad:
+        affine[:, 6:] = np.asarray(fill)[:, :3]
     start = np.zeros((n, 2), np.int64)
     extent = n_out
     if window is not None:
@@ -309,12 +342,12 @@ def launch_resample_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, resampl
         source = (inp.offsets, inp.shapes[:, 1], np.ones(n, np.int64))
     if c.values.get(DRAWS_ON_DEVICE):  # type: ignore[attr-defined]
         if _launch_inline_taps(run, out, inp, c, None, extent, start, mirror, affine, chw,
-                               source):  # fmt: skip
+                               source, pad):  # fmt: skip
             return
         c.schema.draw_values(c)  # type: ignore[attr-defined]  # the windows, on the host
     tri = call_triangle_plan(c)
     if tri is not None and _launch_inline_taps(run, out, inp, c, tri, extent, start, mirror,
-                                               affine, chw, source):  # fmt: skip
+                                               affine, chw, source, pad):  # fmt: skip
         return
     host: list[np.ndarray] = []
     if tri is not None:
@@ -331,12 +364,13 @@ def launch_resample_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, resampl
         (index_h, weight_h, first_h, taps_h), (index_w, weight_w, first_w, taps_w) = tables
         host += [index_h, weight_h, index_w, weight_w]
     first_h, first_w = first_h + start[:, 0], first_w + start[:, 1]
-    samples = np.empty((n, 9), np.int64)  # the columns IN_OFF .. COL_STEP
+    samples = np.empty((n, 13), np.int64)  # the columns IN_OFF .. RES_W
     samples[:, 0], samples[:, 1], samples[:, 2] = source[0], out.offsets, source[1]
     samples[:, 8] = source[2]
     samples[:, 3], samples[:, 4] = extent[:, 0], extent[:, 1]
     samples[:, 5], samples[:, 6] = first_h, first_w
     samples[:, 7] = np.asarray(mirror).reshape(n) != 0
+    samples[:, 9:11], samples[:, 11:13] = start, n_out
     tiles = tile_starts(-(-(extent[:, 0] * extent[:, 1] * 3) // TILE))
     views = iter(run.upload(*host, samples, tiles, affine))
     if tri is not None:
@@ -348,4 +382,4 @@ def launch_resample_normalize(run: GpuRun, out: GpuBatch, inp: GpuBatch, resampl
     run.launch(_resample_normalize_kernel, (grid_of(tiles),), inp.data, out.data, samples_dev,
                tiles_dev, index_h, weight_h, index_w, weight_w, affine_dev, TAPS_H=taps_h,
                TAPS_W=taps_w, CHW=chw, BLOCK=TILE,
-               STEPS=bool((np.asarray(source[2]) != 1).any()))  # fmt: skip
+               STEPS=bool((np.asarray(source[2]) != 1).any()), PAD=pad)  # fmt: skip
