@@ -121,6 +121,22 @@ def cases(batch: Any, stacked: Any, tv: Any) -> list[Case]:
         return ndd.crop_mirror_normalize(x, mean=MEAN, std=STD)
 
     trained = iter(ndd.ExternalSource(itertools.repeat(batch), device="gpu").captured(n))
+
+    def letterbox(x: Any) -> Any:  # eager: 4 launches (tables, 2 passes, cmn); compiled: 1
+        x = ndd.resize(x, resize_longer=512)
+        return ndd.crop_mirror_normalize(x, crop=[512, 512], mean=MEAN, std=STD,
+                                         out_of_bounds_policy="pad", fill_values=[0.0] * 3)
+
+    boxed = iter(ndd.ExternalSource(itertools.repeat(batch), device="gpu").captured(n))
+    lh, lw = round(h * 512 / max(h, w)), round(w * 512 / max(h, w))
+
+    def torch_letterbox() -> Any:  # interpolate, normalise, pad to the centred square
+        x = torch.nn.functional.interpolate(nchw.float(), size=(lh, lw), mode="bilinear",
+                                            antialias=True).round_().clamp_(0, 255)
+        x = (x - mean) / std
+        top, left = (512 - lh) // 2, (512 - lw) // 2
+        return torch.nn.functional.pad(x, (left, 512 - lw - left, top, 512 - lh - top))
+
     rows: list[Case] = [
         ("flip horizontal", lambda: ndd.flip(batch, horizontal=1).evaluate(),
          lambda: stacked.flip(2), 2 * u8),
@@ -187,6 +203,10 @@ def cases(batch: Any, stacked: Any, tv: Any) -> list[Case]:
          None),
         ("rrc 224 -> flip -> cmn, compile (1 launch)", lambda: rn50(next(trained)).evaluate(),
          None, None),
+        ("letterbox 512 (resize -> padded cmn), eager (4 launches)",
+         lambda: letterbox(batch).evaluate(), torch_letterbox, None),
+        ("letterbox 512 (resize -> padded cmn), compile (1 launch)",
+         lambda: letterbox(next(boxed)).evaluate(), torch_letterbox, None),
         ("crop_mirror_normalize 224 f32 CHW", lambda: ndd.crop_mirror_normalize(
             small, crop=[224, 224], mean=MEAN, std=STD).evaluate(),
          lambda: ((small_t[:, 16:240, 16:240].permute(0, 3, 1, 2).float() - mean) / std
