@@ -75,3 +75,28 @@ def test_later_calls_and_results_are_those_of_the_invocation_path():
             for a, b, want in zip(direct.cpu(), invoked.cpu(), expected, strict=True):
                 np.testing.assert_array_equal(np.asarray(a), want)
                 np.testing.assert_array_equal(np.asarray(b), want)
+
+
+@pytest.mark.parametrize("counts", [[3], [20], [20, 20], [0], [9, 2]])
+def test_tiny_work_is_counted_exactly(counts: list[int]) -> None:
+    """`is_tiny` adds the bytes read and written as a plain sum does, at the budget's edge too
+    (its shortcut for a first sample over the budget, its per-sample loop for a few samples)."""
+    from ndd_triton.ops.schema import InputMeta, OutputSpec
+    from ndd_triton.runtime import run_now
+
+    budget = run_now._INLINE_MAX_BYTES
+    rng = np.random.default_rng(len(counts) * 10 + counts[0])
+    seen = set()
+    side = 2 * (budget / (2.5 * sum(counts) + 1)) ** (1 / 3)  # totals around the budget
+    for _ in range(200):
+        shapes = [rng.integers(1, int(side) + 2, (n, 3)) for n in counts]
+        if shapes[0].size and rng.random() < 0.2:
+            shapes[0][0] = [200, 200, 3]  # a first sample over the budget alone
+        metas = [InputMeta(ndd.uint8, "HWC", s) for s in shapes[:1]]
+        specs = [OutputSpec(ndd.float32, s, "HWC") for s in shapes[1:]]
+        expected = int(shapes[0].prod(axis=1).sum()) + \
+            sum(4 * int(s.prod(axis=1).sum()) for s in shapes[1:])  # fmt: skip
+        batches = [ndd.as_batch(np.zeros((1,), np.uint8))] * len(metas)
+        assert run_now.is_tiny(batches, metas, specs) == (expected <= budget)
+        seen.add(expected <= budget)
+    assert seen == {True, False} or counts == [0]
