@@ -50,7 +50,12 @@ from ndd_triton.runtime.fusion_affine import (
     affine_groups,
     affine_invocation,
 )
-from ndd_triton.runtime.fusion_arith import ARITH_KINDS, arith_groups, arith_invocation
+from ndd_triton.runtime.fusion_arith import (
+    ARITH_KINDS,
+    arith_groups,
+    arith_invocation,
+    tree_parts,
+)
 from ndd_triton.runtime.fusion_decode import DECODE_KINDS, decode_groups, decode_invocation
 from ndd_triton.runtime.fusion_geometry import geometry_heads, read_through, view_source
 from ndd_triton.runtime.fusion_group import Group, count_uses, sole_producer
@@ -307,6 +312,19 @@ def issue_member(group: Group, p: int, prep: Any, members: dict[int, list[Any]],
             return prep.results(fused), [*(((n,), [inv]) for n, (_, inv) in
                                            zip(names[:alone], done, strict=False)),
                                          (names[alone:], [fused])]  # fmt: skip
+    if fused is None and group.sub:  # a tree: a smaller one, or its main chain alone
+        for part, alone_at in tree_parts(group, preps):
+            fused = None if part is None else fused_invocation(
+                part, [preps[i] for i in range(len(preps)) if i not in alone_at], ctx)
+            if fused is not None or part is None or part.sub == ():
+                break
+        if fused is not None:
+            rest = [i for i in range(len(preps)) if i not in alone_at]
+            for i in alone_at:
+                _schedule(done[i][1], preps[i])
+            _schedule(fused, preps[rest[0]])
+            return prep.results(fused), [*(((names[i],), [done[i][1]]) for i in alone_at),
+                                         (tuple(names[i] for i in rest), [fused])]  # fmt: skip
     if fused is None:
         for m, inv in done:
             _schedule(inv, m)

@@ -5,7 +5,9 @@ call reads the previous call's result, which nothing else in the program reads: 
 `ndd.math.sqrt(x * 2.0) + 1`, `ndd.cast(x, dtype=ndd.float16) * 0.5` (a `cast` to a float type
 is a step). A call's other operand may be a constant (a Python or NumPy
 scalar) or any batch of the result's shape or broadcasting to it; the chain's value must keep
-the result's shape (the other operand does not widen it).
+the result's shape (the other operand does not widen it). A member's other operand may also be
+the result of a second chain (or one chainable call) that nothing else reads: `x * a + y * b`,
+`(x - m) / s + y * 0.5` (a *tree*: the second chain runs inside the same pass, `sub`).
 
 * GPU: one launch for the whole chain (`kernels/gpu/arith_chain.py`): each step is the single
   op's expression in its compute type followed by the conversion its store does, in registers,
@@ -33,6 +35,7 @@ from ndd_triton.runtime.invocation import Invocation
 from ndd_triton.runtime.trace import CallRecord
 
 ARITH_KINDS = frozenset(("arith_chain",))
+MAX_TREE_STEPS = 8  # a tree's steps in the GPU kernel: its calls and one START
 ARITH_OPS = frozenset([*(s.name for s in (*arithmetic.schemas, *math.schemas)
                         if s.name != "math.clamp"), "cast"])  # fmt: skip
 
@@ -73,12 +76,54 @@ def arith_groups(program: list[CallRecord], uses: dict[tuple[int, int], int] | N
         group = Group("arith_chain", tuple(calls), tuple(inputs))
         for p in calls:
             groups[p] = group
+    _join_sub_chains(program, uses, groups)
     return groups
+
+
+def _join_sub_chains(program: list[CallRecord], uses: dict[tuple[int, int], int],
+                     groups: dict[int, Group]) -> None:  # fmt: skip
+    """Make trees: a chain member after the first whose other operand is read from a chain (or
+    one chainable call) that nothing else reads takes that chain in (one per chain)."""
+    chains = {id(g): g for g in groups.values() if g.kind == "arith_chain"}
+    for group in chains.values():
+        if groups.get(group.calls[0]) is not group:  # taken in by another tree meanwhile
+            continue
+        for j in range(1, len(group.calls)):
+            rec = program[group.calls[j]]
+            k = group.chain_inputs[j]
+            if len(rec.inputs) != 2 or k not in (0, 1):
+                continue
+            ref = rec.inputs[1 - k]
+            if ref.kind != "op" or ref.output != 0 or uses.get((ref.index, 0)) != 1:
+                continue
+            sub_rec = program[ref.index]
+            if not _chainable(sub_rec) or sub_rec.mode is not rec.mode or \
+                    sub_rec.ctx is not rec.ctx or ref.index in group.calls:  # fmt: skip
+                continue
+            sub = groups.get(ref.index)
+            if sub is None:
+                sub_calls, sub_inputs = (ref.index,), (-1,)
+            elif sub.kind == "arith_chain" and sub.calls[-1] == ref.index and not sub.sub:
+                sub_calls, sub_inputs = sub.calls, sub.chain_inputs
+            else:
+                continue
+            if len(group.calls) + len(sub_calls) + 1 > MAX_TREE_STEPS:
+                continue
+            inputs = dict(zip(group.calls, group.chain_inputs, strict=True))
+            inputs.update(zip(sub_calls, sub_inputs, strict=True))
+            calls = tuple(sorted(inputs))
+            tree = Group("arith_chain", calls, tuple(inputs[c] for c in calls), sub_calls,
+                         group.calls[j])  # fmt: skip
+            for c in calls:
+                groups[c] = tree
+            break
 
 
 def arith_invocation(name: str, group: Group, members: list[Any], ctx: Any) -> Invocation | None:
     """The chain's one invocation (producing the last member's output), or None when the
     members cannot run as one pass (then each runs on its own)."""
+    if group.sub:
+        return _tree_invocation(name, group, members, ctx)
     first, last = members[0], members[-1]
     dev = first.dev
     first_metas = first.call.inputs
@@ -117,7 +162,126 @@ def arith_invocation(name: str, group: Group, members: list[Any], ctx: Any) -> I
     return Invocation(name, run, ctx, None, stage)
 
 
-def _step(member: Any, k: int) -> Any:
+def tree_parts(group: Group, members: list[Any]) -> list[tuple[Group | None, list[int]]]:
+    """What to try, in turn, when a tree cannot run as one pass: (a smaller group or None, the
+    positions in `members` of the calls run on their own before it): the tree without the
+    sub-chain's first calls whose results have another shape (`1 - lam` of per-sample scalars
+    before `y * (1 - lam)`), then the main chain alone (the sub-chain's calls on their own)."""
+    shape = members[-1].specs[0].shapes
+    at = {c: i for i, c in enumerate(group.calls)}
+    inputs = dict(zip(group.calls, group.chain_inputs, strict=True))
+    sub = list(group.sub)
+    while sub and not np.array_equal(members[at[sub[0]]].specs[0].shapes, shape):
+        sub.pop(0)
+    parts: list[tuple[Group | None, list[int]]] = []
+    if sub and len(sub) < len(group.sub):
+        calls = tuple(c for c in group.calls if c not in group.sub[:len(group.sub) - len(sub)])
+        trimmed = {**inputs, sub[0]: -1}
+        parts.append((Group("arith_chain", calls, tuple(trimmed[c] for c in calls), tuple(sub),
+                            group.sub_at), [at[c] for c in group.sub if c not in sub]))
+    main = tuple(c for c in group.calls if c not in group.sub)
+    parts.append((Group("arith_chain", main, tuple(inputs[c] for c in main))
+                  if len(main) > 1 else None, [at[c] for c in group.sub]))  # fmt: skip
+    return parts
+
+
+def _chain_input(member: Any) -> int | None:
+    """The input of a chain's first member that carries the chain: the first of the
+    result's shape."""
+    metas = member.call.inputs
+    return next((k for k, meta in enumerate(metas) if meta is not None and
+                 np.array_equal(meta.shapes, member.specs[0].shapes)), None)  # fmt: skip
+
+
+def _tree_invocation(name: str, group: Group, members: list[Any], ctx: Any
+                     ) -> Invocation | None:  # fmt: skip
+    """A tree's one invocation: the main chain with the sub-chain's steps run where the member
+    `group.sub_at` reads its result (START keeps the main value; that member reads it back as
+    its chain side and the sub-chain's value as its other operand)."""
+    at = dict(zip(group.calls, members, strict=True))
+    inputs = dict(zip(group.calls, group.chain_inputs, strict=True))
+    main = [c for c in group.calls if c not in group.sub]
+    first, last = at[main[0]], at[main[-1]]
+    dev = first.dev
+    batches: list[Any] = []
+    metas: list[Any] = []
+    plan: list[tuple[Any, int, int | None, bool]] = []  # (member or None: START, k, other, reg)
+
+    def operand(m: Any, idx: int) -> int:
+        batches.append(m.batches[idx])
+        metas.append(m.call.inputs[idx])
+        return len(batches) - 1
+
+    def add_chain(calls: list[int]) -> bool:
+        for j, c in enumerate(calls):
+            m = at[c]
+            k = _chain_input(m) if j == 0 else inputs[c]
+            mi = m.call.inputs
+            if k is None or len(mi) > 2 or mi[k] is None or \
+                    not np.array_equal(m.specs[0].shapes, mi[k].shapes) or \
+                    not np.array_equal(m.specs[0].shapes, last.specs[0].shapes):  # fmt: skip
+                return False  # (every value has the result's shape)
+            reg = c == group.sub_at
+            if j == 0 and not plan:  # the tree's input
+                operand(m, k)
+            elif j == 0:  # a sub-chain's input, loaded by START
+                plan.append((None, 0, operand(m, k), False))
+            if reg and not add_chain(list(group.sub)):  # the sub-chain's steps come first
+                return False
+            other = 1 - k if len(mi) == 2 and mi[1 - k] is not None else None
+            if reg:
+                other = None
+            elif other is not None:
+                other = operand(m, other)
+            plan.append((m, k, other, reg))
+        return True
+
+    if not add_chain(main) or len(plan) > MAX_TREE_STEPS:
+        return None
+    call = dataclasses.replace(first.call, inputs=metas, signature=None)
+    if dev.device_type == "cpu":
+        kernel = KernelEntry(_cpu_tree(plan, metas[0].layout), "cpu")
+        stage = make_stage(call, kernel, batches, last.specs, dev, ctx)
+    else:
+        from ndd_triton.kernels.gpu.arith_chain import START, Step, supported
+
+        steps = [Step("start", START, metas[o].dtype, metas[o].dtype, None) if m is None else
+                 _step(m, k, reg) for m, k, o, reg in plan]  # fmt: skip
+        if not supported(steps):
+            return None
+        kernel = KernelEntry(_gpu_chain(steps, 0, [o for _, _, o, _ in plan]), "gpu")
+        stage = None
+    run = make_run(call, kernel, batches, last.specs, dev, ctx)
+    return Invocation(name, run, ctx, None, stage)
+
+
+def _cpu_tree(plan: list[tuple[Any, int, int | None, bool]], layout: Any) -> Any:
+    """`fn(out, *operands, arg)`: sample `arg.index` through the tree's steps (each member's
+    own CPU kernel; START keeps the value and takes the sub-chain's input)."""
+
+    def run(out: np.ndarray, *rest: Any) -> None:
+        i = rest[-1].index
+        cur, kept = rest[0], None
+        for s, (m, k, other, reg) in enumerate(plan):
+            if m is None:
+                cur, kept = rest[other], cur  # type: ignore[index]
+                continue
+            spec = m.specs[0]
+            dst = out if s == len(plan) - 1 else \
+                np.empty(tuple(int(v) for v in spec.shapes[i]), spec.dtype.numpy_dtype)  # fmt: skip
+            operands = [None] * len(m.call.inputs)
+            operands[k] = kept if reg else cur
+            if reg:
+                operands[1 - k] = cur
+            elif other is not None:
+                operands[1 - k] = rest[other]
+            m.kernel.fn(dst, *operands, SampleArgs(m.call, i, layout))
+            cur = dst
+
+    return run
+
+
+def _step(member: Any, k: int, reg: bool = False) -> Any:
     """The kernel's description of one member (see `kernels/gpu/arith_chain.Step`)."""
     from ndd_triton.kernels.gpu.arith_chain import CAST, OTHER_LEFT, OTHER_RIGHT, UNARY, Step
 
@@ -130,8 +294,8 @@ def _step(member: Any, k: int) -> Any:
         form, const = UNARY, None
     else:
         form = OTHER_RIGHT if k == 0 else OTHER_LEFT
-        const = call.values.get(f"{names[1 - k]}_constant")
-    return Step(call.base_op, form, call.compute_dtype, out, const)
+        const = None if reg else call.values.get(f"{names[1 - k]}_constant")
+    return Step(call.base_op, form, call.compute_dtype, out, const, reg)
 
 
 def _gpu_chain(steps: list[Any], main: int, others: list[int | None]) -> Any:

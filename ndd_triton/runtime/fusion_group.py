@@ -21,6 +21,10 @@ class Group:
     # per member, the input that carries the chain (arith_chain: the previous member's result;
     # -1 for the first member, whose main operand is picked when it is issued)
     chain_inputs: tuple[int, ...] = ()
+    # arith_chain trees: the members (in `calls`) of the chain whose result `sub_at` reads as
+    # its other operand (`x * a + y * b`: `y * b`, read by the add); `calls` in program order
+    sub: tuple[int, ...] = ()
+    sub_at: int = -1
 
     @property
     def last(self) -> int:

@@ -144,14 +144,15 @@ def test_arith_chain_on_whole_tiles(case) -> None:
 @pytest.mark.parametrize("backend", ["cpu", "gpu"])
 def test_what_is_and_is_not_an_arith_chain(backend: str) -> None:
     """A result read twice ends a chain; of a call's two operands the first that is a
-    chainable result carries the chain and the other joins as an operand; a member's result
-    the caller reads is computed on that read by its own call. Same bytes as eager."""
+    chainable result carries the chain and the other, a chainable result read only there,
+    joins as a sub-chain (test_compile_arith_trees.py); a member's result the caller reads is
+    computed on that read by its own call. Same bytes as eager."""
     data = _data(5, np.uint8)
     seen: list = []
 
     def body(x):
         y = x * 2  # read twice: in no chain
-        z = (y + 1) + (y - 1)  # y + 1 carries the chain, y - 1 is the add's other operand
+        z = (y + 1) + (y - 1)  # y + 1 carries the chain, y - 1 is the add's sub-chain
         w = (z * 3) / 4.0
         seen.append([np.array(s) for s in w.cpu()])  # read: computed by its own call
         return w + 0.5
@@ -163,7 +164,7 @@ def test_what_is_and_is_not_an_arith_chain(backend: str) -> None:
     _assert_same(eager_seen, seen)
     chains = {g.calls for g in epoch.session.groups.values()}
     names = [[epoch.session.program[p].name for p in calls] for calls in chains]
-    assert names == [["__add__", "__add__", "__mul__", "__truediv__", "__add__"]]
+    assert names == [["__add__", "__sub__", "__add__", "__mul__", "__truediv__", "__add__"]]
 
 
 @pytest.mark.parametrize("backend", ["cpu", "gpu"])

@@ -14,14 +14,22 @@ step converts that value on as their load would, so the chain gives the bytes of
 one by one, with no intermediate batch written or read. One program per stream tile of the
 output, as the elementwise kernels (`_elementwise.py`).
 
+A chain may take a second chain as a step's other operand (`x * a + y * b`: `y * b` is the
+*sub-chain* of the step `+`): a START step keeps the value so far in a second register and
+loads its operand (the sub-chain's input) as the new value, the sub-chain's steps follow, and
+the step that reads the sub-chain (REG) takes the kept value as its chain side and the current
+value as its other operand, each converted to the step's compute type as a load of the stored
+value would be. So the tree gives the bytes of its calls run one by one too.
+
 Sample table (`_elementwise.operand_geometry`, the chain's input as operand 0 and step s's
 operand as operand s + 1): the stream's columns, the chain input's delta (column 2), each
 step's operand delta or sample offset (column 3 + s), then the collapsed output extents, their
 division multipliers and shifts, and 6 strides per operand. Step codes: 24 bits per step of
 one constexpr int, `MAX_STEPS` steps: the op code (6 bits), the compute type (4 bits,
 `TYPE_CODES`), the output type (4 bits), the form (2 bits: unary, operand on the right, operand
-on the left, cast), the operand's read mode (2 bits: DENSE, BROADCAST, SCALAR) and whether a DENSE
-operand is packed like the output (1 bit).
+on the left, cast), the operand's read mode (2 bits: DENSE, BROADCAST, SCALAR), whether a DENSE
+operand is packed like the output (1 bit), REG (1 bit: the other operand is the kept value)
+and START (1 bit).
 """
 
 from __future__ import annotations
@@ -62,6 +70,7 @@ MAX_STEPS = 8
 TYPE_CODES = {"bool": 0, "u8": 1, "u16": 2, "u32": 3, "u64": 4, "i8": 5, "i16": 6, "i32": 7,
               "i64": 8, "f16": 9, "f32": 10, "f64": 11}  # fmt: skip
 UNARY, OTHER_RIGHT, OTHER_LEFT, CAST = 0, 1, 2, 3  # step forms (CAST: to a float type)
+START = 4  # host-side form: keep the value, load the step's operand as the new value
 FLOAT_CODES = frozenset((TYPE_CODES["f16"], TYPE_CODES["f32"], TYPE_CODES["f64"]))
 OPND: tl.constexpr = tl.constexpr(3)  # sample table: step s's operand column is OPND + s
 
@@ -122,30 +131,41 @@ def _helper_bcast_index(row, start, offs, R: tl.constexpr, EXT: tl.constexpr,
 
 
 @triton.jit
-def _helper_step(v, o, row, start, offs, mask, S: tl.constexpr, CODE: tl.constexpr,
+def _helper_step(v, kept, o, row, start, offs, mask, S: tl.constexpr, CODE: tl.constexpr,
                  EXT: tl.constexpr, R: tl.constexpr, WIDE: tl.constexpr,
                  MASKED: tl.constexpr):  # fmt: skip
-    """Step S (see the module docstring): the value as the step's output type holds it."""
+    """Step S (see the module docstring): the value as the step's output type holds it, and
+    the kept value (a START step keeps `v` and loads its operand, as stored, as the value)."""
+    if (CODE >> 16) & 3 == 1:
+        bidx = _helper_bcast_index(row, start, offs, R, EXT, EXT + 24 + 6 * S, WIDE)
+    else:
+        bidx = offs
+    if (CODE >> 20) & 1:  # START: a sub-chain begins at its input, operand S
+        y = _helper_operand(o, row, S + 1, start, offs, bidx, mask, 1, o.dtype.element_ty,
+                            (CODE >> 16) & 3, (CODE >> 18) & 1, MASKED)  # fmt: skip
+        return y, v
     if (CODE >> 14) & 3 == 3:  # cast to a float type: `x.to(DST)`, as the cast kernel's
-        return _helper_to(v, (CODE >> 10) & 15, False)
-    x = _helper_to(v, (CODE >> 6) & 15, True)
+        return _helper_to(v, (CODE >> 10) & 15, False), kept
+    if (CODE >> 19) & 1:  # REG: the chain side is the kept value, the sub-chain's is `v`
+        x = _helper_to(kept, (CODE >> 6) & 15, True)
+    else:
+        x = _helper_to(v, (CODE >> 6) & 15, True)
     if (CODE >> 14) & 3 == 0:
         r = _helper_unary_op(x, CODE & 63)
     else:  # the other operand, loaded in the compute type as the single-op kernel loads it
-        if (CODE >> 16) & 3 == 1:
-            bidx = _helper_bcast_index(row, start, offs, R, EXT, EXT + 24 + 6 * S, WIDE)
+        if (CODE >> 19) & 1:
+            k = _helper_to(v, (CODE >> 6) & 15, True)
         else:
-            bidx = offs
-        y = _helper_operand(o, row, S + 1, start, offs, bidx, mask, 1, o.dtype.element_ty,
-                            (CODE >> 16) & 3, (CODE >> 18) & 1, MASKED)  # fmt: skip
-        k = _helper_to(y, (CODE >> 6) & 15, True)
+            y = _helper_operand(o, row, S + 1, start, offs, bidx, mask, 1, o.dtype.element_ty,
+                                (CODE >> 16) & 3, (CODE >> 18) & 1, MASKED)  # fmt: skip
+            k = _helper_to(y, (CODE >> 6) & 15, True)
         if (CODE >> 14) & 3 == 1:
             r = _helper_binary_op(x, k, CODE & 63, ((CODE >> 6) & 15) <= 8)
         else:
             r = _helper_binary_op(k, x, CODE & 63, ((CODE >> 6) & 15) <= 8)
     if ((CODE >> 10) & 15) == 0 and ((CODE >> 6) & 15) == 0:
         r = r != 0  # a bool computation's result (uint8) as the store makes it bool
-    return _helper_to(r, (CODE >> 10) & 15, False)
+    return _helper_to(r, (CODE >> 10) & 15, False), kept
 
 
 @triton.jit
@@ -153,28 +173,29 @@ def _helper_steps(v, o0, o1, o2, o3, o4, o5, o6, o7, row, start, offs, mask,
                   STEPS: tl.constexpr, CODES: tl.constexpr, EXT: tl.constexpr, R: tl.constexpr,
                   WIDE: tl.constexpr, MASKED: tl.constexpr):  # fmt: skip
     """The value through every step, in order."""
-    v = _helper_step(v, o0, row, start, offs, mask, 0, CODES & 0xFFFFFF, EXT, R, WIDE, MASKED)
+    v, kept = _helper_step(v, v, o0, row, start, offs, mask, 0, CODES & 0xFFFFFF, EXT, R, WIDE,
+                           MASKED)  # fmt: skip
     if STEPS > 1:
-        v = _helper_step(v, o1, row, start, offs, mask, 1, (CODES >> 24) & 0xFFFFFF, EXT, R,
-                         WIDE, MASKED)  # fmt: skip
+        v, kept = _helper_step(v, kept, o1, row, start, offs, mask, 1, (CODES >> 24) & 0xFFFFFF,
+                               EXT, R, WIDE, MASKED)  # fmt: skip
     if STEPS > 2:
-        v = _helper_step(v, o2, row, start, offs, mask, 2, (CODES >> 48) & 0xFFFFFF, EXT, R,
-                         WIDE, MASKED)  # fmt: skip
+        v, kept = _helper_step(v, kept, o2, row, start, offs, mask, 2, (CODES >> 48) & 0xFFFFFF,
+                               EXT, R, WIDE, MASKED)  # fmt: skip
     if STEPS > 3:
-        v = _helper_step(v, o3, row, start, offs, mask, 3, (CODES >> 72) & 0xFFFFFF, EXT, R,
-                         WIDE, MASKED)  # fmt: skip
+        v, kept = _helper_step(v, kept, o3, row, start, offs, mask, 3, (CODES >> 72) & 0xFFFFFF,
+                               EXT, R, WIDE, MASKED)  # fmt: skip
     if STEPS > 4:
-        v = _helper_step(v, o4, row, start, offs, mask, 4, (CODES >> 96) & 0xFFFFFF, EXT, R,
-                         WIDE, MASKED)  # fmt: skip
+        v, kept = _helper_step(v, kept, o4, row, start, offs, mask, 4, (CODES >> 96) & 0xFFFFFF,
+                               EXT, R, WIDE, MASKED)  # fmt: skip
     if STEPS > 5:
-        v = _helper_step(v, o5, row, start, offs, mask, 5, (CODES >> 120) & 0xFFFFFF, EXT, R,
-                         WIDE, MASKED)  # fmt: skip
+        v, kept = _helper_step(v, kept, o5, row, start, offs, mask, 5,
+                               (CODES >> 120) & 0xFFFFFF, EXT, R, WIDE, MASKED)  # fmt: skip
     if STEPS > 6:
-        v = _helper_step(v, o6, row, start, offs, mask, 6, (CODES >> 144) & 0xFFFFFF, EXT, R,
-                         WIDE, MASKED)  # fmt: skip
+        v, kept = _helper_step(v, kept, o6, row, start, offs, mask, 6,
+                               (CODES >> 144) & 0xFFFFFF, EXT, R, WIDE, MASKED)  # fmt: skip
     if STEPS > 7:
-        v = _helper_step(v, o7, row, start, offs, mask, 7, (CODES >> 168) & 0xFFFFFF, EXT, R,
-                         WIDE, MASKED)  # fmt: skip
+        v, kept = _helper_step(v, kept, o7, row, start, offs, mask, 7,
+                               (CODES >> 168) & 0xFFFFFF, EXT, R, WIDE, MASKED)  # fmt: skip
     return v
 
 
@@ -209,15 +230,21 @@ def _arith_chain_kernel(src, dst, samples, tiles, total, o0, o1, o2, o3, o4, o5,
 
 class Step:
     """One step on the host: the op (`add`, `sqrt`, ...), its form, compute and output types
-    and its other operand: a `Constant`, a `GpuBatch` (at launch) or None (a unary step)."""
+    and its other operand: a `Constant`, a `GpuBatch` (at launch) or None (a unary step, or
+    `reg`: the kept value, a sub-chain's result). A START step (`form`) loads its operand,
+    the sub-chain's input, as the value (`compute` and `out`: its dtype)."""
 
-    __slots__ = ("compute", "form", "op", "other", "out")
+    __slots__ = ("compute", "form", "op", "other", "out", "reg")
 
-    def __init__(self, op: str, form: int, compute: DType, out: DType, other: Any) -> None:
+    def __init__(self, op: str, form: int, compute: DType, out: DType, other: Any,
+                 reg: bool = False) -> None:  # fmt: skip
         self.op, self.form, self.compute, self.out, self.other = op, form, compute, out, other
+        self.reg = reg
 
     def code(self, mode: int = SCALAR, same: bool = True) -> int | None:
         """The step's 24-bit code, or None when the kernel has no such op or type."""
+        if self.form == START:
+            return mode << 16 | same << 18 | 1 << 20
         if self.form == CAST:
             out = TYPE_CODES.get(self.out.name)
             return out << 10 | CAST << 14 if out in FLOAT_CODES else None
@@ -229,7 +256,10 @@ class Step:
         ct, out = TYPE_CODES.get(self.compute.name), TYPE_CODES.get(self.out.name)
         if op is None or ct is None or out is None or ct == TYPE_CODES["f16"]:
             return None
-        return int(op.value) | ct << 6 | out << 10 | self.form << 14 | mode << 16 | same << 18
+        if self.reg and self.form not in (OTHER_RIGHT, OTHER_LEFT):
+            return None
+        return int(op.value) | ct << 6 | out << 10 | self.form << 14 | mode << 16 | \
+            same << 18 | self.reg << 19  # fmt: skip
 
 
 def supported(steps: list[Step]) -> bool:
@@ -249,14 +279,14 @@ def _launch(run: GpuRun, out: GpuBatch, inp: GpuBatch, steps: list[Step],
             others: list[GpuBatch | None]) -> None:  # fmt: skip
     count = len(steps)
     # operand slot 0: the chain's input (the output's shape); slot s + 1: step s's operand
-    read = [inp, *(x if s.form not in (UNARY, CAST) else None for s, x in zip(steps, others,
-                                                                             strict=True))]
+    read = [inp, *(x if s.form not in (UNARY, CAST) and not s.reg else None
+                   for s, x in zip(steps, others, strict=True))]  # fmt: skip
     modes, views, same, geometry, rank, wide = operand_geometry(out, read, count + 1)
     pointers: list[Any] = []
     codes = 0
     for s, step in enumerate(steps):
         mode, view = modes[s + 1], views[s + 1]
-        if step.form in (UNARY, CAST):
+        if step.form in (UNARY, CAST) or step.reg:
             pointers.append(views[0])  # (not read)
         elif mode == SCALAR:
             pointers.append(np.array([step.other.value]).astype(_compute_np(step.compute)))
