@@ -140,32 +140,38 @@ def _helper_step(v, kept, o, row, start, offs, mask, S: tl.constexpr, CODE: tl.c
         bidx = _helper_bcast_index(row, start, offs, R, EXT, EXT + 24 + 6 * S, WIDE)
     else:
         bidx = offs
+    # (static branches, no early return: the compiler also builds what follows a return)
     if (CODE >> 20) & 1:  # START: a sub-chain begins at its input, operand S
-        y = _helper_operand(o, row, S + 1, start, offs, bidx, mask, 1, o.dtype.element_ty,
-                            (CODE >> 16) & 3, (CODE >> 18) & 1, MASKED)  # fmt: skip
-        return y, v
-    if (CODE >> 14) & 3 == 3:  # cast to a float type: `x.to(DST)`, as the cast kernel's
-        return _helper_to(v, (CODE >> 10) & 15, False), kept
-    if (CODE >> 19) & 1:  # REG: the chain side is the kept value, the sub-chain's is `v`
-        x = _helper_to(kept, (CODE >> 6) & 15, True)
-    else:
-        x = _helper_to(v, (CODE >> 6) & 15, True)
-    if (CODE >> 14) & 3 == 0:
-        r = _helper_unary_op(x, CODE & 63)
-    else:  # the other operand, loaded in the compute type as the single-op kernel loads it
-        if (CODE >> 19) & 1:
-            k = _helper_to(v, (CODE >> 6) & 15, True)
-        else:
-            y = _helper_operand(o, row, S + 1, start, offs, bidx, mask, 1, o.dtype.element_ty,
+        value = _helper_operand(o, row, S + 1, start, offs, bidx, mask, 1, o.dtype.element_ty,
                                 (CODE >> 16) & 3, (CODE >> 18) & 1, MASKED)  # fmt: skip
-            k = _helper_to(y, (CODE >> 6) & 15, True)
-        if (CODE >> 14) & 3 == 1:
-            r = _helper_binary_op(x, k, CODE & 63, ((CODE >> 6) & 15) <= 8)
+        keep = v
+    elif (CODE >> 14) & 3 == 3:  # cast to a float type: `x.to(DST)`, as the cast kernel's
+        value = _helper_to(v, (CODE >> 10) & 15, False)
+        keep = kept
+    else:
+        if (CODE >> 19) & 1:  # REG: the chain side is the kept value, the sub-chain's is `v`
+            x = _helper_to(kept, (CODE >> 6) & 15, True)
         else:
-            r = _helper_binary_op(k, x, CODE & 63, ((CODE >> 6) & 15) <= 8)
-    if ((CODE >> 10) & 15) == 0 and ((CODE >> 6) & 15) == 0:
-        r = r != 0  # a bool computation's result (uint8) as the store makes it bool
-    return _helper_to(r, (CODE >> 10) & 15, False), kept
+            x = _helper_to(v, (CODE >> 6) & 15, True)
+        if (CODE >> 14) & 3 == 0:
+            r = _helper_unary_op(x, CODE & 63)
+        else:  # the other operand, loaded in the compute type as the single-op kernel loads it
+            if (CODE >> 19) & 1:
+                k = _helper_to(v, (CODE >> 6) & 15, True)
+            else:
+                y = _helper_operand(o, row, S + 1, start, offs, bidx, mask, 1,
+                                    o.dtype.element_ty, (CODE >> 16) & 3, (CODE >> 18) & 1,
+                                    MASKED)  # fmt: skip
+                k = _helper_to(y, (CODE >> 6) & 15, True)
+            if (CODE >> 14) & 3 == 1:
+                r = _helper_binary_op(x, k, CODE & 63, ((CODE >> 6) & 15) <= 8)
+            else:
+                r = _helper_binary_op(k, x, CODE & 63, ((CODE >> 6) & 15) <= 8)
+        if ((CODE >> 10) & 15) == 0 and ((CODE >> 6) & 15) == 0:
+            r = r != 0  # a bool computation's result (uint8) as the store makes it bool
+        value = _helper_to(r, (CODE >> 10) & 15, False)
+        keep = kept
+    return value, keep
 
 
 @triton.jit
