@@ -82,12 +82,15 @@ def arith_groups(program: list[CallRecord], uses: dict[tuple[int, int], int] | N
 
 def _join_sub_chains(program: list[CallRecord], uses: dict[tuple[int, int], int],
                      groups: dict[int, Group]) -> None:  # fmt: skip
-    """Make trees: a chain member after the first whose other operand is read from a chain (or
-    one chainable call) that nothing else reads takes that chain in (one per chain)."""
+    """Make trees: each chain member after the first whose other operand is read from a chain
+    (or one chainable call) that nothing else reads takes that chain in, while the kernel's
+    steps last (a sub-chain takes its calls and one START)."""
     chains = {id(g): g for g in groups.values() if g.kind == "arith_chain"}
     for group in chains.values():
         if groups.get(group.calls[0]) is not group:  # taken in by another tree meanwhile
             continue
+        subs: list[tuple[int, tuple[int, ...]]] = []
+        inputs = dict(zip(group.calls, group.chain_inputs, strict=True))
         for j in range(1, len(group.calls)):
             rec = program[group.calls[j]]
             k = group.chain_inputs[j]
@@ -103,20 +106,19 @@ def _join_sub_chains(program: list[CallRecord], uses: dict[tuple[int, int], int]
             sub = groups.get(ref.index)
             if sub is None:
                 sub_calls, sub_inputs = (ref.index,), (-1,)
-            elif sub.kind == "arith_chain" and sub.calls[-1] == ref.index and not sub.sub:
+            elif sub.kind == "arith_chain" and sub.calls[-1] == ref.index and not sub.subs:
                 sub_calls, sub_inputs = sub.calls, sub.chain_inputs
             else:
                 continue
-            if len(group.calls) + len(sub_calls) + 1 > MAX_TREE_STEPS:
+            if len(inputs) + len(subs) + len(sub_calls) + 1 > MAX_TREE_STEPS:
                 continue
-            inputs = dict(zip(group.calls, group.chain_inputs, strict=True))
             inputs.update(zip(sub_calls, sub_inputs, strict=True))
+            subs.append((group.calls[j], sub_calls))
+        if subs:
             calls = tuple(sorted(inputs))
-            tree = Group("arith_chain", calls, tuple(inputs[c] for c in calls), sub_calls,
-                         group.calls[j])  # fmt: skip
+            tree = Group("arith_chain", calls, tuple(inputs[c] for c in calls), tuple(subs))
             for c in calls:
                 groups[c] = tree
-            break
 
 
 def arith_invocation(name: str, group: Group, members: list[Any], ctx: Any) -> Invocation | None:
@@ -165,20 +167,25 @@ def arith_invocation(name: str, group: Group, members: list[Any], ctx: Any) -> I
 def tree_parts(group: Group, members: list[Any]) -> list[tuple[Group | None, list[int]]]:
     """What to try, in turn, when a tree cannot run as one pass: (a smaller group or None, the
     positions in `members` of the calls run on their own before it): the tree without the
-    sub-chain's first calls whose results have another shape (`1 - lam` of per-sample scalars
-    before `y * (1 - lam)`), then the main chain alone (the sub-chain's calls on their own)."""
+    sub-chains' first calls whose results have another shape (`1 - lam` of per-sample scalars
+    before `y * (1 - lam)`), then the main chain alone (the sub-chains' calls on their own)."""
     shape = members[-1].specs[0].shapes
     at = {c: i for i, c in enumerate(group.calls)}
     inputs = dict(zip(group.calls, group.chain_inputs, strict=True))
-    sub = list(group.sub)
-    while sub and not np.array_equal(members[at[sub[0]]].specs[0].shapes, shape):
-        sub.pop(0)
+    subs, dropped = [], []
+    for reader, calls in group.subs:
+        kept = list(calls)
+        while kept and not np.array_equal(members[at[kept[0]]].specs[0].shapes, shape):
+            dropped.append(kept.pop(0))
+        if kept:
+            subs.append((reader, tuple(kept)))
+            inputs[kept[0]] = -1
     parts: list[tuple[Group | None, list[int]]] = []
-    if sub and len(sub) < len(group.sub):
-        calls = tuple(c for c in group.calls if c not in group.sub[:len(group.sub) - len(sub)])
-        trimmed = {**inputs, sub[0]: -1}
-        parts.append((Group("arith_chain", calls, tuple(trimmed[c] for c in calls), tuple(sub),
-                            group.sub_at), [at[c] for c in group.sub if c not in sub]))
+    if subs and dropped:
+        calls = tuple(c for c in group.calls if c not in dropped)
+        parts.append((Group("arith_chain", calls, tuple(inputs[c] for c in calls), tuple(subs)),
+                      sorted(at[c] for c in dropped)))  # fmt: skip
+    inputs = dict(zip(group.calls, group.chain_inputs, strict=True))
     main = tuple(c for c in group.calls if c not in group.sub)
     parts.append((Group("arith_chain", main, tuple(inputs[c] for c in main))
                   if len(main) > 1 else None, [at[c] for c in group.sub]))  # fmt: skip
@@ -195,10 +202,11 @@ def _chain_input(member: Any) -> int | None:
 
 def _tree_invocation(name: str, group: Group, members: list[Any], ctx: Any
                      ) -> Invocation | None:  # fmt: skip
-    """A tree's one invocation: the main chain with the sub-chain's steps run where the member
-    `group.sub_at` reads its result (START keeps the main value; that member reads it back as
-    its chain side and the sub-chain's value as its other operand)."""
+    """A tree's one invocation: the main chain with each sub-chain's steps run where its member
+    reads its result (START keeps the main value; that member reads it back as its chain side
+    and the sub-chain's value as its other operand)."""
     at = dict(zip(group.calls, members, strict=True))
+    sub_of = dict(group.subs)
     inputs = dict(zip(group.calls, group.chain_inputs, strict=True))
     main = [c for c in group.calls if c not in group.sub]
     first, last = at[main[0]], at[main[-1]]
@@ -221,12 +229,12 @@ def _tree_invocation(name: str, group: Group, members: list[Any], ctx: Any
                     not np.array_equal(m.specs[0].shapes, mi[k].shapes) or \
                     not np.array_equal(m.specs[0].shapes, last.specs[0].shapes):  # fmt: skip
                 return False  # (every value has the result's shape)
-            reg = c == group.sub_at
+            reg = c in sub_of
             if j == 0 and not plan:  # the tree's input
                 operand(m, k)
             elif j == 0:  # a sub-chain's input, loaded by START
                 plan.append((None, 0, operand(m, k), False))
-            if reg and not add_chain(list(group.sub)):  # the sub-chain's steps come first
+            if reg and not add_chain(list(sub_of[c])):  # the sub-chain's steps come first
                 return False
             other = 1 - k if len(mi) == 2 and mi[1 - k] is not None else None
             if reg:

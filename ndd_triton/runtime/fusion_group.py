@@ -21,15 +21,20 @@ class Group:
     # per member, the input that carries the chain (arith_chain: the previous member's result;
     # -1 for the first member, whose main operand is picked when it is issued)
     chain_inputs: tuple[int, ...] = ()
-    # arith_chain trees: the members (in `calls`) of the chain whose result `sub_at` reads as
-    # its other operand (`x * a + y * b`: `y * b`, read by the add); `calls` in program order
-    sub: tuple[int, ...] = ()
-    sub_at: int = -1
+    # arith_chain trees: per member that reads a sub-chain's result as its other operand, that
+    # member and the sub-chain's calls (`x * a + y * b`: the add and `y * b`); `calls` then in
+    # program order
+    subs: tuple[tuple[int, tuple[int, ...]], ...] = ()
 
     @property
     def last(self) -> int:
         """The member whose result the group's invocation produces."""
         return self.calls[-1]
+
+    @property
+    def sub(self) -> tuple[int, ...]:
+        """The calls of every sub-chain (empty: not a tree)."""
+        return tuple(c for _, calls in self.subs for c in calls)
 
 
 def count_uses(program: list[CallRecord]) -> dict[tuple[int, int], int]:
