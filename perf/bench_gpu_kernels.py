@@ -128,6 +128,13 @@ def cases(batch: Any, stacked: Any, tv: Any) -> list[Case]:
                                          out_of_bounds_policy="pad", fill_values=[0.0] * 3)
 
     boxed = iter(ndd.ExternalSource(itertools.repeat(batch), device="gpu").captured(n))
+    lam_t = torch.linspace(0.2, 0.8, n, device=stacked.device).view(n, 1, 1, 1)
+
+    def mixup(x: Any) -> Any:  # eager: 4 launches (flip, x * lam, y * (1 - lam), +); compiled: 2
+        lam = ndd.random.uniform(batch_size=n, range=[0.2, 0.8])  # (`1 - lam` on the host)
+        return x * lam + ndd.flip(x, horizontal=1) * (1.0 - lam)
+
+    mixed = iter(ndd.ExternalSource(itertools.repeat(batch), device="gpu").captured(n))
     lh, lw = round(h * 512 / max(h, w)), round(w * 512 / max(h, w))
 
     def torch_letterbox() -> Any:  # interpolate, normalise, pad to the centred square
@@ -207,6 +214,12 @@ def cases(batch: Any, stacked: Any, tv: Any) -> list[Case]:
          lambda: letterbox(batch).evaluate(), torch_letterbox, None),
         ("letterbox 512 (resize -> padded cmn), compile (1 launch)",
          lambda: letterbox(next(boxed)).evaluate(), torch_letterbox, None),
+        ("mixup x * lam + flip(x) * (1 - lam), eager (4 launches)",
+         lambda: mixup(batch).evaluate(),
+         lambda: stacked * lam_t + stacked.flip(2) * (1.0 - lam_t), None),
+        ("mixup x * lam + flip(x) * (1 - lam), compile (2 launches)",
+         lambda: mixup(next(mixed)).evaluate(),
+         lambda: stacked * lam_t + stacked.flip(2) * (1.0 - lam_t), None),
         ("crop_mirror_normalize 224 f32 CHW", lambda: ndd.crop_mirror_normalize(
             small, crop=[224, 224], mean=MEAN, std=STD).evaluate(),
          lambda: ((small_t[:, 16:240, 16:240].permute(0, 3, 1, 2).float() - mean) / std
