@@ -19,7 +19,7 @@ with the slices, crops and flips before it and/or a flip after it, one launch to
 pair is a CPU decoders.image read only by slice, decoding only the windows
 (`runtime/fusion_decode.py`); an
 *arith_chain* is a run of arithmetic calls each reading the last, their other operands
-constants or batches (`runtime/fusion_arith.py`).
+constants, batches or other chains' results (a tree: `x * a + y * b`; `runtime/fusion_arith.py`).
 The calls between the members (the random draws of their arguments) stay where they are, so
 every call is still prepared in program order and draws what eager mode draws.
 

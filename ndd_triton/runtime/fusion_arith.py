@@ -7,7 +7,8 @@ is a step). A call's other operand may be a constant (a Python or NumPy
 scalar) or any batch of the result's shape or broadcasting to it; the chain's value must keep
 the result's shape (the other operand does not widen it). A member's other operand may also be
 the result of a second chain (or one chainable call) that nothing else reads: `x * a + y * b`,
-`(x - m) / s + y * 0.5` (a *tree*: the second chain runs inside the same pass, `sub`).
+`(x - m) / s + y * 0.5` (a *tree*: the second chain runs inside the same pass,
+`Group.subs`; one per member, none nested).
 
 * GPU: one launch for the whole chain (`kernels/gpu/arith_chain.py`): each step is the single
   op's expression in its compute type followed by the conversion its store does, in registers,
