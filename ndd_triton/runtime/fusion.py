@@ -297,33 +297,21 @@ def issue_member(group: Group, p: int, prep: Any, members: dict[int, list[Any]],
     preps = [m for m, _ in done]
     names = tuple(m.call.schema.name for m in preps)
     fused = fused_invocation(group, preps, ctx)
-    alone = 0  # how many leading members run on their own
+    parts: list[tuple[Group | None, list[int]]] = []  # (smaller group, members run alone)
     if fused is None and group.kind in GEOMETRY_KINDS:
         # no one pass of it all: without the slice, then the flip still folded
-        for part in _geometry_parts(group, names):
-            alone = len(group.calls) - len(part.calls)
-            fused = fused_invocation(part, preps[alone:], ctx)
-            if fused is not None:
-                break
+        parts = [(part, list(range(len(group.calls) - len(part.calls))))
+                 for part in _geometry_parts(group, names)]  # fmt: skip
+    elif fused is None and group.sub:  # a tree: a smaller one, or its main chain alone
+        parts = tree_parts(group, preps)
+    for part, alone in parts:
+        rest = [i for i in range(len(preps)) if i not in alone]
+        fused = None if part is None else fused_invocation(part, [preps[i] for i in rest], ctx)
         if fused is not None:
-            for m, inv in done[:alone]:
-                _schedule(inv, m)
-            _schedule(fused, preps[alone])
-            return prep.results(fused), [*(((n,), [inv]) for n, (_, inv) in
-                                           zip(names[:alone], done, strict=False)),
-                                         (names[alone:], [fused])]  # fmt: skip
-    if fused is None and group.sub:  # a tree: a smaller one, or its main chain alone
-        for part, alone_at in tree_parts(group, preps):
-            fused = None if part is None else fused_invocation(
-                part, [preps[i] for i in range(len(preps)) if i not in alone_at], ctx)
-            if fused is not None or part is None or part.sub == ():
-                break
-        if fused is not None:
-            rest = [i for i in range(len(preps)) if i not in alone_at]
-            for i in alone_at:
+            for i in alone:
                 _schedule(done[i][1], preps[i])
             _schedule(fused, preps[rest[0]])
-            return prep.results(fused), [*(((names[i],), [done[i][1]]) for i in alone_at),
+            return prep.results(fused), [*(((names[i],), [done[i][1]]) for i in alone),
                                          (tuple(names[i] for i in rest), [fused])]  # fmt: skip
     if fused is None:
         for m, inv in done:

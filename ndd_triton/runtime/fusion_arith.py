@@ -122,49 +122,6 @@ def _join_sub_chains(program: list[CallRecord], uses: dict[tuple[int, int], int]
                 groups[c] = tree
 
 
-def arith_invocation(name: str, group: Group, members: list[Any], ctx: Any) -> Invocation | None:
-    """The chain's one invocation (producing the last member's output), or None when the
-    members cannot run as one pass (then each runs on its own)."""
-    if group.sub:
-        return _tree_invocation(name, group, members, ctx)
-    first, last = members[0], members[-1]
-    dev = first.dev
-    first_metas = first.call.inputs
-    main = [k for k, meta in enumerate(first_metas)
-            if meta is not None and np.array_equal(meta.shapes, first.specs[0].shapes)]  # fmt: skip
-    if not main:
-        return None
-    chain = [main[0], *group.chain_inputs[1:]]
-    # the fused invocation's inputs: the first member's, then each later member's data operand
-    batches, metas = list(first.batches), list(first_metas)
-    others: list[int | None] = []  # per member: its other operand's input index, or None
-    for j, (m, k) in enumerate(zip(members, chain, strict=True)):
-        inputs = m.call.inputs
-        if len(inputs) > 2 or inputs[k] is None or \
-                not np.array_equal(m.specs[0].shapes, inputs[k].shapes):  # fmt: skip
-            return None  # (the value must keep the result's shape)
-        other = 1 - k if len(inputs) == 2 and inputs[1 - k] is not None else None
-        if other is not None and j > 0:
-            batches.append(m.batches[other])
-            metas.append(inputs[other])
-            other = len(batches) - 1
-        others.append(other)
-    call = dataclasses.replace(first.call, inputs=metas, signature=None)
-    if dev.device_type == "cpu":
-        kernel = KernelEntry(_cpu_chain(members, chain, others), "cpu")
-        stage = make_stage(call, kernel, batches, last.specs, dev, ctx)
-    else:
-        from ndd_triton.kernels.gpu.arith_chain import supported
-
-        steps = [_step(m, k) for m, k in zip(members, chain, strict=True)]
-        if not supported(steps):
-            return None
-        kernel = KernelEntry(_gpu_chain(steps, chain[0], others), "gpu")
-        stage = None
-    run = make_run(call, kernel, batches, last.specs, dev, ctx)
-    return Invocation(name, run, ctx, None, stage)
-
-
 def tree_parts(group: Group, members: list[Any]) -> list[tuple[Group | None, list[int]]]:
     """What to try, in turn, when a tree cannot run as one pass: (a smaller group or None, the
     positions in `members` of the calls run on their own before it): the tree without the
@@ -180,13 +137,13 @@ def tree_parts(group: Group, members: list[Any]) -> list[tuple[Group | None, lis
             dropped.append(kept.pop(0))
         if kept:
             subs.append((reader, tuple(kept)))
-            inputs[kept[0]] = -1
     parts: list[tuple[Group | None, list[int]]] = []
     if subs and dropped:
         calls = tuple(c for c in group.calls if c not in dropped)
-        parts.append((Group("arith_chain", calls, tuple(inputs[c] for c in calls), tuple(subs)),
+        starts = {sub[0] for _, sub in subs}  # (their main operand is picked when issued)
+        parts.append((Group("arith_chain", calls, tuple(-1 if c in starts else inputs[c]
+                                                        for c in calls), tuple(subs)),
                       sorted(at[c] for c in dropped)))  # fmt: skip
-    inputs = dict(zip(group.calls, group.chain_inputs, strict=True))
     main = tuple(c for c in group.calls if c not in group.sub)
     parts.append((Group("arith_chain", main, tuple(inputs[c] for c in main))
                   if len(main) > 1 else None, [at[c] for c in group.sub]))  # fmt: skip
@@ -201,11 +158,12 @@ def _chain_input(member: Any) -> int | None:
                  np.array_equal(meta.shapes, member.specs[0].shapes)), None)  # fmt: skip
 
 
-def _tree_invocation(name: str, group: Group, members: list[Any], ctx: Any
+def arith_invocation(name: str, group: Group, members: list[Any], ctx: Any
                      ) -> Invocation | None:  # fmt: skip
-    """A tree's one invocation: the main chain with each sub-chain's steps run where its member
-    reads its result (START keeps the main value; that member reads it back as its chain side
-    and the sub-chain's value as its other operand)."""
+    """The chain's one invocation (producing the last member's output), or None when the
+    members cannot run as one pass (then each runs on its own). A tree's sub-chains run where
+    their members read their results (START keeps the main value; that member reads it back as
+    its chain side and the sub-chain's value as its other operand)."""
     at = dict(zip(group.calls, members, strict=True))
     sub_of = dict(group.subs)
     inputs = dict(zip(group.calls, group.chain_inputs, strict=True))
@@ -245,11 +203,11 @@ def _tree_invocation(name: str, group: Group, members: list[Any], ctx: Any
             plan.append((m, k, other, reg))
         return True
 
-    if not add_chain(main) or len(plan) > MAX_TREE_STEPS:
+    if not add_chain(main):
         return None
     call = dataclasses.replace(first.call, inputs=metas, signature=None)
     if dev.device_type == "cpu":
-        kernel = KernelEntry(_cpu_tree(plan, metas[0].layout), "cpu")
+        kernel = KernelEntry(_cpu_chain(plan, metas[0].layout), "cpu")
         stage = make_stage(call, kernel, batches, last.specs, dev, ctx)
     else:
         from ndd_triton.kernels.gpu.arith_chain import START, Step, supported
@@ -264,9 +222,10 @@ def _tree_invocation(name: str, group: Group, members: list[Any], ctx: Any
     return Invocation(name, run, ctx, None, stage)
 
 
-def _cpu_tree(plan: list[tuple[Any, int, int | None, bool]], layout: Any) -> Any:
-    """`fn(out, *operands, arg)`: sample `arg.index` through the tree's steps (each member's
-    own CPU kernel; START keeps the value and takes the sub-chain's input)."""
+def _cpu_chain(plan: list[tuple[Any, int, int | None, bool]], layout: Any) -> Any:
+    """`fn(out, *operands, arg)`: sample `arg.index` through the steps (each member's own CPU
+    kernel, while the sample is in cache; START keeps the value and takes a sub-chain's
+    input)."""
 
     def run(out: np.ndarray, *rest: Any) -> None:
         i = rest[-1].index
@@ -316,27 +275,3 @@ def _gpu_chain(steps: list[Any], main: int, others: list[int | None]) -> Any:
         launch_arith_chain(run, out, rest[main], steps, operands)
 
     return chain
-
-
-def _cpu_chain(members: list[Any], chain: list[int], others: list[int | None]) -> Any:
-    """`fn(out, *operands, arg)`: sample `arg.index` through every member's CPU kernel."""
-    steps = [(m.call, m.kernel, m.specs[0], k, other, len(m.call.inputs))
-             for m, k, other in zip(members, chain, others, strict=True)]  # fmt: skip
-    layout = members[0].call.inputs[chain[0]].layout
-
-    def run(out: np.ndarray, *rest: Any) -> None:
-        i = rest[-1].index
-        cur = rest[chain[0]]
-        for s, (call, kernel, spec, k, other, count) in enumerate(steps):
-            if s == len(steps) - 1:
-                dst = out
-            else:
-                dst = np.empty(tuple(int(v) for v in spec.shapes[i]), spec.dtype.numpy_dtype)
-            operands = [None] * count
-            operands[k] = cur
-            if other is not None:
-                operands[1 - k] = rest[other]
-            kernel.fn(dst, *operands, SampleArgs(call, i, layout))
-            cur = dst
-
-    return run
