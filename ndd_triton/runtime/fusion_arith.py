@@ -2,8 +2,9 @@
 groups): *arith_chain*, a run of arithmetic operators and `ndd.math` functions in which each
 call reads the previous call's result, which nothing else in the program reads: `(x - 127.5) /
 127.5`, `(x / 255.0 - mean) / std` (NumPy arrays `mean`, `std`: batches that broadcast),
-`ndd.math.sqrt(x * 2.0) + 1`, `ndd.cast(x, dtype=ndd.float16) * 0.5` (a `cast` to a float type
-is a step). A call's other operand may be a constant (a Python or NumPy
+`ndd.math.sqrt(x * 2.0) + 1`, `ndd.cast(ndd.math.clamp(x * 1.5 - 20, 0, 255), dtype=ndd.uint8)`
+(a `cast` is a step; `clamp` too, its chain side the value, `lo` and `hi` its other operands).
+A call's other operand may be a constant (a Python or NumPy
 scalar) or any batch of the result's shape or broadcasting to it; the chain's value must keep
 the result's shape (the other operand does not widen it). A member's other operand may also be
 the result of a second chain (or one chainable call) that nothing else reads: `x * a + y * b`,
@@ -16,7 +17,7 @@ the result of a second chain (or one chainable call) that nothing else reads: `x
 * CPU: one pool job in which each sample goes through every member's own CPU kernel while it
   is in cache (no intermediate batch).
 
-`clamp` (three operands) and chains of one call run on their own.
+Chains of one call run on their own.
 """
 
 from __future__ import annotations
@@ -37,12 +38,14 @@ from ndd_triton.runtime.trace import CallRecord
 
 ARITH_KINDS = frozenset(("arith_chain",))
 MAX_TREE_STEPS = 8  # a tree's steps in the GPU kernel: its calls and one START
-ARITH_OPS = frozenset([*(s.name for s in (*arithmetic.schemas, *math.schemas)
-                        if s.name != "math.clamp"), "cast"])  # fmt: skip
+ARITH_OPS = frozenset([*(s.name for s in (*arithmetic.schemas, *math.schemas)), "cast"])
+CLAMP = "math.clamp"  # its chain side is the value (input 0); two kernel steps
+_CAST_TYPES = frozenset(("bool", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "f16",
+                         "f32", "f64"))  # fmt: skip
 
 
 def _chainable(rec: CallRecord) -> bool:
-    """An arithmetic call, or a cast to a float type (what the chain kernel casts)."""
+    """An arithmetic call, or a cast to a type the chain kernel casts to."""
     if rec.name != "cast":
         return rec.name in ARITH_OPS
     ref = rec.args[[a.name for a in rec.schema.args].index("dtype")]
@@ -50,7 +53,12 @@ def _chainable(rec: CallRecord) -> bool:
         dtype = to_dtype_arg(ref.value, "cast")
     except (TypeError, ValueError):
         return False
-    return dtype.is_float and dtype.name in ("f16", "f32", "f64")
+    return dtype.name in _CAST_TYPES
+
+
+def kernel_steps(name: str) -> int:
+    """The GPU chain kernel's steps of one call (`clamp`: max, then min)."""
+    return 2 if name == CLAMP else 1
 
 
 def arith_groups(program: list[CallRecord], uses: dict[tuple[int, int], int] | None = None,
@@ -65,7 +73,8 @@ def arith_groups(program: list[CallRecord], uses: dict[tuple[int, int], int] | N
         links = [(k, ref.index) for k, ref in enumerate(rec.inputs)
                  if ref.kind == "op" and ref.output == 0 and uses.get((ref.index, 0)) == 1
                  and _chainable(program[ref.index]) and program[ref.index].mode is rec.mode
-                 and program[ref.index].ctx is rec.ctx and ref.index not in groups]  # fmt: skip
+                 and program[ref.index].ctx is rec.ctx and ref.index not in groups
+                 and (k == 0 or rec.name != CLAMP)]  # fmt: skip
         if links and links[0][1] not in nxt:
             nxt[links[0][1]] = (p, links[0][0])
     for start in sorted(set(nxt) - {p for p, _ in nxt.values()}):
@@ -111,7 +120,8 @@ def _join_sub_chains(program: list[CallRecord], uses: dict[tuple[int, int], int]
                 sub_calls, sub_inputs = sub.calls, sub.chain_inputs
             else:
                 continue
-            if len(inputs) + len(subs) + len(sub_calls) + 1 > MAX_TREE_STEPS:
+            steps = sum(kernel_steps(program[c].name) for c in (*inputs, *sub_calls))
+            if steps + len(subs) + 1 > MAX_TREE_STEPS:
                 continue
             inputs.update(zip(sub_calls, sub_inputs, strict=True))
             subs.append((group.calls[j], sub_calls))
@@ -172,7 +182,8 @@ def arith_invocation(name: str, group: Group, members: list[Any], ctx: Any
     dev = first.dev
     batches: list[Any] = []
     metas: list[Any] = []
-    plan: list[tuple[Any, int, int | None, bool]] = []  # (member or None: START, k, other, reg)
+    # (member or None: START, k, other operand(s), reg); a clamp's others: (lo, hi)
+    plan: list[tuple[Any, int, Any, bool]] = []
 
     def operand(m: Any, idx: int) -> int:
         batches.append(m.batches[idx])
@@ -184,7 +195,8 @@ def arith_invocation(name: str, group: Group, members: list[Any], ctx: Any
             m = at[c]
             k = _chain_input(m) if j == 0 else inputs[c]
             mi = m.call.inputs
-            if k is None or len(mi) > 2 or mi[k] is None or \
+            clamp = m.call.schema.name == CLAMP
+            if k is None or len(mi) > 2 + clamp or (clamp and k != 0) or mi[k] is None or \
                     not np.array_equal(m.specs[0].shapes, mi[k].shapes) or \
                     not np.array_equal(m.specs[0].shapes, last.specs[0].shapes):  # fmt: skip
                 return False  # (every value has the result's shape)
@@ -195,9 +207,11 @@ def arith_invocation(name: str, group: Group, members: list[Any], ctx: Any
                 plan.append((None, 0, operand(m, k), False))
             if reg and not add_chain(list(sub_of[c])):  # the sub-chain's steps come first
                 return False
-            other = 1 - k if len(mi) == 2 and mi[1 - k] is not None else None
+            other: Any = 1 - k if len(mi) == 2 and mi[1 - k] is not None else None
             if reg:
                 other = None
+            elif clamp:  # lo and hi: operands, or None for a constant
+                other = tuple(operand(m, i) if mi[i] is not None else None for i in (1, 2))
             elif other is not None:
                 other = operand(m, other)
             plan.append((m, k, other, reg))
@@ -210,19 +224,18 @@ def arith_invocation(name: str, group: Group, members: list[Any], ctx: Any
         kernel = KernelEntry(_cpu_chain(plan, metas[0].layout), "cpu")
         stage = make_stage(call, kernel, batches, last.specs, dev, ctx)
     else:
-        from ndd_triton.kernels.gpu.arith_chain import START, Step, supported
+        from ndd_triton.kernels.gpu.arith_chain import supported
 
-        steps = [Step("start", START, metas[o].dtype, metas[o].dtype, None) if m is None else
-                 _step(m, k, reg) for m, k, o, reg in plan]  # fmt: skip
+        steps, others = _gpu_steps(plan, metas)
         if not supported(steps):
             return None
-        kernel = KernelEntry(_gpu_chain(steps, 0, [o for _, _, o, _ in plan]), "gpu")
+        kernel = KernelEntry(_gpu_chain(steps, 0, others), "gpu")
         stage = None
     run = make_run(call, kernel, batches, last.specs, dev, ctx)
     return Invocation(name, run, ctx, None, stage)
 
 
-def _cpu_chain(plan: list[tuple[Any, int, int | None, bool]], layout: Any) -> Any:
+def _cpu_chain(plan: list[tuple[Any, int, Any, bool]], layout: Any) -> Any:
     """`fn(out, *operands, arg)`: sample `arg.index` through the steps (each member's own CPU
     kernel, while the sample is in cache; START keeps the value and takes a sub-chain's
     input)."""
@@ -241,12 +254,38 @@ def _cpu_chain(plan: list[tuple[Any, int, int | None, bool]], layout: Any) -> An
             operands[k] = kept if reg else cur
             if reg:
                 operands[1 - k] = cur
+            elif type(other) is tuple:  # a clamp's lo and hi (None: a constant)
+                operands[1:] = [None if o is None else rest[o] for o in other]
             elif other is not None:
                 operands[1 - k] = rest[other]
             m.kernel.fn(dst, *operands, SampleArgs(m.call, i, layout))
             cur = dst
 
     return run
+
+
+def _gpu_steps(plan: list[tuple[Any, int, Any, bool]], metas: list[Any]
+               ) -> tuple[list[Any], list[int | None]]:  # fmt: skip
+    """The kernel's steps of `plan` and each step's operand (an index into the chain's
+    operands, or None): a START loads its operand; a clamp is `max` with `lo`, then `min`
+    with `hi`, both in its compute type (its kernel's order), the second storing its type."""
+    from ndd_triton.kernels.gpu.arith_chain import OTHER_RIGHT, START, Step
+
+    steps, others = [], []
+    for m, k, other, reg in plan:
+        if m is None:
+            steps.append(Step("start", START, metas[other].dtype, metas[other].dtype, None))
+            others.append(other)
+        elif m.call.schema.name == CLAMP:
+            call, ct = m.call, m.call.compute_dtype
+            steps += [Step("max", OTHER_RIGHT, ct, ct, call.values.get("lo_constant")),
+                      Step("min", OTHER_RIGHT, ct, m.specs[0].dtype,
+                           call.values.get("hi_constant"))]  # fmt: skip
+            others += list(other)
+        else:
+            steps.append(_step(m, k, reg))
+            others.append(other)
+    return steps, others
 
 
 def _step(member: Any, k: int, reg: bool = False) -> Any:

@@ -62,6 +62,8 @@ MORE = {
                                       dtype=ndd.uint8),
     "saturation_random": lambda x: ndd.saturation(x, saturation=_uniform(0.2, 1.8)),
     "clahe": lambda x: ndd.clahe(x, tiles_x=2, tiles_y=2, clip_limit=2.0),
+    "affine_u8": lambda x: ndd.cast(ndd.math.clamp(x * _uniform(0.6, 1.4) - 15, 0, 255),
+                                    dtype=ndd.uint8),
 }  # fmt: skip
 STEPS_ALL = {**STEPS, **MORE}
 LAST_ALL = {

@@ -9,7 +9,9 @@ any, is a constant, a batch of the output's shape (DENSE) or one that broadcasts
 step's compute type, combined with the other operand (loaded and converted as the single-op
 kernel loads it) by the single-op kernels' own helpers (`_elementwise_ops`), and converted to
 the step's output type as their store would (bool: `!= 0` for a bool computation); a `cast`
-to a float type is a step too (the cast kernel's conversion there is `x.to(DST)`). The next
+is a step too (the cast kernel's conversion: `x.to(DST)` to a float type, else DALI's rounding
+and saturation, `_helper_cast`), and `clamp` is two (`max` with `lo`, then `min` with `hi`, in
+the clamp's compute type, as its kernel evaluates it). The next
 step converts that value on as their load would, so the chain gives the bytes of the calls run
 one by one, with no intermediate batch written or read. One program per stream tile of the
 output, as the elementwise kernels (`_elementwise.py`).
@@ -65,13 +67,13 @@ from ndd_triton.kernels.gpu._stream import (
     plan_stream,
 )
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
+from ndd_triton.kernels.gpu._tensor_copy import _helper_dali_convert
 
 MAX_STEPS = 8
 TYPE_CODES = {"bool": 0, "u8": 1, "u16": 2, "u32": 3, "u64": 4, "i8": 5, "i16": 6, "i32": 7,
               "i64": 8, "f16": 9, "f32": 10, "f64": 11}  # fmt: skip
-UNARY, OTHER_RIGHT, OTHER_LEFT, CAST = 0, 1, 2, 3  # step forms (CAST: to a float type)
+UNARY, OTHER_RIGHT, OTHER_LEFT, CAST = 0, 1, 2, 3  # step forms (CAST: the cast op)
 START = 4  # host-side form: keep the value, load the step's operand as the new value
-FLOAT_CODES = frozenset((TYPE_CODES["f16"], TYPE_CODES["f32"], TYPE_CODES["f64"]))
 OPND: tl.constexpr = tl.constexpr(3)  # sample table: step s's operand column is OPND + s
 
 
@@ -105,6 +107,54 @@ def _helper_to(v, CODE: tl.constexpr, COMPUTE: tl.constexpr):
         r = v.to(tl.float32)
     else:
         r = v.to(tl.float64)
+    return r
+
+
+@triton.jit
+def _helper_cast(v, CODE: tl.constexpr):
+    """`v` (as the step before stored it) converted as the cast kernel converts it to the type
+    of code CODE: `x.to(DST)` to a float type, else `_helper_dali_convert` (round half away,
+    saturate; NaN to NANV) with `_tensor_copy.convert_meta`'s constants for that source type
+    (`tests/core/test_compile_arith_casts.py` checks them at every edge)."""
+    F64: tl.constexpr = v.dtype.is_fp64()
+    FLOAT: tl.constexpr = v.dtype.is_floating()
+    if CODE >= 9:
+        r = _helper_to(v, CODE, False)
+    elif CODE == 0:
+        r = _helper_dali_convert(v, tl.int1, 0, 0, 0, 0.0, 0.0)
+    elif CODE == 1:
+        r = _helper_dali_convert(v, tl.uint8, 0, 255, 0, 0.0, 255.0)
+    elif CODE == 2:
+        r = _helper_dali_convert(v, tl.uint16, 0, 65535, 0, 0.0, 65535.0)
+    elif CODE == 3:
+        if F64:  # (float32(2**32 - 1) rounds up to 2**32)
+            r = _helper_dali_convert(v, tl.uint32, 0, 4294967295, 0, 0.0, 4294967295.0)
+        else:
+            r = _helper_dali_convert(v, tl.uint32, 0, 4294967295, 0, 0.0, 4294967296.0)
+    elif CODE == 4:
+        if v.dtype.is_uint64():  # (the cast kernel copies a same-type cast)
+            r = v
+        elif FLOAT:  # (an integer source is clipped to INT64_MAX first, as convert_meta says)
+            r = _helper_dali_convert(v, tl.uint64, 0, 18446744073709551615, 0, 0.0,
+                                     18446744073709551616.0)  # fmt: skip
+        else:
+            r = _helper_dali_convert(v, tl.uint64, 0, 9223372036854775807, 0, 0.0,
+                                     18446744073709551616.0)  # fmt: skip
+    elif CODE == 5:
+        r = _helper_dali_convert(v, tl.int8, -128, 127, 0, -128.0, 127.0)
+    elif CODE == 6:
+        r = _helper_dali_convert(v, tl.int16, -32768, 32767, 0, -32768.0, 32767.0)
+    elif CODE == 7:
+        if F64:
+            r = _helper_dali_convert(v, tl.int32, -2147483648, 2147483647, -2147483648,
+                                     -2147483648.0, 2147483647.0)  # fmt: skip
+        else:
+            r = _helper_dali_convert(v, tl.int32, -2147483648, 2147483647, -2147483648,
+                                     -2147483648.0, 2147483648.0)  # fmt: skip
+    else:
+        r = _helper_dali_convert(v, tl.int64, -9223372036854775808, 9223372036854775807,
+                                 -9223372036854775808, -9223372036854775808.0,
+                                 9223372036854775808.0)  # fmt: skip
     return r
 
 
@@ -145,8 +195,8 @@ def _helper_step(v, kept, o, row, start, offs, mask, S: tl.constexpr, CODE: tl.c
         value = _helper_operand(o, row, S + 1, start, offs, bidx, mask, 1, o.dtype.element_ty,
                                 (CODE >> 16) & 3, (CODE >> 18) & 1, MASKED)  # fmt: skip
         keep = v
-    elif (CODE >> 14) & 3 == 3:  # cast to a float type: `x.to(DST)`, as the cast kernel's
-        value = _helper_to(v, (CODE >> 10) & 15, False)
+    elif (CODE >> 14) & 3 == 3:  # the cast op: its kernel's conversion
+        value = _helper_cast(v, (CODE >> 10) & 15)
         keep = kept
     else:
         if (CODE >> 19) & 1:  # REG: the chain side is the kept value, the sub-chain's is `v`
@@ -253,7 +303,7 @@ class Step:
             return mode << 16 | same << 18 | 1 << 20
         if self.form == CAST:
             out = TYPE_CODES.get(self.out.name)
-            return out << 10 | CAST << 14 if out in FLOAT_CODES else None
+            return out << 10 | CAST << 14 if out is not None else None
         if self.form == UNARY:
             op = NOT if self.op == "invert" and self.compute.name == "bool" else \
                 UNARY_CODES.get(self.op)  # fmt: skip
