@@ -135,6 +135,11 @@ def cases(batch: Any, stacked: Any, tv: Any) -> list[Case]:
         return x * lam + ndd.flip(x, horizontal=1) * (1.0 - lam)
 
     mixed = iter(ndd.ExternalSource(itertools.repeat(batch), device="gpu").captured(n))
+
+    def to_u8(x: Any) -> Any:  # eager: 4 launches (mul, sub, clamp, cast); compiled: 1
+        return ndd.cast(ndd.math.clamp(x * 1.5 - 20, 0, 255), dtype=ndd.uint8)
+
+    adjusted = iter(ndd.ExternalSource(itertools.repeat(batch), device="gpu").captured(n))
     lh, lw = round(h * 512 / max(h, w)), round(w * 512 / max(h, w))
 
     def torch_letterbox() -> Any:  # interpolate, normalise, pad to the centred square
@@ -220,6 +225,12 @@ def cases(batch: Any, stacked: Any, tv: Any) -> list[Case]:
         ("mixup x * lam + flip(x) * (1 - lam), compile (2 launches)",
          lambda: mixup(next(mixed)).evaluate(),
          lambda: stacked * lam_t + stacked.flip(2) * (1.0 - lam_t), None),
+        ("cast(clamp(x * 1.5 - 20, 0, 255), u8), eager (4 launches)",
+         lambda: to_u8(batch).evaluate(),
+         lambda: (stacked * 1.5 - 20).clamp_(0, 255).round_().to(torch.uint8), 2 * u8),
+        ("cast(clamp(x * 1.5 - 20, 0, 255), u8), compile (1 launch)",
+         lambda: to_u8(next(adjusted)).evaluate(),
+         lambda: (stacked * 1.5 - 20).clamp_(0, 255).round_().to(torch.uint8), 2 * u8),
         ("crop_mirror_normalize 224 f32 CHW", lambda: ndd.crop_mirror_normalize(
             small, crop=[224, 224], mean=MEAN, std=STD).evaluate(),
          lambda: ((small_t[:, 16:240, 16:240].permute(0, 3, 1, 2).float() - mean) / std
