@@ -69,9 +69,12 @@ def _sequential_frame(b: bytes) -> tuple[int, int, int, int, int] | None:
     return None
 
 
-def decode_top_rows(data: np.ndarray, last_row: int) -> np.ndarray | None:
+def decode_top_rows(data: np.ndarray, last_row: int, buffer: np.ndarray | None = None
+                    ) -> np.ndarray | None:  # fmt: skip
     """RGB pixels of rows `[0, R)` with `last_row <= R < H` of a 3-component baseline JPEG, or
-    None when the whole image must be decoded (not applicable, no gain, or any warning)."""
+    None when the whole image must be decoded (not applicable, no gain, or any warning). With
+    `buffer` (the image's C-contiguous uint8 `(H, W, 3)` output), the rows are decoded into its
+    top rows (the rest is not written) and that view is returned."""
     if simplejpeg is None or last_row < 1:
         return None
     frame = _sequential_frame(data[:_HEADER_BYTES].tobytes())
@@ -86,7 +89,13 @@ def decode_top_rows(data: np.ndarray, last_row: int) -> np.ndarray | None:
     patched[:cut] = data[:cut].data
     patched[cut:] = b"\xff\xd9"
     patched[at:at + 2] = rows.to_bytes(2, "big")
-    out = np.empty((rows, width, 3), np.uint8)
+    if buffer is None:
+        out = np.empty((rows, width, 3), np.uint8)
+    elif buffer.shape == (height, width, 3) and buffer.dtype == np.uint8 and \
+            buffer.flags.c_contiguous:  # fmt: skip
+        out = buffer[:rows]
+    else:
+        return None
     try:
         simplejpeg.decode_jpeg(patched, colorspace="RGB", buffer=out)
     except ValueError as e:

@@ -56,7 +56,14 @@ from ndd_triton.runtime.fusion_arith import (
     arith_invocation,
     tree_parts,
 )
-from ndd_triton.runtime.fusion_decode import DECODE_KINDS, decode_groups, decode_invocation
+from ndd_triton.runtime.fusion_decode import (
+    DECODE_KINDS,
+    decode_groups,
+    decode_invocation,
+    decode_rows_head,
+    limit_rows,
+    rows_groups,
+)
 from ndd_triton.runtime.fusion_geometry import geometry_heads, read_through, view_source
 from ndd_triton.runtime.fusion_group import Group, count_uses, sole_producer
 from ndd_triton.runtime.fusion_norm import gpu_norm, mirrored_cmn, normalising_store
@@ -101,7 +108,9 @@ def plan_groups(program: list[CallRecord]) -> dict[int, Group]:
         if r is not None:
             # slices, crops and flips before the resize or warp (the detection recipe's
             # window) are read through by the pass
-            heads = geometry_heads(program, uses, r) if program[r].gpu else ()
+            # (on the CPU, a decoder only it reads: decoded down to the rows it reads)
+            heads = geometry_heads(program, uses, r) if program[r].gpu else \
+                decode_rows_head(program, uses, r)  # fmt: skip
             group = Group(kind, (*heads, r, *members))
             for m in group.calls:
                 groups[m] = group
@@ -111,6 +120,7 @@ def plan_groups(program: list[CallRecord]) -> dict[int, Group]:
             groups[r] = groups[p] = Group("resample_flip", (r, p))
     affine_groups(program, uses, groups)
     decode_groups(program, uses, groups)
+    rows_groups(program, uses, groups)
     arith_groups(program, uses, groups)
     for start in sorted(set(nxt) | set(normalizer)):
         if start in has_prev:
@@ -296,6 +306,8 @@ def issue_member(group: Group, p: int, prep: Any, members: dict[int, list[Any]],
         return prep.results(done[-1][1]), []
     preps = [m for m, _ in done]
     names = tuple(m.call.schema.name for m in preps)
+    if names[0] == "decoders.image" and names[1] in RESAMPLE_OPS:  # decode_rows, or the head
+        limit_rows(preps[0], preps[1], done[0][1], ctx)  # of a CPU resample_cmn group
     fused = fused_invocation(group, preps, ctx)
     parts: list[tuple[Group | None, list[int]]] = []  # (smaller group, members run alone)
     if fused is None and group.kind in GEOMETRY_KINDS:

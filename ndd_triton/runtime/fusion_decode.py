@@ -5,6 +5,12 @@ with the bytes of the full decode there (`decoders/_roi_decode.py`); no decoded 
 and no slice pass runs. On the GPU, or when a window leaves its image (slice fills), cuts
 channels or converts the type, the two calls run on their own.
 
+*decode_rows*: `decoders.image` read only by a `random_resized_crop` or `resize` (the RN50
+recipe's decoder, also as the head of its resample_cmn group), both on the CPU: the two run as
+their own calls, but the decoder decodes each baseline JPEG only down to the last row the resize
+reads (its window's and its filter's taps; `decoders/_jpeg_rows.py`, the same pixels as the
+full decode there) and leaves the rows below unwritten, which nothing reads.
+
 Measured and not kept: the same for `decoders.image` -> `random_resized_crop` (the RN50
 recipe: each sample's source pixels decoded into a scratch image, then resized from it) was
 bit-exact but 0.88-0.92x the separate calls' images/s here (perf/README.md, "Compile mode").
@@ -23,7 +29,11 @@ from ndd_triton.runtime.fusion_group import Group, sole_producer
 from ndd_triton.runtime.invocation import Invocation
 from ndd_triton.runtime.trace import CallRecord
 
-DECODE_KINDS = frozenset(("decode_slice",))
+DECODE_KINDS = frozenset(("decode_slice", "decode_rows"))
+RESAMPLES = ("random_resized_crop", "resize")
+# Source rows a resize's taps may read beyond its window, in filter radii (lanczos3's 3, plus
+# a margin for the tap tables' neighbours) of max(1, rows per output row), plus 2 rows.
+_TAP_RADII = 4
 
 
 def decode_groups(program: list[CallRecord], uses: dict[tuple[int, int], int],
@@ -37,8 +47,60 @@ def decode_groups(program: list[CallRecord], uses: dict[tuple[int, int], int],
             groups[d] = groups[p] = Group("decode_slice", (d, p))
 
 
+def decode_rows_head(program: list[CallRecord], uses: dict[tuple[int, int], int],
+                     r: int) -> tuple[int, ...]:  # fmt: skip
+    """(the CPU `decoders.image` that only the CPU resample `r` reads,) or ()."""
+    d = sole_producer(program, uses, program[r], ("decoders.image",)) \
+        if program[r].name in RESAMPLES and not program[r].gpu else None  # fmt: skip
+    return (d,) if d is not None and not program[d].gpu else ()
+
+
+def rows_groups(program: list[CallRecord], uses: dict[tuple[int, int], int],
+                groups: dict[int, Group]) -> None:  # fmt: skip
+    """Add a decode_rows group for each CPU resample in no group with a CPU decoder head."""
+    for r in range(len(program)):
+        heads = decode_rows_head(program, uses, r) if r not in groups else ()
+        if heads and heads[0] not in groups:
+            groups[heads[0]] = groups[r] = Group("decode_rows", (heads[0], r))
+
+
+def limit_rows(decode: Any, resample: Any, inv: Invocation, ctx: Any) -> None:
+    """Make the decoder's own invocation `inv` (not run yet) decode each image only down to
+    the last row `resample` reads (a `rows` value per sample), when it decodes on the CPU."""
+    if decode.dev.device_type != "cpu" or decode.call.window is not None or not inv.deferred:
+        return
+    rows = _rows_read(resample.call, decode.specs[0])
+    if rows is None:
+        return
+    values = dict(decode.call.values)
+    values["rows"] = rows
+    call = dataclasses.replace(decode.call, values=values,
+                               per_sample=set(decode.call.per_sample) | {"rows"})  # fmt: skip
+    args = (call, decode.kernel, decode.batches, decode.specs, decode.dev, ctx)
+    inv.run_fn, inv.stage_fn = make_run(*args), make_stage(*args)
+
+
+def _rows_read(resample: Any, decoded: Any) -> np.ndarray | None:
+    """Per sample, the rows of the decoded HWC image the resize reads at most (an exclusive
+    bound, clipped to the image), or None when it resizes other axes."""
+    values = resample.values
+    if decoded.layout != "HWC" or resample.resample_axes != "HW":
+        return None
+    origin = np.asarray(values["resample_origin"], np.float64)[:, 0]
+    step = np.asarray(values["resample_step"], np.float64)[:, 0]
+    n_out = np.asarray(values["resample_out"], np.float64)[:, 0]
+    last = np.maximum(origin, origin + step * n_out)  # the window's end, either direction
+    reach = last + _TAP_RADII * np.maximum(1.0, np.abs(step)) + 2
+    height = decoded.shapes[:, 0].astype(np.int64)
+    return np.minimum(height, np.ceil(reach).astype(np.int64))
+
+
 def decode_invocation(name: str, members: list[Any], ctx: Any) -> Invocation | None:
-    """The group's one invocation (producing slice's output), or None."""
+    """The group's one invocation (producing slice's output), or None (decode_rows: always,
+    the members run as their own calls)."""
+    if members[0].call.schema.name != "decoders.image" or \
+            members[-1].call.schema.name != "slice":  # fmt: skip
+        return None
     decode, sliced = members
     dev = decode.dev
     if dev.device_type != "cpu" or decode.call.window is not None:

@@ -138,3 +138,63 @@ def test_an_rng_made_anew_each_epoch_decodes_each_image_once(monkeypatch, tmp_pa
             assert sa.shape == sb.shape and np.array_equal(sa, sb)
     assert eager_decodes == decodes == 3 * 12
     assert len(fused) >= 3 * 5 - 1  # all but each epoch's re-traced iteration 0
+
+
+# colour JPEGs: baseline 4:2:0, 4:2:2 and 4:4:4 (rows decoded) and a progressive one (not tried)
+_COLOUR = ["astronaut_512x512.jpg", "chelsea_451x300.jpg", "coffee_600x400.jpg",
+           "hubble_1000x872_444.jpg", "ihc_333x333.jpg", "rocket_640x427.jpg",
+           "retina_1024x1024_progressive.jpg"]  # fmt: skip
+
+
+def _colour_batches(iterations: int = 3) -> list[list[np.ndarray]]:
+    files = [np.fromfile(PHOTOS / name, np.uint8) for name in _COLOUR]
+    return [[files[(k * BS + i) % len(files)] for i in range(BS)] for k in range(iterations)]
+
+
+def _rn50(x: ndd.Batch) -> ndd.Batch:  # decode_rows as the head of a CPU resample_cmn group
+    images = ndd.random_resized_crop(ndd.decoders.image(x), size=[24, 20], random_area=[0.05, 0.5])
+    images = ndd.flip(images, horizontal=ndd.random.coin_flip(batch_size=BS))
+    return ndd.crop_mirror_normalize(images, mean=[120.0, 110.0, 100.0], std=[60.0, 50.0, 70.0])
+
+
+def _rrc_alone(x: ndd.Batch) -> ndd.Batch:  # a decode_rows group (no normalisation after it)
+    return ndd.random_resized_crop(ndd.decoders.image(x), size=[18, 22], random_area=[0.05, 0.4],
+                                   antialias=False)  # fmt: skip
+
+
+def _resize_crop(x: ndd.Batch) -> ndd.Batch:  # a resize reads every row: nothing to save
+    return ndd.crop_mirror_normalize(ndd.resize(ndd.decoders.image(x), size=[30, 30]),
+                                     crop=[24, 24], mean=[128.0], std=[64.0])  # fmt: skip
+
+
+@pytest.mark.parametrize("body", [_rn50, _rrc_alone, _resize_crop], ids=lambda b: b.__name__)
+def test_decode_then_resize_decodes_only_the_rows_it_reads(monkeypatch, body) -> None:
+    """A CPU decoder read only by random_resized_crop (or resize) decodes each baseline JPEG
+    down to the last row the resize reads: eager mode's bytes, with the rows below the decoded
+    ones filled with noise (so a resize reading one of them would differ)."""
+    from ndd_triton.kernels.cpu import decoders as cpu_decoders
+
+    data = _colour_batches()
+    eager, _, _ = _run(body, data, False)
+    real = cpu_decoders.decode_top_rows
+    noise = np.random.default_rng(0)
+    limited: list[int] = []
+
+    def spoiled(encoded: np.ndarray, last_row: int, buffer: np.ndarray | None = None):
+        got = real(encoded, last_row, buffer)
+        if got is not None:
+            limited.append(len(got))
+            buffer[len(got):] = noise.integers(0, 256, buffer[len(got):].shape, np.uint8)
+        return got
+
+    monkeypatch.setattr(cpu_decoders, "decode_top_rows", spoiled)
+    compiled, prof, _ = _run(body, data, True)
+    for a, b in zip(eager, compiled, strict=True):
+        for x, y in zip(a, b, strict=True):
+            assert np.array_equal(x, y)
+    if body is _resize_crop:
+        assert not limited
+    else:
+        assert len(limited) >= BS  # of 8 (iteration 0 runs eagerly while it is traced)
+    ops = {g.ops for it in prof.compiled for g in it.groups}
+    assert ("decoders.image",) in ops  # its own call, as in eager mode

@@ -13,6 +13,7 @@ import numpy as np
 from ndd_triton.core.dtype import uint8
 from ndd_triton.decoders import _pillow, _sources
 from ndd_triton.decoders._image_infos import ImageInfos
+from ndd_triton.decoders._jpeg_rows import decode_top_rows
 from ndd_triton.kernels import register
 from ndd_triton.ops import decoders
 from ndd_triton.ops.schema import Call, SampleArgs
@@ -73,9 +74,15 @@ def bind_direct_rgb(call: Call) -> Callable[[np.ndarray, int], None] | None:
         return None
     encoded: list[np.ndarray] = values["encoded"]
     decode_jpeg = _pillow.direct_rgb_decoder()
+    rows = values.get("rows")  # compile mode: the rows its only reader reads (fusion_decode)
+    if rows is not None:
+        rows = rows.tolist()
 
     def one(out: np.ndarray, i: int) -> None:
         try:
+            if rows is not None and rows[i] < out.shape[0] and \
+                    decode_top_rows(encoded[i], rows[i], out) is not None:  # fmt: skip
+                return  # (rows below them are not written: nothing reads them)
             decode_jpeg(encoded[i], "RGB", buffer=out)
         except Exception:
             decode_sample(out, SampleArgs(call, i, None), "decoders.image")
