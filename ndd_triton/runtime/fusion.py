@@ -307,7 +307,9 @@ def issue_member(group: Group, p: int, prep: Any, members: dict[int, list[Any]],
     preps = [m for m, _ in done]
     names = tuple(m.call.schema.name for m in preps)
     if names[0] == "decoders.image" and names[1] in RESAMPLE_OPS:  # decode_rows, or the head
-        limit_rows(preps[0], preps[1], done[0][1], ctx)  # of a CPU resample_cmn group
+        rows = limit_rows(preps[0], preps[1], done[1][1], ctx)  # of a CPU resample_cmn group
+        if rows is not None:  # (scheduled in place of the decoder's own, kept for reads)
+            done[0] = (preps[0], rows)
     fused = fused_invocation(group, preps, ctx)
     parts: list[tuple[Group | None, list[int]]] = []  # (smaller group, members run alone)
     if fused is None and group.kind in GEOMETRY_KINDS:

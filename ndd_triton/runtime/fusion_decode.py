@@ -64,20 +64,29 @@ def rows_groups(program: list[CallRecord], uses: dict[tuple[int, int], int],
             groups[heads[0]] = groups[r] = Group("decode_rows", (heads[0], r))
 
 
-def limit_rows(decode: Any, resample: Any, inv: Invocation, ctx: Any) -> None:
-    """Make the decoder's own invocation `inv` (not run yet) decode each image only down to
-    the last row `resample` reads (a `rows` value per sample), when it decodes on the CPU."""
-    if decode.dev.device_type != "cpu" or decode.call.window is not None or not inv.deferred:
-        return
+def limit_rows(decode: Any, resample: Any, resample_inv: Invocation, ctx: Any
+               ) -> Invocation | None:  # fmt: skip
+    """A second invocation of the (CPU) decoder that decodes each image only down to the last
+    row `resample` reads (a `rows` value per sample), with `resample`'s own invocation (not run
+    yet) made to read it: the crop's bytes are the same. The decoder's own invocation is left
+    as it is, for the caller's reads of its result (whole images, decoded on that read).
+    None when it does not apply."""
+    if decode.dev.device_type != "cpu" or decode.call.window is not None or \
+            not resample_inv.deferred:  # fmt: skip
+        return None
     rows = _rows_read(resample.call, decode.specs[0])
     if rows is None:
-        return
+        return None
     values = dict(decode.call.values)
     values["rows"] = rows
     call = dataclasses.replace(decode.call, values=values,
                                per_sample=set(decode.call.per_sample) | {"rows"})  # fmt: skip
     args = (call, decode.kernel, decode.batches, decode.specs, decode.dev, ctx)
-    inv.run_fn, inv.stage_fn = make_run(*args), make_stage(*args)
+    rows_inv = Invocation(decode.call.schema.name, make_run(*args), ctx, None, make_stage(*args))
+    batches = [decode.results(rows_inv), *resample.batches[1:]]
+    args = (resample.call, resample.kernel, batches, resample.specs, resample.dev, ctx)
+    resample_inv.run_fn, resample_inv.stage_fn = make_run(*args), make_stage(*args)
+    return rows_inv
 
 
 def _rows_read(resample: Any, decoded: Any) -> np.ndarray | None:

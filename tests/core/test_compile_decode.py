@@ -198,3 +198,41 @@ def test_decode_then_resize_decodes_only_the_rows_it_reads(monkeypatch, body) ->
         assert len(limited) >= BS  # of 8 (iteration 0 runs eagerly while it is traced)
     ops = {g.ops for it in prof.compiled for g in it.groups}
     assert ("decoders.image",) in ops  # its own call, as in eager mode
+
+
+def test_the_decoded_images_read_by_the_caller_are_whole(monkeypatch) -> None:
+    """The caller reading the decoder's result after the crop (its own full decode, computed
+    on that read) gets eager mode's whole images, while the crop reads the rows-limited ones."""
+    from ndd_triton.kernels.cpu import decoders as cpu_decoders
+
+    data = _colour_batches()
+    seen: list = []
+
+    def body(x: ndd.Batch) -> ndd.Batch:
+        decoded = ndd.decoders.image(x)
+        out = _rn50_from(decoded)
+        seen.append([np.array(s) for s in decoded.cpu()])
+        return out
+
+    eager, _, _ = _run(body, data, False)
+    eager_seen, seen[:] = list(seen), []
+    real = cpu_decoders.decode_top_rows
+    limited: list[int] = []
+
+    def counted(encoded: np.ndarray, last_row: int, buffer: np.ndarray | None = None):
+        got = real(encoded, last_row, buffer)
+        limited.extend([] if got is None else [len(got)])
+        return got
+
+    monkeypatch.setattr(cpu_decoders, "decode_top_rows", counted)
+    compiled, _, _ = _run(body, data, True)
+    for a, b in zip([*eager, *eager_seen], [*compiled, *seen], strict=True):
+        for x, y in zip(a, b, strict=True):
+            assert np.array_equal(x, y)
+    assert limited  # the crop still read rows-limited decodes
+
+
+def _rn50_from(images: ndd.Batch) -> ndd.Batch:
+    images = ndd.random_resized_crop(images, size=[24, 20], random_area=[0.05, 0.5])
+    images = ndd.flip(images, horizontal=ndd.random.coin_flip(batch_size=BS))
+    return ndd.crop_mirror_normalize(images, mean=[120.0, 110.0, 100.0], std=[60.0, 50.0, 70.0])
