@@ -306,9 +306,11 @@ def issue_member(group: Group, p: int, prep: Any, members: dict[int, list[Any]],
         return prep.results(done[-1][1]), []
     preps = [m for m, _ in done]
     names = tuple(m.call.schema.name for m in preps)
-    if names[0] == "decoders.image" and names[1] in RESAMPLE_OPS:  # decode_rows, or the head
-        rows = limit_rows(preps[0], preps[1], done[1][1], ctx)  # of a CPU resample_cmn group
-        if rows is not None:  # (scheduled in place of the decoder's own, kept for reads)
+    if names[0] == "decoders.image" and names[1] in RESAMPLE_OPS:
+        # decode_rows, or a CPU resample_cmn group's head: a rows-limited decode is scheduled
+        # in place of the decoder's own invocation (kept for the caller's reads)
+        rows = limit_rows(preps[0], preps[1], done[0][1], done[1][1], ctx)
+        if rows is not None:
             done[0] = (preps[0], rows)
     fused = fused_invocation(group, preps, ctx)
     parts: list[tuple[Group | None, list[int]]] = []  # (smaller group, members run alone)

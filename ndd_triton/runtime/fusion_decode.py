@@ -64,15 +64,15 @@ def rows_groups(program: list[CallRecord], uses: dict[tuple[int, int], int],
             groups[heads[0]] = groups[r] = Group("decode_rows", (heads[0], r))
 
 
-def limit_rows(decode: Any, resample: Any, resample_inv: Invocation, ctx: Any
-               ) -> Invocation | None:  # fmt: skip
+def limit_rows(decode: Any, resample: Any, decode_inv: Invocation, resample_inv: Invocation,
+               ctx: Any) -> Invocation | None:  # fmt: skip
     """A second invocation of the (CPU) decoder that decodes each image only down to the last
     row `resample` reads (a `rows` value per sample), with `resample`'s own invocation (not run
     yet) made to read it: the crop's bytes are the same. The decoder's own invocation is left
     as it is, for the caller's reads of its result (whole images, decoded on that read).
-    None when it does not apply."""
+    None when it does not apply (or either call already ran: the caller read its result)."""
     if decode.dev.device_type != "cpu" or decode.call.window is not None or \
-            not resample_inv.deferred:  # fmt: skip
+            not decode_inv.deferred or not resample_inv.deferred:  # fmt: skip
         return None
     rows = _rows_read(resample.call, decode.specs[0])
     if rows is None:
