@@ -37,9 +37,10 @@ from ndd_triton.runtime.invocation import Invocation
 from ndd_triton.runtime.trace import CallRecord
 
 ARITH_KINDS = frozenset(("arith_chain",))
-MAX_TREE_STEPS = 8  # a tree's steps in the GPU kernel: its calls and one START
+MAX_TREE_STEPS = 8  # a tree's steps in the GPU kernel: its calls' (`kernel_steps`), one START
 ARITH_OPS = frozenset([*(s.name for s in (*arithmetic.schemas, *math.schemas)), "cast"])
 CLAMP = "math.clamp"  # its chain side is the value (input 0); two kernel steps
+# the types the chain kernel casts to (its TYPE_CODES; not imported here: GPU-only module)
 _CAST_TYPES = frozenset(("bool", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "f16",
                          "f32", "f64"))  # fmt: skip
 

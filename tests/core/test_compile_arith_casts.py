@@ -164,3 +164,10 @@ def test_clamp_of_nan_and_infinities(backend: str) -> None:
     _assert_all_same(eager, compiled)
     if backend == "gpu":
         assert [it.gpu_launches for it in prof.compiled] == [2]
+
+
+def test_the_planner_chains_casts_to_the_types_the_kernel_has() -> None:
+    from ndd_triton.kernels.gpu.arith_chain import TYPE_CODES
+    from ndd_triton.runtime.fusion_arith import _CAST_TYPES
+
+    assert set(TYPE_CODES) == _CAST_TYPES
