@@ -150,6 +150,7 @@ def _infer_image(call: Call) -> OutputSpec:
     dtype = _check_common(call)
     shapes = read_headers(call)
     call.derive("window", None)
+    call.derive("rows", None)  # (per sample, the rows its reader reads: decoded down to them)
     return OutputSpec(dtype, shapes, "HWC")
 
 

@@ -65,13 +65,12 @@ from ndd_triton.runtime.fusion_decode import (
     rows_groups,
 )
 from ndd_triton.runtime.fusion_geometry import geometry_heads, read_through, view_source
-from ndd_triton.runtime.fusion_group import Group, count_uses, sole_producer
+from ndd_triton.runtime.fusion_group import RESAMPLE_OPS, Group, count_uses, sole_producer
 from ndd_triton.runtime.fusion_norm import gpu_norm, mirrored_cmn, normalising_store
 from ndd_triton.runtime.invocation import Invocation
 from ndd_triton.runtime.trace import CallRecord
 
 COLOR_OPS = frozenset(s.name for s in color.schemas)
-RESAMPLE_OPS = frozenset(("random_resized_crop", "resize"))
 CORE_OPS = RESAMPLE_OPS | AFFINE_OPS  # the pass a geometry group's heads are read through
 GEOMETRY_KINDS = ("resample_cmn", "affine_cmn")
 
@@ -166,7 +165,7 @@ def fused_invocation(group: Group, members: list[Any], ctx: Any) -> Invocation |
     if group.kind == "resample_flip":
         return _resample_flip(name, members, ctx)
     if group.kind in DECODE_KINDS:
-        return decode_invocation(name, members, ctx)
+        return decode_invocation(name, group.kind, members, ctx)
     if group.kind in ARITH_KINDS:
         return arith_invocation(name, group, members, ctx)
     if group.kind == "flip_cmn":

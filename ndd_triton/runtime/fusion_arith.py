@@ -230,7 +230,7 @@ def arith_invocation(name: str, group: Group, members: list[Any], ctx: Any
         steps, others = _gpu_steps(plan, metas)
         if not supported(steps):
             return None
-        kernel = KernelEntry(_gpu_chain(steps, 0, others), "gpu")
+        kernel = KernelEntry(_gpu_chain(steps, others), "gpu")
         stage = None
     run = make_run(call, kernel, batches, last.specs, dev, ctx)
     return Invocation(name, run, ctx, None, stage)
@@ -241,6 +241,9 @@ def _cpu_chain(plan: list[tuple[Any, int, Any, bool]], layout: Any) -> Any:
     kernel, while the sample is in cache; START keeps the value and takes a sub-chain's
     input)."""
 
+    dtypes = [None if m is None else m.specs[0].dtype.numpy_dtype for m, _, _, _ in plan]
+    last = len(plan) - 1
+
     def run(out: np.ndarray, *rest: Any) -> None:
         i = rest[-1].index
         cur, kept = rest[0], None
@@ -248,9 +251,8 @@ def _cpu_chain(plan: list[tuple[Any, int, Any, bool]], layout: Any) -> Any:
             if m is None:
                 cur, kept = rest[other], cur  # type: ignore[index]
                 continue
-            spec = m.specs[0]
-            dst = out if s == len(plan) - 1 else \
-                np.empty(tuple(int(v) for v in spec.shapes[i]), spec.dtype.numpy_dtype)  # fmt: skip
+            # (every value has the result's shape: `arith_invocation` checked it)
+            dst = out if s == last else np.empty(out.shape, dtypes[s])
             operands = [None] * len(m.call.inputs)
             operands[k] = kept if reg else cur
             if reg:
@@ -306,12 +308,12 @@ def _step(member: Any, k: int, reg: bool = False) -> Any:
     return Step(call.base_op, form, call.compute_dtype, out, const, reg)
 
 
-def _gpu_chain(steps: list[Any], main: int, others: list[int | None]) -> Any:
-    """`fn(run, out, *operands, call)`: the chain as one launch."""
+def _gpu_chain(steps: list[Any], others: list[int | None]) -> Any:
+    """`fn(run, out, *operands, call)`: the chain as one launch (operand 0: its input)."""
     from ndd_triton.kernels.gpu.arith_chain import launch_arith_chain
 
     def chain(run: Any, out: Any, *rest: Any) -> None:
         operands = [rest[o] if o is not None else None for o in others]
-        launch_arith_chain(run, out, rest[main], steps, operands)
+        launch_arith_chain(run, out, rest[0], steps, operands)
 
     return chain

@@ -25,12 +25,11 @@ import numpy as np
 
 from ndd_triton.runtime.dispatch import make_run, make_stage
 from ndd_triton.runtime.fusion_geometry import window_start
-from ndd_triton.runtime.fusion_group import Group, sole_producer
+from ndd_triton.runtime.fusion_group import RESAMPLE_OPS, Group, sole_producer
 from ndd_triton.runtime.invocation import Invocation
 from ndd_triton.runtime.trace import CallRecord
 
 DECODE_KINDS = frozenset(("decode_slice", "decode_rows"))
-RESAMPLES = ("random_resized_crop", "resize")
 # Source rows a resize's taps may read beyond its window, in filter radii (lanczos3's 3, plus
 # a margin for the tap tables' neighbours) of max(1, rows per output row), plus 2 rows.
 _TAP_RADII = 4
@@ -51,7 +50,7 @@ def decode_rows_head(program: list[CallRecord], uses: dict[tuple[int, int], int]
                      r: int) -> tuple[int, ...]:  # fmt: skip
     """(the CPU `decoders.image` that only the CPU resample `r` reads,) or ()."""
     d = sole_producer(program, uses, program[r], ("decoders.image",)) \
-        if program[r].name in RESAMPLES and not program[r].gpu else None  # fmt: skip
+        if program[r].name in RESAMPLE_OPS and not program[r].gpu else None  # fmt: skip
     return (d,) if d is not None and not program[d].gpu else ()
 
 
@@ -77,10 +76,7 @@ def limit_rows(decode: Any, resample: Any, decode_inv: Invocation, resample_inv:
     rows = _rows_read(resample.call, decode.specs[0])
     if rows is None:
         return None
-    values = dict(decode.call.values)
-    values["rows"] = rows
-    call = dataclasses.replace(decode.call, values=values,
-                               per_sample=set(decode.call.per_sample) | {"rows"})  # fmt: skip
+    call = _with_sample_value(decode.call, "rows", rows)
     args = (call, decode.kernel, decode.batches, decode.specs, decode.dev, ctx)
     rows_inv = Invocation(decode.call.schema.name, make_run(*args), ctx, None, make_stage(*args))
     batches = [decode.results(rows_inv), *resample.batches[1:]]
@@ -104,11 +100,11 @@ def _rows_read(resample: Any, decoded: Any) -> np.ndarray | None:
     return np.minimum(height, np.ceil(reach).astype(np.int64))
 
 
-def decode_invocation(name: str, members: list[Any], ctx: Any) -> Invocation | None:
-    """The group's one invocation (producing slice's output), or None (decode_rows: always,
-    the members run as their own calls)."""
-    if members[0].call.schema.name != "decoders.image" or \
-            members[-1].call.schema.name != "slice":  # fmt: skip
+def decode_invocation(name: str, kind: str, members: list[Any], ctx: Any
+                      ) -> Invocation | None:  # fmt: skip
+    """A decode_slice group's one invocation (producing slice's output), or None (decode_rows:
+    always, its members run as their own calls, see `limit_rows`)."""
+    if kind != "decode_slice":
         return None
     decode, sliced = members
     dev = decode.dev
@@ -130,7 +126,13 @@ def _windowed_decode(decode: Any, decoded: Any, sliced: Any, spec: Any) -> Any:
     start = window_start(sliced, spec)
     if start is None:
         return None
-    values = dict(decode.values)
-    values["window"] = np.concatenate([start, spec.shapes[:, :2]], axis=1)
-    return dataclasses.replace(decode, values=values,
-                               per_sample=set(decode.per_sample) | {"window"})  # fmt: skip
+    return _with_sample_value(decode, "window", np.concatenate([start, spec.shapes[:, :2]],
+                                                               axis=1))  # fmt: skip
+
+
+def _with_sample_value(call: Any, name: str, value: np.ndarray) -> Any:
+    """A copy of prepared `call` whose per-sample value `name` (derived by infer) is `value`;
+    `call` itself stays as it is (its own invocation may still run)."""
+    call = dataclasses.replace(call, values=dict(call.values), per_sample=set(call.per_sample))
+    call.derive(name, value, per_sample=True)
+    return call

@@ -37,6 +37,9 @@ class Group:
         return tuple(c for _, calls in self.subs for c in calls)
 
 
+RESAMPLE_OPS = frozenset(("random_resized_crop", "resize"))  # ops resampling through tap tables
+
+
 def count_uses(program: list[CallRecord]) -> dict[tuple[int, int], int]:
     """How often each (call, output) is read by later calls."""
     uses: dict[tuple[int, int], int] = {}

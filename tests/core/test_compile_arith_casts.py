@@ -7,14 +7,11 @@ bytes of the calls run one by one, on both backends."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from test_compile_fusion import BS, _assert_same, _run
 
 import ndd_triton as ndd
-from ndd_triton.runtime.compiled import CompileFallbackWarning
 
 # Each conversion's edges: NaN, infinities, halves (round half away from zero), the limits of
 # every integer type and the float32 roundings next to them (2**31 - 1 and 2**32 - 1 are not
@@ -42,20 +39,6 @@ def _edges(iterations: int = 2) -> list[list[np.ndarray]]:
     return out
 
 
-def _run_many(body, data, backend: str, compile_: bool):
-    """`_run` for a body returning several batches: (per iteration, per output, samples)."""
-    ndd.random.set_seed(99)
-    batches = [ndd.as_batch(d, layout="HWC", device=backend) for d in data]
-    epoch = ndd.ExternalSource(iter(batches), device=backend).captured(BS) if compile_ \
-        else iter(batches)  # fmt: skip
-    outs = []
-    with ndd.profile() as prof, warnings.catch_warnings():
-        warnings.simplefilter("error", CompileFallbackWarning)
-        for x in epoch:
-            outs.append([[np.array(s) for s in y.cpu()] for y in body(x)])
-    return outs, prof, epoch
-
-
 def _assert_all_same(a, b) -> None:
     for ia, ib in zip(a, b, strict=True):
         for ya, yb in zip(ia, ib, strict=True):
@@ -76,8 +59,8 @@ def test_casts_from_every_type_to_every_type(source, backend: str) -> None:
         return [ndd.cast(m, dtype=t) for m, t in zip(mid, TYPES, strict=True)]
 
     data = _edges()
-    eager, _, _ = _run_many(body, data, backend, False)
-    compiled, prof, epoch = _run_many(body, data, backend, True)
+    eager, _, _ = _run(body, data, backend, False)
+    compiled, prof, epoch = _run(body, data, backend, True)
     _assert_all_same(eager, compiled)
     assert len({g.calls for g in epoch.session.groups.values()}) == len(TYPES)
     for it in prof.compiled:
@@ -159,8 +142,8 @@ def test_clamp_of_nan_and_infinities(backend: str) -> None:
                 ndd.math.clamp(x - 1.0, -np.inf, 7.5)]
 
     data = _edges()
-    eager, _, _ = _run_many(body, data, backend, False)
-    compiled, prof, _ = _run_many(body, data, backend, True)
+    eager, _, _ = _run(body, data, backend, False)
+    compiled, prof, _ = _run(body, data, backend, True)
     _assert_all_same(eager, compiled)
     if backend == "gpu":
         assert [it.gpu_launches for it in prof.compiled] == [2]

@@ -58,7 +58,9 @@ def _run(body, data, device: str, compile_: bool):
     with ndd.profile() as prof, warnings.catch_warnings():
         warnings.simplefilter("error", CompileFallbackWarning)
         for x in epoch:
-            outs.append([np.array(s) for s in body(x).cpu()])
+            y = body(x)  # a batch, or a list of them (one list of samples each)
+            outs.append([[np.array(s) for s in b.cpu()] for b in y] if isinstance(y, list) else
+                        [np.array(s) for s in y.cpu()])  # fmt: skip
     return outs, prof, epoch
 
 

@@ -74,7 +74,7 @@ def bind_direct_rgb(call: Call) -> Callable[[np.ndarray, int], None] | None:
         return None
     encoded: list[np.ndarray] = values["encoded"]
     decode_jpeg = _pillow.direct_rgb_decoder()
-    rows = values.get("rows")  # compile mode: the rows its only reader reads (fusion_decode)
+    rows = values.get("rows")  # per sample, the rows the output's reader reads (None: all)
     if rows is not None:
         rows = rows.tolist()
 
