@@ -175,7 +175,8 @@ def decode_profile(encoded: list[np.ndarray], opts: argparse.Namespace) -> None:
         gdec._nvimgcodec()
         module, dec = gdec._nvimgcodec_decoder
         gdec._nvimgcodec_decoder = (_TimedModule(module), _TimedDecoder(dec))
-    for name in ("_nvimgcodec_decode", "_complete", "_to_torch", "_host_decode"):
+    for name in ("_nvimgcodec_decode", "all_complete", "_decode_into_output", "_code_streams",
+                 "_to_torch", "_host_decode"):
         setattr(gdec, name, timed(f"gpu decoder {name}", getattr(gdec, name)))
     cat = torch.cat
     torch.cat = timed("torch.cat (packing copy)", cat)

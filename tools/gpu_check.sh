@@ -6,7 +6,7 @@
 # (host µs per call and per sample, launch memo on and missed). Logs go to ${OUT:-gpu_check_out}/. Wheels missing there (nvImageCodec,
 # nvJPEG, simplejpeg) may be put in .whl/ beside the repo root; they are installed first.
 # Usage: bash tools/gpu_check.sh [pytest seconds] [bench seconds] [bench --only] [kernels seconds]
-#        [host seconds]  (a stage given 0 seconds is skipped)
+#        [host seconds] [kernels --only]  (a stage given 0 seconds is skipped)
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu_check_out}
@@ -49,7 +49,7 @@ if [ -f "$OUT/tests.log" ]; then
 fi
 stage "${2:-170}" bench $PY perf/bench_gpu.py --only "${3:-rn50,kernels,profile}"
 [ -f "$OUT/bench.log" ] && grep -B2 -A16 "^## " "$OUT/bench.log"
-stage "${4:-150}" kernels $PY perf/bench_gpu_kernels.py
+stage "${4:-150}" kernels $PY perf/bench_gpu_kernels.py --only "${6:-}"
 [ -f "$OUT/kernels.log" ] && cat "$OUT/kernels.log"
 for memo in on miss; do
     stage "${5:-60}" "host_$memo" $PY perf/bench_gpu_host.py --real --memo $memo --reps 10

@@ -259,13 +259,18 @@ def test_a_replayed_resize_keeps_its_tap_tables(prepares: list[int], monkeypatch
     from ndd_triton.kernels.gpu._tables import GpuRun
 
     launched: list[str] = []
-    real = GpuRun.launch_device
+    real, real_compiled = GpuRun.launch_device, GpuRun.launch_compiled
 
     def counted(self, kernel, grid, args, meta):  # type: ignore[no-untyped-def]
         launched.append(kernel.__name__)
         return real(self, kernel, grid, args, meta)
 
+    def counted_compiled(self, kernel, *rest):  # type: ignore[no-untyped-def]
+        launched.append(kernel.__name__)  # (on a GPU, replays relaunch the compiled kernel)
+        return real_compiled(self, kernel, *rest)
+
     monkeypatch.setattr(GpuRun, "launch_device", counted)
+    monkeypatch.setattr(GpuRun, "launch_compiled", counted_compiled)
     with ndd.EvalMode.sync_cpu:
         for seed in range(3):  # first sight, recorded, replayed
             ndd.resize(_data(seed, RAGGED), size=[5, 6])

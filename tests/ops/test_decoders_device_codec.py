@@ -1,10 +1,12 @@
 """GPU decoding through nvImageCodec, with a stand-in codec (no CUDA here): outputs against the
-CPU decoder, decoding into the output's slots, stream handling, fallbacks, truncated files."""
+CPU decoder, decoding into the output's slots, stream handling, fallbacks, truncated files. On
+real CUDA the stand-in writes into device memory, and the last test runs the real codec."""
 
 from __future__ import annotations
 
 import ctypes
 import math
+import os
 import threading
 
 import numpy as np
@@ -15,6 +17,7 @@ from _decoder_data import ANY, BGR, GRAY, RGB, YCBCR, _pixels, encode, ref_decod
 
 import ndd_triton as ndd
 
+REAL_CUDA = os.environ.get("NDD_TRITON_TEST_DEVICE") == "cuda"  # (tests/conftest.py)
 
 class _FakeNvImgCodec:
     """Stands in for `nvidia.nvimgcodec` (>= 0.6 names): decodes with Pillow into HWC tensors."""
@@ -43,8 +46,11 @@ class _FakeNvImgCodec:
                 assert (iface["typestr"], iface["version"], iface["strides"]) == ("|u1", 3, None)
                 assert "stream" not in iface  # (the real one refuses 0; ours: as_images' own)
                 shape, pointer = iface["shape"], iface["data"][0]
-                memory = (ctypes.c_uint8 * math.prod(shape)).from_address(pointer)
-                t = torch.from_numpy(np.ctypeslib.as_array(memory).reshape(shape))
+                if REAL_CUDA:  # device memory: torch reads the interface
+                    t = torch.as_tensor(t, device="cuda")
+                else:
+                    memory = (ctypes.c_uint8 * math.prod(shape)).from_address(pointer)
+                    t = torch.from_numpy(np.ctypeslib.as_array(memory).reshape(shape))
                 _FakeNvImgCodec.slots += 1
             self.t = t
             self.__cuda_array_interface__ = {"data": (t.data_ptr(), False)}
@@ -395,3 +401,20 @@ def test_device_codec_takes_the_readers_code_streams(fake_device_codec, tmp_path
                 assert_close(g, c, where="reader's code streams")
         assert len(made) == decoded_here
         _header_hints.want_code_streams(Counted)
+
+
+@pytest.mark.skipif(not REAL_CUDA, reason="the real nvImageCodec, on a CUDA device")
+def test_real_codec_decodes_a_jpeg_batch_into_the_output():
+    """nvImageCodec itself: a batch of RGB JPEGs is decoded into the output's slots, handed to
+    the codec as light interface objects (both paths still trusted after it), with libjpeg's
+    pixels up to nvJPEG's own rounding."""
+    pytest.importorskip("nvidia.nvimgcodec")
+    import ndd_triton.kernels.gpu.decoders as gpu_decoders
+
+    jpegs = [encode(_pixels(h, w, 3, h + w), "JPEG", quality=90)
+             for h, w in ((64, 48), (40, 72), (96, 96))]  # fmt: skip
+    out = ndd.decoders.image(ndd.as_batch(jpegs), device="gpu").evaluate()
+    assert gpu_decoders._INTO_OUTPUT[0] and gpu_decoders._SLOTS[0]
+    for got, data in zip(samples_of(out), jpegs, strict=True):
+        diff = np.abs(np.asarray(got, np.int16) - ref_decode(data).astype(np.int16))
+        assert diff.max() <= 4 and diff.mean() < 0.5, (diff.max(), diff.mean())

@@ -59,8 +59,13 @@ def _rgb_photos():
 
 @pytest.fixture
 def direct_calls(monkeypatch):
-    """Counts the per-sample libjpeg calls of the bound `decoders.image` kernel."""
+    """Counts the per-sample libjpeg calls of the bound `decoders.image` kernel. The GPU decoder
+    is held on its host path (decode + one upload), which these tests are about: on real CUDA
+    with nvImageCodec it would decode on the device (tests/ops/test_decoders_device_codec.py)."""
     from ndd_triton.decoders import _pillow
+    from ndd_triton.kernels.gpu import decoders as gpu_decoders
+
+    monkeypatch.setattr(gpu_decoders, "_device_codec_wanted", lambda out: False)
 
     calls: list[int] = []
     real = _pillow.direct_rgb_decoder()

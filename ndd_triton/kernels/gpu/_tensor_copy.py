@@ -51,11 +51,23 @@ NOUTER = 5
 
 
 @triton.jit
+def _helper_to_float(x, DST: tl.constexpr):
+    """`x.to(DST)`, a float16 NaN widened to DST's quiet NaN (0x7fc00000, 0x7ff8...). On the
+    device the widened NaN's bits depend on where Triton places the conversion (PTX's f16 -> f32
+    makes 0x7fffffff, a direct f16 -> f64 keeps the payload): the cast kernel and compile mode's
+    chains must agree, and agree with NumPy on a quiet NaN."""
+    r = x.to(DST)
+    if x.dtype.is_fp16() and DST.primitive_bitwidth > 16:
+        r = tl.where(x != x, float("nan"), r)
+    return r
+
+
+@triton.jit
 def _helper_dali_convert(x, DST: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
                          NANV: tl.constexpr, LO_F: tl.constexpr, HI_F: tl.constexpr):  # fmt: skip
     """Convert `x` to DST as DALI does: float->int rounds half away and saturates, int clamps."""
     if DST.is_floating():
-        return x.to(DST)
+        return _helper_to_float(x, DST)
     elif DST.is_int1():
         if x.dtype.is_fp64():  # DALI rounds first: |x| < 0.5 is False, NaN is True
             return (tl.abs(x) >= 0.5) | (x != x)

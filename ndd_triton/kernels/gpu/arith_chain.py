@@ -67,7 +67,7 @@ from ndd_triton.kernels.gpu._stream import (
     plan_stream,
 )
 from ndd_triton.kernels.gpu._tables import GpuBatch, GpuRun
-from ndd_triton.kernels.gpu._tensor_copy import _helper_dali_convert
+from ndd_triton.kernels.gpu._tensor_copy import _helper_dali_convert, _helper_to_float
 
 MAX_STEPS = 8
 TYPE_CODES = {"bool": 0, "u8": 1, "u16": 2, "u32": 3, "u64": 4, "i8": 5, "i16": 6, "i32": 7,
@@ -118,8 +118,12 @@ def _helper_cast(v, CODE: tl.constexpr):
     (`tests/core/test_compile_arith_casts.py` checks them at every edge)."""
     F64: tl.constexpr = v.dtype.is_fp64()
     FLOAT: tl.constexpr = v.dtype.is_floating()
-    if CODE >= 9:
-        r = _helper_to(v, CODE, False)
+    if CODE == 9:
+        r = v.to(tl.float16)
+    elif CODE == 10:
+        r = _helper_to_float(v, tl.float32)
+    elif CODE == 11:
+        r = _helper_to_float(v, tl.float64)
     elif CODE == 0:
         r = _helper_dali_convert(v, tl.int1, 0, 0, 0, 0.0, 0.0)
     elif CODE == 1:
