@@ -121,11 +121,15 @@ def test_inline_taps_match_the_tables_form(recipe: str, monkeypatch) -> None:
         m.setattr(resample_normalize, "MAX_INLINE_TAPS", 0)  # the tables + pass form
         tables, launches = _compiled_outputs(body, inputs, 21)
     assert launches == [2, 2], (body.__name__, launches)
+    with monkeypatch.context() as m:  # programs of 3 rows: the last one's rows partly outside
+        m.setattr(resample_normalize, "ROWS_PER_PROGRAM", 3)
+        rows3, _ = _compiled_outputs(body, inputs, 21)
     ndd.random.set_seed(21)
     eager = [[np.array(s) for s in body(ndd.as_batch(d, layout="HWC", device="gpu")).cpu()]
              for d in inputs]  # fmt: skip
-    for a, b, e in zip(inline, tables, eager, strict=True):
-        for sa, sb, se in zip(a, b, e, strict=True):
+    for a, b, c, e in zip(inline, tables, rows3, eager, strict=True):
+        for sa, sb, sc, se in zip(a, b, c, e, strict=True):
             assert sa.dtype == se.dtype and sa.shape == se.shape
             np.testing.assert_array_equal(sa.view(np.uint8), sb.view(np.uint8))
+            np.testing.assert_array_equal(sc.view(np.uint8), se.view(np.uint8))
             np.testing.assert_array_equal(sa.view(np.uint8), se.view(np.uint8))

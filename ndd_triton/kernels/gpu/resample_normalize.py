@@ -140,12 +140,14 @@ T_MIRROR: tl.constexpr = tl.constexpr(7)
 T_IN_H: tl.constexpr = tl.constexpr(8)
 T_OUT_H: tl.constexpr = tl.constexpr(9)  # the resize's output extents (the plans' n_out)
 T_OUT_W: tl.constexpr = tl.constexpr(10)
-T_BLOCKS: tl.constexpr = tl.constexpr(11)  # programs per output row
+T_BLOCKS: tl.constexpr = tl.constexpr(11)  # programs across the output columns
 T_ROW_STEP: tl.constexpr = tl.constexpr(12)  # source pixels from one row, column to the next
 T_COL_STEP: tl.constexpr = tl.constexpr(13)  # (signed: a flip folded into the pass)
 T_NCOL: tl.constexpr = tl.constexpr(14)
 TILE_TAPS = 512  # output columns x H taps per program (registers: a [cols, KH, 4] fp32 tile)
 MAX_INLINE_TAPS = 32  # bound of a sample's taps per axis for the inline form (registers)
+ROWS_PER_PROGRAM = 4  # output rows per program of the inline form (its W taps and draw reused)
+NUM_WARPS = 0  # the inline form's warps per program (0: Triton's default, 4)
 
 
 @triton.jit
@@ -154,9 +156,10 @@ def _resample_normalize_taps_kernel(src, dst, samples, plans, tiles, affine, dra
                                     CHW: tl.constexpr,
                                     COLS: tl.constexpr, DRAWN: tl.constexpr,
                                     ANTIALIAS: tl.constexpr, A: tl.constexpr,
-                                    PAD: tl.constexpr = False):  # fmt: skip
-    """One output row's block of `COLS` columns of one sample, its taps computed here (`PAD`:
-    the window may reach beyond the resized image, whose missing pixels take the fill).
+                                    PAD: tl.constexpr = False, ROWS: tl.constexpr = 1):  # fmt: skip
+    """`ROWS` output rows' block of `COLS` columns of one sample, its taps computed here (`PAD`:
+    the window may reach beyond the resized image, whose missing pixels take the fill). What
+    depends only on the columns (the W taps, the draw of the window) is made once per program.
 
     `DRAWN`: the resample is a random_resized_crop drawing on the device; `plans` holds its
     constants and `draws` its RNG position, and the program draws the sample's window and
@@ -177,8 +180,8 @@ def _resample_normalize_taps_kernel(src, dst, samples, plans, tiles, affine, dra
     row = samples + sample * T_NCOL
     plan = plans + sample * 8
     blocks = tl.load(row + T_BLOCKS).to(tl.int32)
-    j = tile // blocks  # the output row (of the window)
-    block = tile - j * blocks
+    j0 = tile // blocks * ROWS  # the program's first output row (of the window)
+    block = tile - tile // blocks * blocks
     w_in = tl.load(row + T_W_IN).to(tl.int32)
     h_out = tl.load(row + T_H_OUT).to(tl.int32)
     w_out = tl.load(row + T_W_OUT).to(tl.int32)
@@ -206,62 +209,66 @@ def _resample_normalize_taps_kernel(src, dst, samples, plans, tiles, affine, dra
         widen_w, radius_w = tl.load(plan + 6), tl.load(plan + 7)
     taps_h = _helper_plan_taps(origin_h, step_h, radius_h, tl.load(row + T_OUT_H), COLS)
     taps_w = _helper_plan_taps(origin_w, step_w, radius_w, tl.load(row + T_OUT_W), COLS)
-    # the row's H taps: source rows `[KH]` (H taps past the plan's count read row 0, unused)
-    c_h = origin_h + ((y0 + j).to(tl.float64) + 0.5) * step_h - 0.5
-    start_h = tl.ceil(c_h - radius_h).to(tl.int64)
-    total_h = _helper_tap_total(start_h, c_h, widen_h, taps_h, K)
-    kh = tl.arange(0, KH)
-    sh, _wh_all = _helper_tap(start_h, c_h, widen_h, total_h, taps_h, in_h, kh)
-    # this block's columns and their W taps' centres
+    # this block's columns and their W taps (every tap of every column, before the tap loop
+    # takes them out one by one, exactly: a sum of one non-zero)
     w = block * COLS + tl.arange(0, COLS)
-    live = w < w_out
-    reads = live
-    if PAD:  # pixels beyond the resized image read nothing
-        ry = y0.to(tl.int32) + j + tl.zeros_like(w)  # (a vector: the interpreter's scalar
-        rx = x0.to(tl.int32) + w  # and vector masks combine to int32, not to a mask)
-        inside = (ry >= 0) & (ry < tl.load(row + T_OUT_H).to(tl.int32)) & (rx >= 0) & \
-            (rx < tl.load(row + T_OUT_W).to(tl.int32))  # fmt: skip
-        reads = live & inside
+    live_w = w < w_out
     c_w = origin_w + ((x0 + w).to(tl.float64) + 0.5) * step_w - 0.5
     start_w = tl.ceil(c_w - radius_w).to(tl.int64)
     total_w = _helper_tap_total(start_w, c_w, widen_w, taps_w, K)
-    ch = tl.arange(0, 4)
-    mask = reads[:, None, None] & (kh < taps_h)[None, :, None] & (ch < 3)[None, None, :]
-    # [1, KH, 1]: the pixel index of each H tap's row
-    rows = (sh * tl.load(row + T_ROW_STEP).to(tl.int32))[None, :, None]
-    col_step = tl.load(row + T_COL_STEP).to(tl.int32)
-    src_base = src + tl.load(row + T_IN_OFF)
-    # every W tap of the block's columns at once, before the tap loop takes them out one by
-    # one (exactly: a sum of one non-zero)
     kw = tl.arange(0, KW)
     sw_all, ww_all = _helper_tap(start_w[:, None], c_w[:, None], widen_w, total_w[:, None],
                                  taps_w, w_in, kw[None, :])  # fmt: skip
-    part = tl.zeros([COLS, KH, 4], dtype=tl.float32)
-    for k in range(taps_w):
-        sw = tl.sum(tl.where(kw[None, :] == k, sw_all, 0), axis=1)
-        ww = tl.sum(tl.where(kw[None, :] == k, ww_all, 0.0), axis=1)
-        pix = (rows + (sw * col_step)[:, None, None]) * 3 + ch[None, None, :]
-        v = tl.load(src_base + pix.to(tl.int64), mask=mask, other=0).to(tl.float32)
-        part += ww[:, None, None] * v
-    acc = tl.zeros([COLS, 4], dtype=tl.float32)
-    for k in range(taps_h):
-        _ih, wh = _helper_tap(start_h, c_h, widen_h, total_h, taps_h, in_h, k)
-        acc += wh * tl.sum(tl.where((kh == k)[None, :, None], part, 0.0), axis=1)
-    acc = tl.minimum(tl.maximum(acc, 0.0), 255.0)  # the resize's uint8 store
-    acc = tl.where(acc < 0, tl.ceil(acc - 0.5), tl.floor(acc + 0.5))
+    kh = tl.arange(0, KH)
+    ch = tl.arange(0, 4)
+    col_step = tl.load(row + T_COL_STEP).to(tl.int32)
+    src_base = src + tl.load(row + T_IN_OFF)
     gain = tl.load(affine + sample * AFFINE + ch, mask=ch < 3, other=0.0)
     bias = tl.load(affine + sample * AFFINE + 3 + ch, mask=ch < 3, other=0.0)
-    value = acc * gain[None, :] + bias[None, :]
-    if PAD:
-        fill = tl.load(affine + sample * AFFINE + 6 + ch, mask=ch < 3, other=0.0)
-        value = tl.where(inside[:, None], value, fill[None, :])
+    fill = tl.load(affine + sample * AFFINE + 6 + ch, mask=ch < 3, other=0.0)
     col = tl.where(mirror != 0, w_out - 1 - w, w)
-    if CHW:  # a static if: Triton compiles one branch
-        pos = ch[None, :] * (h_out * w_out) + (j * w_out + col)[:, None]
-    else:
-        pos = (j * w_out + col)[:, None] * 3 + ch[None, :]
-    tl.store(dst + tl.load(row + T_OUT_OFF) + pos.to(tl.int64),
-             value.to(dst.dtype.element_ty), mask=live[:, None] & (ch < 3)[None, :])  # fmt: skip
+    out_base = dst + tl.load(row + T_OUT_OFF)
+    for r in range(ROWS):
+        j = j0 + r
+        # (vectors: the interpreter combines scalar and vector masks to int32, not to a mask)
+        live = live_w & (j + tl.zeros_like(w) < h_out)
+        # the row's H taps: source rows `[KH]` (H taps past the plan's count read row 0)
+        c_h = origin_h + ((y0 + j).to(tl.float64) + 0.5) * step_h - 0.5
+        start_h = tl.ceil(c_h - radius_h).to(tl.int64)
+        total_h = _helper_tap_total(start_h, c_h, widen_h, taps_h, K)
+        sh, _wh_all = _helper_tap(start_h, c_h, widen_h, total_h, taps_h, in_h, kh)
+        reads = live
+        if PAD:  # pixels beyond the resized image read nothing
+            ry = y0.to(tl.int32) + j + tl.zeros_like(w)
+            rx = x0.to(tl.int32) + w
+            inside = (ry >= 0) & (ry < tl.load(row + T_OUT_H).to(tl.int32)) & (rx >= 0) & \
+                (rx < tl.load(row + T_OUT_W).to(tl.int32))  # fmt: skip
+            reads = live & inside
+        mask = reads[:, None, None] & (kh < taps_h)[None, :, None] & (ch < 3)[None, None, :]
+        # [1, KH, 1]: the pixel index of each H tap's row
+        rows = (sh * tl.load(row + T_ROW_STEP).to(tl.int32))[None, :, None]
+        part = tl.zeros([COLS, KH, 4], dtype=tl.float32)
+        for k in range(taps_w):
+            sw = tl.sum(tl.where(kw[None, :] == k, sw_all, 0), axis=1)
+            ww = tl.sum(tl.where(kw[None, :] == k, ww_all, 0.0), axis=1)
+            pix = (rows + (sw * col_step)[:, None, None]) * 3 + ch[None, None, :]
+            v = tl.load(src_base + pix.to(tl.int64), mask=mask, other=0).to(tl.float32)
+            part += ww[:, None, None] * v
+        acc = tl.zeros([COLS, 4], dtype=tl.float32)
+        for k in range(taps_h):
+            _ih, wh = _helper_tap(start_h, c_h, widen_h, total_h, taps_h, in_h, k)
+            acc += wh * tl.sum(tl.where((kh == k)[None, :, None], part, 0.0), axis=1)
+        acc = tl.minimum(tl.maximum(acc, 0.0), 255.0)  # the resize's uint8 store
+        acc = tl.where(acc < 0, tl.ceil(acc - 0.5), tl.floor(acc + 0.5))
+        value = acc * gain[None, :] + bias[None, :]
+        if PAD:
+            value = tl.where(inside[:, None], value, fill[None, :])
+        if CHW:  # a static if: Triton compiles one branch
+            pos = ch[None, :] * (h_out * w_out) + (j * w_out + col)[:, None]
+        else:
+            pos = (j * w_out + col)[:, None] * 3 + ch[None, :]
+        tl.store(out_base + pos.to(tl.int64), value.to(dst.dtype.element_ty),
+                 mask=live[:, None] & (ch < 3)[None, :])  # fmt: skip
 
 
 def _launch_inline_taps(run: GpuRun, out: GpuBatch, inp: GpuBatch, c: Any,
@@ -289,11 +296,12 @@ def _launch_inline_taps(run: GpuRun, out: GpuBatch, inp: GpuBatch, c: Any,
     kh = 1 << max(bound_h - 1, 0).bit_length()  # a power of two >= the H taps
     cols = max(8, min(64, TILE_TAPS // kh))
     blocks = -(-extent[:, 1] // cols)
+    rows = ROWS_PER_PROGRAM
     table = np.stack([source[0], out.offsets, n_in[:, 1], extent[:, 0], extent[:, 1],
                       start[:, 0], start[:, 1], np.asarray(mirror).reshape(n) != 0,
                       n_in[:, 0], n_out[:, 0], n_out[:, 1], blocks, source[1], source[2]],
                      axis=1).astype(np.int64)  # the columns T_IN_OFF .. T_COL_STEP  # fmt: skip
-    tiles = tile_starts(extent[:, 0] * blocks)
+    tiles = tile_starts(-(-extent[:, 0] // rows) * blocks)
     attempts = int(c.num_attempts) if tri is None else 0
     # the RNG position joins the call's one upload (a fused pass is not recorded for replay);
     # planned calls pass a buffer that is not read
@@ -302,7 +310,8 @@ def _launch_inline_taps(run: GpuRun, out: GpuBatch, inp: GpuBatch, c: Any,
                plans, tiles, affine, draws, attempts, K=taps, KH=kh,
                KW=triton.next_power_of_2(taps), CHW=chw, COLS=cols,
                DRAWN=tri is None, ANTIALIAS=antialias,
-               A=triton.next_power_of_2(max(attempts, 1)), PAD=pad)  # fmt: skip
+               A=triton.next_power_of_2(max(attempts, 1)), PAD=pad, ROWS=rows,
+               **({"num_warps": NUM_WARPS} if NUM_WARPS else {}))  # fmt: skip
     return True
 
 
