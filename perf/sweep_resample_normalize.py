@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_gpu_kernels import MEAN, STD, device_us  # noqa: E402
+from bench_gpu_kernels import MEAN, STD, device_us
 
 
 def _bodies(ndd: Any) -> dict[str, Any]:
