@@ -144,9 +144,9 @@ T_BLOCKS: tl.constexpr = tl.constexpr(11)  # programs across the output columns
 T_ROW_STEP: tl.constexpr = tl.constexpr(12)  # source pixels from one row, column to the next
 T_COL_STEP: tl.constexpr = tl.constexpr(13)  # (signed: a flip folded into the pass)
 T_NCOL: tl.constexpr = tl.constexpr(14)
-TILE_TAPS = 512  # output columns x H taps per program (registers: a [cols, KH, 4] fp32 tile)
+TILE_TAPS = 256  # output columns x H taps per program (registers: a [cols, KH, 4] fp32 tile)
 MAX_INLINE_TAPS = 32  # bound of a sample's taps per axis for the inline form (registers)
-ROWS_PER_PROGRAM = 4  # output rows per program of the inline form (its W taps and draw reused)
+ROWS_PER_PROGRAM = 16  # output rows per program of the inline form (W taps, draw made once)
 NUM_WARPS = 0  # the inline form's warps per program (0: Triton's default, 4)
 
 
