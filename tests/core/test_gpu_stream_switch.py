@@ -22,7 +22,7 @@ class _FakeCuda:
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
         c = torch._C
         monkeypatch.setattr(c, "_cuda_getDevice", lambda: self.device, raising=False)
-        current = lambda index: (self.current[index], index, 1)  # noqa: E731
+        current = lambda index: (self.current[index], index, 1)
         monkeypatch.setattr(c, "_cuda_getCurrentStream", current, raising=False)
         monkeypatch.setattr(c, "_cuda_setStream", self.set_stream, raising=False)
 
