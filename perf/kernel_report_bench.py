@@ -64,6 +64,7 @@ def record(kbatch: int, only: str | None) -> list[tuple[str, list[Any]]]:
         _tables.LAUNCH_LOG = []
         ndd_fn()
         out.append((name, list(_tables.LAUNCH_LOG)))
+        bench_gpu_kernels._Epoch.close_started()  # (a compiled row's epoch ends with its row)
     _tables.LAUNCH_LOG = None
     return out
 

@@ -78,6 +78,8 @@ def main() -> None:
                 print(f"{name:<26} {label:<26} {us:10.1f}")
             except Exception as e:
                 print(f"{name:<26} {label:<26} FAILED {type(e).__name__}: {str(e)[:160]}")
+            finally:
+                it.close()  # (its open iteration would take the next row's calls)
 
 
 if __name__ == "__main__":
