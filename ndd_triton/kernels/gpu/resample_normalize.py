@@ -180,8 +180,9 @@ def _resample_normalize_taps_kernel(src, dst, samples, plans, tiles, affine, dra
     row = samples + sample * T_NCOL
     plan = plans + sample * 8
     blocks = tl.load(row + T_BLOCKS).to(tl.int32)
-    j0 = tile // blocks * ROWS  # the program's first output row (of the window)
-    block = tile - tile // blocks * blocks
+    band = tile // blocks
+    j0 = band * ROWS  # the program's first output row (of the window)
+    block = tile - band * blocks
     w_in = tl.load(row + T_W_IN).to(tl.int32)
     h_out = tl.load(row + T_H_OUT).to(tl.int32)
     w_out = tl.load(row + T_W_OUT).to(tl.int32)
@@ -222,10 +223,15 @@ def _resample_normalize_taps_kernel(src, dst, samples, plans, tiles, affine, dra
     kh = tl.arange(0, KH)
     ch = tl.arange(0, 4)
     col_step = tl.load(row + T_COL_STEP).to(tl.int32)
+    row_step = tl.load(row + T_ROW_STEP).to(tl.int32)
     src_base = src + tl.load(row + T_IN_OFF)
     gain = tl.load(affine + sample * AFFINE + ch, mask=ch < 3, other=0.0)
     bias = tl.load(affine + sample * AFFINE + 3 + ch, mask=ch < 3, other=0.0)
-    fill = tl.load(affine + sample * AFFINE + 6 + ch, mask=ch < 3, other=0.0)
+    if PAD:  # the fill, and the window's columns inside the resized image
+        fill = tl.load(affine + sample * AFFINE + 6 + ch, mask=ch < 3, other=0.0)
+        res_h = tl.load(row + T_OUT_H).to(tl.int32)
+        rx = x0.to(tl.int32) + w
+        inside_w = (rx >= 0) & (rx < tl.load(row + T_OUT_W).to(tl.int32))
     col = tl.where(mirror != 0, w_out - 1 - w, w)
     out_base = dst + tl.load(row + T_OUT_OFF)
     for r in range(ROWS):
@@ -240,13 +246,11 @@ def _resample_normalize_taps_kernel(src, dst, samples, plans, tiles, affine, dra
         reads = live
         if PAD:  # pixels beyond the resized image read nothing
             ry = y0.to(tl.int32) + j + tl.zeros_like(w)
-            rx = x0.to(tl.int32) + w
-            inside = (ry >= 0) & (ry < tl.load(row + T_OUT_H).to(tl.int32)) & (rx >= 0) & \
-                (rx < tl.load(row + T_OUT_W).to(tl.int32))  # fmt: skip
+            inside = (ry >= 0) & (ry < res_h) & inside_w
             reads = live & inside
         mask = reads[:, None, None] & (kh < taps_h)[None, :, None] & (ch < 3)[None, None, :]
         # [1, KH, 1]: the pixel index of each H tap's row
-        rows = (sh * tl.load(row + T_ROW_STEP).to(tl.int32))[None, :, None]
+        rows = (sh * row_step)[None, :, None]
         part = tl.zeros([COLS, KH, 4], dtype=tl.float32)
         for k in range(taps_w):
             sw = tl.sum(tl.where(kw[None, :] == k, sw_all, 0), axis=1)
